@@ -1,0 +1,69 @@
+#include "app/stream_scan.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace trainwatch::app {
+namespace {
+
+void Drain(source::LineFramer& framer, detect::LineDetector& detector, detect::TimePoint now,
+           bool end_of_input, std::vector<detect::Event>& events, const EventSink& sink) {
+  while (const source::LineBatch* batch = framer.NextBatch(end_of_input)) {
+    detector.OnBatch(*batch, now, events);
+    for (const auto& event : events) {
+      sink(event);
+    }
+    events.clear();
+  }
+  if (end_of_input) {
+    detector.Finish(events);
+    for (const auto& event : events) {
+      sink(event);
+    }
+    events.clear();
+  }
+}
+
+}  // namespace
+
+Status ScanFd(int fd, source::LineFramer& framer, detect::LineDetector& detector,
+              detect::TimePoint now, const EventSink& sink) {
+  std::vector<detect::Event> events;
+  while (true) {
+    const std::span<char> space = framer.WritableSpace();
+    const ssize_t n = ::read(fd, space.data(), space.size());
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return Error{std::strerror(errno)};
+    }
+    if (n == 0) {
+      break;
+    }
+    framer.Commit(static_cast<std::size_t>(n));
+    Drain(framer, detector, now, false, events, sink);
+  }
+  Drain(framer, detector, now, true, events, sink);
+  return Status::Ok();
+}
+
+void ScanText(std::string_view text, source::LineFramer& framer, detect::LineDetector& detector,
+              detect::TimePoint now, const EventSink& sink) {
+  std::vector<detect::Event> events;
+  while (!text.empty()) {
+    const std::span<char> space = framer.WritableSpace();
+    const std::size_t n = std::min(space.size(), text.size());
+    std::memcpy(space.data(), text.data(), n);
+    framer.Commit(n);
+    text.remove_prefix(n);
+    Drain(framer, detector, now, false, events, sink);
+  }
+  Drain(framer, detector, now, true, events, sink);
+}
+
+}  // namespace trainwatch::app

@@ -1,0 +1,139 @@
+#include "detect/line_detector.h"
+
+#include <algorithm>
+
+namespace trainwatch::detect {
+
+using rules::LineRule;
+using rules::PatternDetector;
+using rules::ThresholdDetector;
+
+LineDetector::LineDetector(rules::LineMatcher matcher) : matcher_(std::move(matcher)) {
+  const auto& line_rules = matcher_.rules().rules();
+  grouping_of_rule_.assign(line_rules.size(), -1);
+  threshold_hits_.resize(line_rules.size());
+  for (std::size_t i = 0; i < line_rules.size(); ++i) {
+    const auto* pattern = std::get_if<PatternDetector>(&line_rules[i].rule.detector);
+    if (pattern != nullptr && pattern->multiline == rules::Multiline::kPythonTraceback) {
+      grouping_of_rule_[i] = static_cast<int>(groupings_.size());
+      groupings_.push_back({i, TracebackGrouper()});
+    }
+  }
+  headers_.resize(groupings_.size());
+}
+
+bool LineDetector::AnyTracebackOpen() const {
+  return std::any_of(groupings_.begin(), groupings_.end(),
+                     [](const Grouping& g) { return g.grouper.active(); });
+}
+
+void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentMatch& match,
+                           TimePoint now, std::vector<Event>& out) {
+  const LineRule& line_rule = matcher_.rules().rules()[match.rule];
+  const rules::Rule& rule = line_rule.rule;
+  if (const int grouping = grouping_of_rule_[match.rule]; grouping >= 0) {
+    Header& header = headers_[static_cast<std::size_t>(grouping)];
+    if (!header.present) {
+      // The prefix before the header ("[rank3]: ", or a progress bar it is glued to) tells
+      // which following lines belong to this traceback.
+      re2::StringPiece found;
+      line_rule.match->Match(match.segment, 0, match.segment.size(), RE2::UNANCHORED, &found, 1);
+      header = {match.segment, static_cast<std::size_t>(found.data() - match.segment.data()),
+                true};
+    }
+    return;
+  }
+  Event event;
+  event.rule_id = rule.id;
+  event.kind = rule.kind;
+  event.line = batch.LineNumber(match.record);
+  event.text = std::string(match.segment);
+  event.cut = batch.cut;
+  if (const auto* threshold = std::get_if<ThresholdDetector>(&rule.detector)) {
+    auto& hits = threshold_hits_[match.rule];
+    hits.push_back(now);
+    while (!hits.empty() && now - hits.front() > threshold->within) {
+      hits.pop_front();
+    }
+    if (hits.size() < threshold->count) {
+      return;
+    }
+    hits.clear();  // fire once per `count` matches, not on every match after
+    event.summary = std::to_string(threshold->count) + " matches within " +
+                    std::to_string(threshold->within.count()) + "ms";
+    event.summary_line = event.line;
+  }
+  out.push_back(std::move(event));
+}
+
+void LineDetector::EmitTracebacks(const Grouping& grouping, std::vector<Event>& out) {
+  const rules::Rule& rule = matcher_.rules().rules()[grouping.rule].rule;
+  for (Traceback& traceback : finished_) {
+    Event event;
+    event.rule_id = rule.id;
+    // A traceback Python survives ("Exception ignored in ...") is worth a note, not a capture.
+    event.kind = traceback.survived ? rules::RuleKind::kWarning : rule.kind;
+    event.line = traceback.header_line;
+    event.text = std::move(traceback.header_text);
+    event.summary = traceback.summary.empty() ? std::string("(no exception line followed)")
+                                              : std::move(traceback.summary);
+    if (traceback.survived) {
+      event.summary += " (Python printed this traceback and carried on)";
+    }
+    event.summary_line = traceback.summary_line;
+    out.push_back(std::move(event));
+  }
+  finished_.clear();
+}
+
+void LineDetector::OnBatch(const source::LineBatch& batch, TimePoint now,
+                           std::vector<Event>& out) {
+  if (batch.size() == 0) {
+    return;
+  }
+  matches_.clear();
+  matcher_.Match(batch, matches_);
+  bool grouping = AnyTracebackOpen();
+  std::size_t next_match = 0;
+  for (std::size_t record = 0; record < batch.size(); ++record) {
+    if (!grouping) {
+      if (next_match == matches_.size()) {
+        break;  // nothing matched further on and no traceback is open: skip the rest
+      }
+      record = std::max<std::size_t>(record, matches_[next_match].record);
+    }
+    for (Header& header : headers_) {
+      header.present = false;
+    }
+    for (; next_match < matches_.size() && matches_[next_match].record == record; ++next_match) {
+      OnMatch(batch, matches_[next_match], now, out);
+    }
+    for (std::size_t g = 0; g < groupings_.size(); ++g) {
+      Grouping& group = groupings_[g];
+      const Header& header = headers_[g];
+      if (!header.present && !group.grouper.active()) {
+        continue;
+      }
+      const std::string_view text = header.present ? header.segment : batch.LastSegment(record);
+      const std::string_view previous =
+          record > 0 ? batch.LastSegment(record - 1) : std::string_view(previous_line_);
+      group.grouper.OnLine(batch.LineNumber(record), text,
+                           header.present ? std::optional(header.at) : std::nullopt, previous,
+                           finished_);
+      EmitTracebacks(group, out);
+    }
+    grouping = AnyTracebackOpen();
+  }
+  if (!groupings_.empty()) {
+    previous_line_ = std::string(batch.LastSegment(batch.size() - 1));
+  }
+}
+
+void LineDetector::Finish(std::vector<Event>& out) {
+  for (Grouping& group : groupings_) {
+    group.grouper.CloseAll(finished_);
+    EmitTracebacks(group, out);
+  }
+}
+
+}  // namespace trainwatch::detect

@@ -1,0 +1,59 @@
+// LineDetector: turns the batches of one source into Events, using the source's compiled
+// line rules: pattern rules fire per matching segment, multiline python-traceback rules
+// fire once per traceback (via TracebackGrouper), threshold rules fire when `count`
+// matches fall within `within`. Knows nothing of files or loops: the caller feeds batches
+// and the time they arrived. One per source; single thread.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "detect/event.h"
+#include "detect/traceback_grouper.h"
+#include "rules/line_matcher.h"
+#include "source/line_batch.h"
+
+namespace trainwatch::detect {
+
+using TimePoint = std::chrono::steady_clock::time_point;
+
+class LineDetector {
+ public:
+  explicit LineDetector(rules::LineMatcher matcher);
+
+  // Appends the events `batch` completes to `out`. A traceback's event comes when the
+  // traceback ends, so it can follow events of later lines.
+  void OnBatch(const source::LineBatch& batch, TimePoint now, std::vector<Event>& out);
+
+  // End of input: ends open tracebacks and appends their events.
+  void Finish(std::vector<Event>& out);
+
+ private:
+  struct Grouping {
+    std::size_t rule;  // index into the compiled rules
+    TracebackGrouper grouper;
+  };
+  struct Header {
+    std::string_view segment;
+    std::size_t at = 0;
+    bool present = false;
+  };
+
+  void OnMatch(const source::LineBatch& batch, const rules::SegmentMatch& match, TimePoint now,
+               std::vector<Event>& out);
+  void EmitTracebacks(const Grouping& grouping, std::vector<Event>& out);
+  bool AnyTracebackOpen() const;
+
+  rules::LineMatcher matcher_;
+  std::vector<rules::SegmentMatch> matches_;  // reused between batches
+  std::vector<Grouping> groupings_;
+  std::vector<int> grouping_of_rule_;               // rule index -> groupings_ index, or -1
+  std::vector<Header> headers_;                     // per grouping, for the current record
+  std::vector<std::deque<TimePoint>> threshold_hits_;  // per rule; bounded by its count
+  std::vector<Traceback> finished_;
+  std::string previous_line_;  // last line of the previous batch, for "Exception ignored in"
+};
+
+}  // namespace trainwatch::detect

@@ -1,0 +1,74 @@
+// TracebackGrouper: groups the lines of Python tracebacks so each becomes one event,
+// summarised by its final exception line. Handles what real training logs do to them:
+// every line prefixed by a rank, host or timestamp ("[rank3]: ", "gpu250: ",
+// "[1,0]<stderr>:", "2024-02-21T05:55:25.318312Z DEBUG ...: "), a header glued to the end
+// of a progress bar, several ranks' tracebacks interleaved, chained exceptions ("During
+// handling of the above exception..."), and tracebacks Python prints but survives
+// ("Exception ignored in: ...", "Exception in thread ...:"). Memory is bounded: a few open
+// tracebacks, each keeping only its header and summary. Single thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainwatch::detect {
+
+struct Traceback {
+  std::uint64_t header_line = 0;
+  std::string header_text;       // the segment holding the header
+  std::string summary;           // final exception line without its prefix; empty if none seen
+  std::uint64_t summary_line = 0;
+  bool survived = false;         // Python printed it and carried on
+};
+
+class TracebackGrouper {
+ public:
+  // At most this many tracebacks are open at once (one per rank, typically); opening one
+  // more closes the oldest.
+  static constexpr std::size_t kMaxOpen = 64;
+
+  // Feeds one line. `header_at` is set when the rule's header pattern matched this line,
+  // at that offset of `text`; `previous` is the line before it (to spot "Exception ignored
+  // in"). Tracebacks that end are appended to `out`.
+  void OnLine(std::uint64_t line, std::string_view text, std::optional<std::size_t> header_at,
+              std::string_view previous, std::vector<Traceback>& out);
+
+  // True while a traceback is open, so every line must be fed.
+  bool active() const { return !open_.empty(); }
+
+  // Ends every open traceback (end of input), appending them to `out` in header order.
+  void CloseAll(std::vector<Traceback>& out);
+
+ private:
+  enum class State { kFrames, kAfterException, kChain };
+  enum class PrefixMode { kUnknown, kExact, kShape, kNone };
+  struct Open {
+    Traceback traceback;
+    std::string prefix;
+    PrefixMode mode = PrefixMode::kUnknown;
+    State state = State::kFrames;
+    std::uint64_t last_line = 0;  // last line that belonged to it
+    int noise = 0;                // lines with its prefix that fit no traceback grammar
+    int blanks = 0;
+  };
+
+  void OpenHeader(std::uint64_t line, std::string_view text, std::size_t header_at,
+                  std::string_view previous, std::vector<Traceback>& out);
+  // The body of `text` under `open`'s prefix, or nullopt when the line is not its.
+  static std::optional<std::string_view> BodyOf(const Open& open, std::string_view text,
+                                                PrefixMode mode);
+  enum class Step {
+    kBelongs,    // a line of the traceback
+    kTolerated,  // a blank or foreign line it survives
+    kEnded,      // the traceback is over; the line is not its
+  };
+  Step Advance(Open& open, std::uint64_t line, std::string_view body);
+  void Close(std::size_t index, std::vector<Traceback>& out);
+
+  std::vector<Open> open_;
+};
+
+}  // namespace trainwatch::detect

@@ -1,0 +1,90 @@
+#include "rules/line_matcher.h"
+
+#include <algorithm>
+
+namespace trainwatch::rules {
+
+Result<LineMatcher> LineMatcher::Create(std::shared_ptr<const CompiledRules> rules) {
+  LineMatcher matcher(std::move(rules));
+  if (const hs_database_t* db = matcher.rules_->database()) {
+    hs_scratch_t* scratch = nullptr;
+    if (hs_alloc_scratch(db, &scratch) != HS_SUCCESS) {
+      return Error{"cannot allocate Vectorscan scratch space"};
+    }
+    matcher.scratch_.reset(scratch);
+  }
+  matcher.last_segment_.resize(matcher.rules_->rules().size());
+  return matcher;
+}
+
+int LineMatcher::OnCandidate(unsigned int id, unsigned long long /*from*/, unsigned long long to,
+                             unsigned int /*flags*/, void* context) {
+  auto* self = static_cast<LineMatcher*>(context);
+  self->candidates_.push_back({to, id});
+  return 0;  // keep scanning: other rules may match later in the batch
+}
+
+bool LineMatcher::Confirm(const LineRule& rule, std::string_view segment) const {
+  if (!RE2::PartialMatch(segment, *rule.match)) {
+    return false;
+  }
+  return rule.unless == nullptr || !RE2::PartialMatch(segment, *rule.unless);
+}
+
+void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch>& out) {
+  if (batch.text.empty() || batch.size() == 0) {
+    return;
+  }
+  const auto& rules = rules_->rules();
+  candidates_.clear();
+  std::fill(last_segment_.begin(), last_segment_.end(), nullptr);
+  if (scratch_) {
+    hs_scan(rules_->database(), batch.text.data(), static_cast<unsigned>(batch.text.size()), 0,
+            scratch_.get(), &LineMatcher::OnCandidate, this);
+  }
+  // Vectorscan reports in end order already; sorting keeps that promise explicit and makes
+  // rule order deterministic for candidates that end at the same byte.
+  std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+    return a.end != b.end ? a.end < b.end : a.rule < b.rule;
+  });
+  const std::size_t first_out = out.size();
+  for (const Candidate& candidate : candidates_) {
+    const std::size_t last_byte = candidate.end == 0 ? 0 : candidate.end - 1;
+    const std::string_view segment = batch.SegmentAt(last_byte);
+    if (last_segment_[candidate.rule] == segment.data()) {
+      continue;  // a rule matches a segment once, however many ends Vectorscan reports
+    }
+    last_segment_[candidate.rule] = segment.data();
+    if (Confirm(rules[candidate.rule], segment)) {
+      out.push_back({candidate.rule, static_cast<std::uint32_t>(batch.RecordAt(last_byte)),
+                     segment});
+    }
+  }
+  if (rules_->unfiltered().empty()) {
+    return;
+  }
+  // Rules Vectorscan refused: RE2 on every segment (slow, and said so at load time).
+  for (std::size_t record = 0; record < batch.size(); ++record) {
+    std::string_view rest = batch.Record(record);
+    while (true) {
+      const std::size_t cut = rest.find('\n');
+      const std::string_view segment = rest.substr(0, cut);
+      for (std::size_t index : rules_->unfiltered()) {
+        if (!segment.empty() && Confirm(rules[index], segment)) {
+          out.push_back({static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(record),
+                         segment});
+        }
+      }
+      if (cut == std::string_view::npos) {
+        break;
+      }
+      rest.remove_prefix(cut + 1);
+    }
+  }
+  std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(first_out), out.end(),
+                   [](const SegmentMatch& a, const SegmentMatch& b) {
+                     return a.segment.data() < b.segment.data();
+                   });
+}
+
+}  // namespace trainwatch::rules

@@ -1,0 +1,56 @@
+// LineMatcher: finds which line rules match which segments of a LineBatch. One Vectorscan
+// pass over the whole batch proposes (rule, offset) candidates; RE2 confirms each on its
+// segment and checks `unless`. Cost is one pass over the bytes plus work per candidate,
+// not per rule. Owns its Vectorscan scratch: one matcher per thread.
+#pragma once
+
+#include <hs/hs.h>
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "rules/compiled_rules.h"
+#include "source/line_batch.h"
+
+namespace trainwatch::rules {
+
+struct SegmentMatch {
+  std::uint32_t rule = 0;    // index into CompiledRules::rules()
+  std::uint32_t record = 0;  // index into the batch's records
+  std::string_view segment;  // the matching segment, a view into the batch
+};
+
+class LineMatcher {
+ public:
+  static Result<LineMatcher> Create(std::shared_ptr<const CompiledRules> rules);
+
+  // Appends the confirmed matches of `batch` to `out`, in order of position, at most one
+  // per (rule, segment).
+  void Match(const source::LineBatch& batch, std::vector<SegmentMatch>& out);
+
+  const CompiledRules& rules() const { return *rules_; }
+
+ private:
+  struct ScratchDeleter {
+    void operator()(hs_scratch_t* scratch) const { hs_free_scratch(scratch); }
+  };
+  struct Candidate {
+    std::uint64_t end;  // offset one past the candidate match's last byte
+    std::uint32_t rule;
+  };
+
+  explicit LineMatcher(std::shared_ptr<const CompiledRules> rules) : rules_(std::move(rules)) {}
+  static int OnCandidate(unsigned int id, unsigned long long from, unsigned long long to,
+                         unsigned int flags, void* context);
+  bool Confirm(const LineRule& rule, std::string_view segment) const;
+
+  std::shared_ptr<const CompiledRules> rules_;
+  std::unique_ptr<hs_scratch_t, ScratchDeleter> scratch_;
+  std::vector<Candidate> candidates_;  // reused between batches
+  std::vector<const char*> last_segment_;  // per rule: segment already judged this batch
+};
+
+}  // namespace trainwatch::rules

@@ -1,0 +1,20 @@
+// The one set of RE2 options every rule regex is compiled with, so the loader's validation,
+// the matcher and the example checker agree. Patterns work on bytes (Latin-1 mode): log
+// lines may hold invalid UTF-8 or NULs, and the multi-pattern prefilter is byte-oriented too.
+#pragma once
+
+#include <re2/re2.h>
+
+namespace trainwatch::rules {
+
+inline RE2::Options RegexOptions() {
+  RE2::Options options;
+  options.set_encoding(RE2::Options::EncodingLatin1);
+  options.set_log_errors(false);
+  // The default leaves room for a few hundred alternatives per rule; a larger rule is an
+  // operator mistake reported at load time ("pattern too large"), not a daemon slowdown.
+  options.set_max_mem(8 << 20);
+  return options;
+}
+
+}  // namespace trainwatch::rules

@@ -1,0 +1,92 @@
+// Rule: one operator-editable detection rule as plain data, exactly as a rule file states it
+// (see rules/README.md for the schema). Loaded by rule_loader, compiled by CompiledRules.
+// Value type; any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/quantity.h"
+#include "core/source_location.h"
+
+namespace trainwatch::rules {
+
+enum class RuleKind { kCrash, kHang, kDevice, kWarning };
+
+std::string_view RuleKindName(RuleKind kind);
+std::optional<RuleKind> ParseRuleKind(std::string_view name);
+// crash, hang and device are the kinds that make `scan` exit 1 and the daemon capture.
+bool IsAlarm(RuleKind kind);
+
+enum class Multiline { kNone, kPythonTraceback };
+
+// A regex (RE2 syntax) written in a rule file, with where it was written.
+struct Pattern {
+  std::string regex;
+  SourceLocation where;
+};
+
+// Fires on every line segment that matches `match` and not `unless`. With
+// multiline: python-traceback, `match` is the traceback header and the event is the
+// whole traceback, summarised by its final exception line.
+struct PatternDetector {
+  Pattern match;
+  std::optional<Pattern> unless;
+  Multiline multiline = Multiline::kNone;
+};
+
+// Fires when `count` segments matched within `within`.
+struct ThresholdDetector {
+  Pattern match;
+  std::optional<Pattern> unless;
+  std::uint32_t count = 0;
+  Duration within{0};
+};
+
+// A progress bar that stops advancing while its process lives.
+struct ProgressDetector {
+  Duration stall_after{0};
+  Duration startup_grace{0};
+};
+
+// No bytes at all from the source.
+struct SilenceDetector {
+  Duration after{0};
+};
+
+// A watched or wrapped process that exits with one of these codes or signals.
+struct ExitDetector {
+  std::vector<int> codes;
+  std::vector<int> signals;  // signal numbers, parsed from names like SIGKILL
+  bool any_nonzero = false;
+};
+
+using Detector = std::variant<PatternDetector, ThresholdDetector, ProgressDetector,
+                              SilenceDetector, ExitDetector>;
+
+// A text example and where it was written.
+struct Example {
+  std::string text;
+  SourceLocation where;
+};
+
+struct Rule {
+  std::string id;
+  RuleKind kind = RuleKind::kCrash;
+  std::vector<std::string> tags;
+  std::string description;
+  Detector detector;
+  std::vector<Example> fires;
+  std::vector<Example> quiet;
+  SourceLocation where;  // the rule's `- id:` entry
+
+  bool HasTag(std::string_view tag) const;
+  // Pattern and threshold rules look at line text; the others at time and processes.
+  bool MatchesLines() const;
+};
+
+}  // namespace trainwatch::rules
