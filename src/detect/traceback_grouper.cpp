@@ -105,9 +105,14 @@ void TracebackGrouper::OpenHeader(std::uint64_t line, std::string_view text, std
   const std::string_view prefix = text.substr(0, header_at);
   for (std::size_t i = open_.size(); i-- > 0;) {
     Open& open = open_[i];
+    // Digits may differ only where the traceback's own lines showed that they tick
+    // (timestamps); "[rank0]: " and "[rank1]: " are different writers.
     const std::string_view effective =
         open.mode == PrefixMode::kNone ? std::string_view() : std::string_view(open.prefix);
-    if (effective.size() != prefix.size() || !SameShape(effective, prefix)) {
+    const bool same_writer = open.mode == PrefixMode::kShape
+                                 ? effective.size() == prefix.size() && SameShape(effective, prefix)
+                                 : effective == prefix;
+    if (!same_writer) {
       continue;
     }
     if (open.state == State::kChain) {

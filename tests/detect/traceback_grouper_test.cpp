@@ -1,0 +1,163 @@
+#include "detect/traceback_grouper.h"
+
+#include <gtest/gtest.h>
+
+#include "detect/detector_fixture.h"
+
+namespace trainwatch::detect {
+namespace {
+
+struct Expected {
+  std::uint64_t line;
+  rules::RuleKind kind;
+  std::string summary;
+};
+
+void ExpectTracebacks(const std::string& log, const std::vector<Expected>& expected) {
+  const auto events = Detect(kTracebackRule, log);
+  ASSERT_EQ(events.size(), expected.size()) << log;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(events[i].line, expected[i].line) << i;
+    EXPECT_EQ(events[i].kind, expected[i].kind) << i;
+    EXPECT_TRUE(events[i].summary.starts_with(expected[i].summary))
+        << i << ": " << events[i].summary;
+  }
+}
+
+constexpr auto kCrash = rules::RuleKind::kCrash;
+constexpr auto kWarning = rules::RuleKind::kWarning;
+
+TEST(Traceback, PlainTracebackIsOneEventSummarisedByItsException) {
+  ExpectTracebacks(
+      "step 1\n"
+      "Traceback (most recent call last):\n"
+      "  File \"train.py\", line 10, in <module>\n"
+      "    main()\n"
+      "    ^^^^^^\n"
+      "  [Previous line repeated 2 more times]\n"
+      "RuntimeError: CUDA error: device-side assert triggered\n"
+      "CUDA kernel errors might be asynchronously reported\n"
+      "step 2\n",
+      {{2, kCrash, "RuntimeError: CUDA error: device-side assert triggered"}});
+}
+
+TEST(Traceback, FollowsRankPrefixesThroughInterleavedRanks) {
+  ExpectTracebacks(
+      "[rank1]: Traceback (most recent call last):\n"
+      "[rank0]: Traceback (most recent call last):\n"
+      "[rank1]:   File \"a.py\", line 1, in <module>\n"
+      "[rank0]:   File \"a.py\", line 1, in <module>\n"
+      "[rank1]:     f()\n"
+      "[rank0]:     f()\n"
+      "[rank1]: ValueError: rank one failed\n"
+      "[rank0]: KeyError: 'rank zero'\n",
+      {{1, kCrash, "ValueError: rank one failed"}, {2, kCrash, "KeyError: 'rank zero'"}});
+}
+
+TEST(Traceback, FollowsPrefixesWhoseDigitsTick) {
+  ExpectTracebacks(
+      "2024-02-21T05:55:25.318300Z DEBUG launcher: Traceback (most recent call last):\n"
+      "2024-02-21T05:55:25.318312Z DEBUG launcher:   File \"x.py\", line 79, in inner\n"
+      "2024-02-21T05:55:25.318318Z DEBUG launcher:     return func(*args, **kwds)\n"
+      "2024-02-21T05:55:25.318335Z DEBUG launcher: RuntimeError: Graph compile failed.\n"
+      "2024-02-21T05:55:25.318358Z DEBUG Connection{peer=Client}: h2::codec: frame\n",
+      {{1, kCrash, "RuntimeError: Graph compile failed."}});
+}
+
+TEST(Traceback, HeaderGluedToAProgressBar) {
+  ExpectTracebacks(
+      "\r  0%|          | 0/30033 [00:00<?, ?it/s]Traceback (most recent call last):\n"
+      "  File \"train.py\", line 225, in <module>\n"
+      "    train()\n"
+      "torch.cuda.OutOfMemoryError: CUDA out of memory.\n",
+      {{1, kCrash, "torch.cuda.OutOfMemoryError: CUDA out of memory."}});
+}
+
+TEST(Traceback, ChainedExceptionsReportTheLastOne) {
+  ExpectTracebacks(
+      "Traceback (most recent call last):\n"
+      "  File \"a.py\", line 1, in <module>\n"
+      "KeyError: 'x'\n"
+      "\n"
+      "During handling of the above exception, another exception occurred:\n"
+      "\n"
+      "Traceback (most recent call last):\n"
+      "  File \"a.py\", line 3, in <module>\n"
+      "ValueError: while handling x\n"
+      "\n"
+      "The above exception was the direct cause of the following exception:\n"
+      "\n"
+      "Traceback (most recent call last):\n"
+      "  File \"a.py\", line 5, in <module>\n"
+      "RuntimeError: final\n",
+      {{1, kCrash, "RuntimeError: final"}});
+}
+
+TEST(Traceback, SurvivedTracebacksAreWarnings) {
+  ExpectTracebacks(
+      "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f>\n"
+      "Traceback (most recent call last):\n"
+      "  File \"dataloader.py\", line 1101, in __del__\n"
+      "AssertionError: can only join a child process\n"
+      "Exception in thread Thread-3 (_pin_memory_loop):\n"
+      "Traceback (most recent call last):\n"
+      "  File \"threading.py\", line 1016, in _bootstrap_inner\n"
+      "OSError: [Errno 24] Too many open files\n"
+      "epoch 3 done\n",
+      {{2, kWarning, "AssertionError: can only join a child process"},
+       {6, kWarning, "OSError: [Errno 24] Too many open files"}});
+}
+
+TEST(Traceback, ToleratesForeignLinesInsideATraceback) {
+  ExpectTracebacks(
+      "Traceback (most recent call last):\n"
+      "  File \"a.py\", line 1, in <module>\n"
+      "[2024-05-21 11:58:06,441] torch.distributed.elastic: [WARNING] Sending SIGTERM\n"
+      "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 1 closing signal\n"
+      "    f()\n"
+      "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+      "============================================================\n",
+      {{1, kCrash, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"}});
+}
+
+TEST(Traceback, CutOffTracebackStillFiresAtEndOfInput) {
+  ExpectTracebacks(
+      "Traceback (most recent call last):\n"
+      "  File \"a.py\", line 1, in <module>\n",
+      {{1, kCrash, "(no exception line followed)"}});
+}
+
+TEST(Traceback, SameResultWhateverTheBatchBoundaries) {
+  std::string log;
+  for (int i = 0; i < 2000; ++i) {
+    log += "step " + std::to_string(i) + " loss=0.5\n";
+  }
+  log += "[rank3]: Traceback (most recent call last):\n";
+  for (int i = 0; i < 50; ++i) {
+    log += "[rank3]:   File \"m.py\", line " + std::to_string(i) + ", in f\n[rank3]:     g()\n";
+  }
+  log += "[rank3]: RuntimeError: deep\n";
+  for (std::size_t max_line : {64u, 1024u, 65536u}) {
+    const auto events = Detect(kTracebackRule, log, max_line);
+    ASSERT_EQ(events.size(), 1u) << max_line;
+    EXPECT_EQ(events[0].line, 2001u);
+    EXPECT_EQ(events[0].summary, "RuntimeError: deep");
+    EXPECT_EQ(events[0].summary_line, 2102u);
+  }
+}
+
+TEST(Traceback, OpenTracebacksAreBounded) {
+  TracebackGrouper grouper;
+  std::vector<Traceback> done;
+  for (std::size_t i = 0; i < TracebackGrouper::kMaxOpen + 10; ++i) {
+    const std::string line = "[rank" + std::to_string(i) + "]: Traceback (most recent call last):";
+    grouper.OnLine(i + 1, line, line.find("Traceback"), "", done);
+  }
+  EXPECT_EQ(done.size(), 10u);  // the oldest were closed to make room
+  grouper.CloseAll(done);
+  EXPECT_EQ(done.size(), TracebackGrouper::kMaxOpen + 10);
+  EXPECT_FALSE(grouper.active());
+}
+
+}  // namespace
+}  // namespace trainwatch::detect

@@ -1,0 +1,173 @@
+// The real binary against bad input: huge lines, binary data, empty and missing files,
+// standard input. It must give a clean result or a clear message, with bounded memory.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "support/run_binary.h"
+
+namespace trainwatch {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RunBinary;
+using testing::TrainwatchBinary;
+
+// Peak memory budget of a scan, whatever the input (the bound is 64 MB). Sanitizer
+// builds carry shadow memory, so the bound only holds for normal builds.
+constexpr long kMaxRssKib = 64 * 1024;
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kMeasureMemory = false;
+#else
+constexpr bool kMeasureMemory = true;
+#endif
+
+class ScanCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tw_cli_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string PathOf(const std::string& name) { return (dir_ / name).string(); }
+  testing::RunResult Scan(std::vector<std::string> args, const std::string& stdin_path = "") {
+    std::vector<std::string> argv = {TrainwatchBinary(), "scan", "--rules",
+                                     TRAINWATCH_TEST_RULES_DIR};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunBinary(argv, stdin_path);
+  }
+  fs::path dir_;
+};
+
+TEST_F(ScanCliTest, HundredMegabyteProgressLineWithCrashAtItsEnd) {
+  // A tqdm stream with no newline for 100 MB, then the crash glued after the last update.
+  const std::string path = PathOf("tqdm.log");
+  {
+    std::ofstream out(path, std::ios::binary);
+    const std::string update = "\r 45%|####5     | 450/1000 [00:10<00:12, 45.00it/s]";
+    std::string block;
+    while (block.size() < (1 << 20)) {
+      block += update;
+    }
+    for (int i = 0; i < 100; ++i) {
+      out << block;
+    }
+    out << "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
+  }
+  const auto run = Scan({"--format", "jsonl", path});
+  ASSERT_FALSE(run.timed_out);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const auto event = nlohmann::json::parse(run.out.substr(0, run.out.find('\n')));
+  EXPECT_EQ(event["rule"], "pytorch.cuda.oom");
+  EXPECT_EQ(event["line"], 1);
+  EXPECT_EQ(event["cut"], true);
+  // The crash is glued to the last update, so it shares that segment.
+  EXPECT_EQ(event["text"], " 45%|####5     | 450/1000 [00:10<00:12, 45.00it/s]RuntimeError: "
+                           "CUDA out of memory. Tried to allocate 2.00 GiB");
+  if (kMeasureMemory) {
+    EXPECT_LT(run.max_rss_kib, kMaxRssKib);
+  }
+}
+
+TEST_F(ScanCliTest, HundredMegabyteLineWithoutNewlineOrCarriageReturn) {
+  const std::string path = PathOf("one.log");
+  {
+    std::ofstream out(path, std::ios::binary);
+    const std::string block(1 << 20, 'z');
+    for (int i = 0; i < 100; ++i) {
+      out << block;
+    }
+  }
+  const auto run = Scan({path});
+  ASSERT_FALSE(run.timed_out);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(run.out.empty());
+  if (kMeasureMemory) {
+    EXPECT_LT(run.max_rss_kib, kMaxRssKib);
+  }
+}
+
+TEST_F(ScanCliTest, BinaryDataGivesValidJsonAndNoCrash) {
+  const std::string path = PathOf("random.bin");
+  {
+    std::mt19937 random(42);
+    std::string bytes(4 << 20, '\0');
+    for (char& c : bytes) {
+      c = static_cast<char>(random());
+    }
+    // Real failure text inside the noise must still be found.
+    bytes += "\nSegmentation fault (core dumped)\n";
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
+  const auto run = Scan({"--format", "jsonl", path});
+  ASSERT_FALSE(run.timed_out);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  std::istringstream lines(run.out);
+  std::string line;
+  bool found = false;
+  while (std::getline(lines, line)) {
+    const auto event = nlohmann::json::parse(line);  // throws on invalid JSON or UTF-8
+    found = found || event["rule"] == "system.fatal_signal";
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(ScanCliTest, EmptyFileIsClean) {
+  const std::string path = PathOf("empty.log");
+  std::ofstream(path).close();
+  const auto run = Scan({path});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(run.out.empty());
+  EXPECT_TRUE(run.err.empty());
+}
+
+TEST_F(ScanCliTest, MissingFileIsNamedAndExits2) {
+  const auto run = Scan({PathOf("nope.log")});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find(PathOf("nope.log") + ": No such file or directory"), std::string::npos)
+      << run.err;
+}
+
+TEST_F(ScanCliTest, ReadsStandardInput) {
+  const std::string path = PathOf("in.log");
+  std::ofstream(path) << "[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 0] Heartbeat monitor "
+                         "timed out! Process will be terminated\n";
+  const auto run = Scan({"-"}, path);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.out.find("<stdin>:1: hang pytorch.nccl.heartbeat_timeout"), std::string::npos)
+      << run.out;
+}
+
+TEST_F(ScanCliTest, KernelLogTagSelectsKernelRules) {
+  const std::string path = PathOf("kmsg.log");
+  std::ofstream(path) << "[6781741.548779] NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', "
+                         "name=<unknown>, GPU has fallen off the bus.\n"
+                         "[12345.678901] python invoked oom-killer: gfp_mask=0x140cca, order=0\n";
+  const auto run = Scan({"--tag", "kmsg", path});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.out.find(":1: device nvidia.xid.device_fatal"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(":2: crash system.oom_killer"), std::string::npos) << run.out;
+}
+
+TEST_F(ScanCliTest, UsageErrorsExit2) {
+  EXPECT_EQ(RunBinary({TrainwatchBinary(), "scan", "--format", "xml", "x.log"}).exit_code, 2);
+  EXPECT_EQ(RunBinary({TrainwatchBinary(), "scan"}).exit_code, 2);
+  EXPECT_EQ(RunBinary({TrainwatchBinary(), "frobnicate"}).exit_code, 2);
+  EXPECT_EQ(RunBinary({TrainwatchBinary(), "--help"}).exit_code, 0);
+}
+
+TEST_F(ScanCliTest, CheckFindsTheShippedPacksWithoutFlags) {
+  const auto run = RunBinary({TrainwatchBinary(), "check"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("rules in 7 files OK"), std::string::npos) << run.out;
+}
+
+}  // namespace
+}  // namespace trainwatch

@@ -1,0 +1,119 @@
+#include "rules/line_matcher.h"
+
+#include <gtest/gtest.h>
+
+#include "rules/rule_loader.h"
+#include "support/framing.h"
+
+namespace trainwatch::rules {
+namespace {
+
+std::vector<Rule> RulesFrom(const std::string& body) {
+  LoadedRules loaded;
+  LoadRuleText("rules:\n" + body, "test.yaml", loaded);
+  EXPECT_TRUE(loaded.errors.empty()) << FormatDiagnostic(loaded.errors.front());
+  return loaded.rules;
+}
+
+std::string PatternRule(const std::string& id, const std::string& pattern,
+                        const std::string& extra = "", const std::string& tags = "[train]") {
+  return "  - id: " + id + "\n    kind: crash\n    tags: " + tags +
+         "\n    description: D\n    pattern: '" + pattern + "'\n" + extra +
+         "    examples: {fires: [x], quiet: [y]}\n";
+}
+
+struct Hit {
+  std::string rule;
+  std::uint64_t line;
+  std::string segment;
+  bool operator==(const Hit&) const = default;
+};
+std::ostream& operator<<(std::ostream& os, const Hit& h) {
+  return os << "{" << h.rule << ", " << h.line << ", \"" << h.segment << "\"}";
+}
+
+std::vector<Hit> MatchAll(const std::vector<Rule>& rules, const std::string& text,
+                          const std::string& tag = "train",
+                          std::vector<Diagnostic>* notes = nullptr) {
+  auto compiled = CompiledRules::Build(rules, tag, notes);
+  EXPECT_TRUE(compiled.ok());
+  auto matcher = LineMatcher::Create(*compiled);
+  EXPECT_TRUE(matcher.ok());
+  std::vector<Hit> hits;
+  std::vector<SegmentMatch> matches;
+  testing::ForEachBatch(text, [&](const source::LineBatch& batch) {
+    matches.clear();
+    matcher->Match(batch, matches);
+    for (const auto& m : matches) {
+      hits.push_back({(*compiled)->rules()[m.rule].rule.id, batch.LineNumber(m.record),
+                      std::string(m.segment)});
+    }
+  });
+  return hits;
+}
+
+TEST(LineMatcher, OnePassFindsEveryRuleInLineOrder) {
+  const auto rules = RulesFrom(PatternRule("t.oom", "out of memory") +
+                               PatternRule("t.nccl", "NCCL error") +
+                               PatternRule("t.any", "error"));
+  const auto hits = MatchAll(rules, "ok\nCUDA out of memory\nfine\nNCCL error in: x\n");
+  EXPECT_EQ(hits, (std::vector<Hit>{{"t.oom", 2, "CUDA out of memory"},
+                                    {"t.nccl", 4, "NCCL error in: x"},
+                                    {"t.any", 4, "NCCL error in: x"}}));
+}
+
+TEST(LineMatcher, AnchorsApplyToEachProgressSegment) {
+  const auto rules = RulesFrom(PatternRule("t.killed", "^Killed$"));
+  const auto hits = MatchAll(rules, "\r 50%|#####|\rKilled\nnot Killed\n");
+  EXPECT_EQ(hits, (std::vector<Hit>{{"t.killed", 1, "Killed"}}));
+}
+
+TEST(LineMatcher, UnlessSuppressesAMatch) {
+  const auto rules = RulesFrom(PatternRule("t.cuda", "CUDA error: ", "    unless: 'no error'\n"));
+  const auto hits = MatchAll(rules, "CUDA error: no error\nCUDA error: illegal address\n");
+  EXPECT_EQ(hits, (std::vector<Hit>{{"t.cuda", 2, "CUDA error: illegal address"}}));
+}
+
+TEST(LineMatcher, OnlyRulesOfTheSourceTagApply) {
+  const auto rules = RulesFrom(PatternRule("t.kernel", "Xid", "", "[kmsg]") +
+                               PatternRule("t.train", "Xid"));
+  EXPECT_EQ(MatchAll(rules, "NVRM: Xid 79\n", "kmsg"),
+            (std::vector<Hit>{{"t.kernel", 1, "NVRM: Xid 79"}}));
+  EXPECT_EQ(MatchAll(rules, "NVRM: Xid 79\n", "train"),
+            (std::vector<Hit>{{"t.train", 1, "NVRM: Xid 79"}}));
+}
+
+TEST(LineMatcher, ReportsOneMatchPerRuleAndSegment) {
+  const auto rules = RulesFrom(PatternRule("t.err", "err\\w*"));
+  EXPECT_EQ(MatchAll(rules, "err err errors\n").size(), 1u);
+}
+
+TEST(LineMatcher, PatternTheFastMatcherRefusesStillWorksAndIsReported) {
+  const auto rules = RulesFrom(PatternRule("t.ungreedy", "(?U)fail.+ed") +
+                               PatternRule("t.fast", "boom"));
+  std::vector<Diagnostic> notes;
+  const auto hits = MatchAll(rules, "boom\nfail: it stopped\nquiet\n", "train", &notes);
+  EXPECT_EQ(hits, (std::vector<Hit>{{"t.fast", 1, "boom"},
+                                    {"t.ungreedy", 2, "fail: it stopped"}}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].message.find("t.ungreedy"), std::string::npos);
+  EXPECT_EQ(notes[0].where.line, 6);
+}
+
+TEST(LineMatcher, PathologicalPatternStaysLinear) {
+  // (a+)+$ takes exponential time in a backtracking engine on "aaaa...ab"; RE2 and
+  // Vectorscan are linear, so this finishes at once (a hang here fails the test by timeout).
+  const auto rules = RulesFrom(PatternRule("t.evil", "(a+)+$"));
+  const std::string line = std::string(50000, 'a') + "b\n";
+  EXPECT_TRUE(MatchAll(rules, line).empty());
+  EXPECT_EQ(MatchAll(rules, std::string(50000, 'a') + "\n").size(), 1u);
+}
+
+TEST(LineMatcher, MatchesBinaryLinesAsBytes) {
+  const auto rules = RulesFrom(PatternRule("t.boom", "boom"));
+  const std::string text("\0\xff boom \xfe\0\n", 11);
+  EXPECT_EQ(MatchAll(rules, text).size(), 1u);
+}
+
+}  // namespace
+}  // namespace trainwatch::rules
