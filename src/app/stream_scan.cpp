@@ -10,21 +10,33 @@
 namespace trainwatch::app {
 namespace {
 
+// Events held back so they print in line order are capped; past this, order gives way to
+// bounded memory.
+constexpr std::size_t kMaxHeldEvents = 10000;
+
+// Hands `events` to `sink` in line order once no open traceback can still add an earlier one.
+void Release(std::vector<detect::Event>& events, const detect::LineDetector& detector,
+             bool force, const EventSink& sink) {
+  if (events.empty() || (!force && detector.AnyTracebackOpen() && events.size() < kMaxHeldEvents)) {
+    return;
+  }
+  std::stable_sort(events.begin(), events.end(),
+                   [](const detect::Event& a, const detect::Event& b) { return a.line < b.line; });
+  for (const auto& event : events) {
+    sink(event);
+  }
+  events.clear();
+}
+
 void Drain(source::LineFramer& framer, detect::LineDetector& detector, detect::TimePoint now,
            bool end_of_input, std::vector<detect::Event>& events, const EventSink& sink) {
   while (const source::LineBatch* batch = framer.NextBatch(end_of_input)) {
     detector.OnBatch(*batch, now, events);
-    for (const auto& event : events) {
-      sink(event);
-    }
-    events.clear();
+    Release(events, detector, false, sink);
   }
   if (end_of_input) {
     detector.Finish(events);
-    for (const auto& event : events) {
-      sink(event);
-    }
-    events.clear();
+    Release(events, detector, true, sink);
   }
 }
 

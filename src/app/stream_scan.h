@@ -14,6 +14,7 @@ namespace trainwatch::app {
 
 using EventSink = std::function<void(const detect::Event&)>;
 
+// Events reach `sink` in line order (a traceback's event is held until it ends).
 // Reads `fd` until end of file. Fails with the system's reason when a read fails.
 Status ScanFd(int fd, source::LineFramer& framer, detect::LineDetector& detector,
               detect::TimePoint now, const EventSink& sink);

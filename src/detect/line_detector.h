@@ -30,6 +30,10 @@ class LineDetector {
   // End of input: ends open tracebacks and appends their events.
   void Finish(std::vector<Event>& out);
 
+  // True while a traceback is open: its event, when it comes, will be for an earlier line
+  // than events already reported. Callers that print in line order hold events back.
+  bool AnyTracebackOpen() const;
+
  private:
   struct Grouping {
     std::size_t rule;  // index into the compiled rules
@@ -44,7 +48,6 @@ class LineDetector {
   void OnMatch(const source::LineBatch& batch, const rules::SegmentMatch& match, TimePoint now,
                std::vector<Event>& out);
   void EmitTracebacks(const Grouping& grouping, std::vector<Event>& out);
-  bool AnyTracebackOpen() const;
 
   rules::LineMatcher matcher_;
   std::vector<rules::SegmentMatch> matches_;  // reused between batches
