@@ -23,14 +23,13 @@ int main(int argc, char** argv) {
       "scan", "Run the rules over log files; exit 1 if a crash, hang or device rule fired");
   scan_cmd->add_option("--rules", scan.rule_paths,
                        "Rule file or directory (repeatable; default: the shipped packs)");
-  scan_cmd->add_option("--tag", scan.tag,
-                       "Source tag the files stand for: train, habana, kmsg, ...")
+  scan_cmd
+      ->add_option("--tag", scan.tag, "Source tag the files stand for: train, habana, kmsg, ...")
       ->capture_default_str();
   scan_cmd->add_option("--format", format, "Output format")
       ->check(CLI::IsMember({"text", "jsonl"}))
       ->capture_default_str();
-  scan_cmd->add_option("files", scan.files, "Log files to scan (- for standard input)")
-      ->required();
+  scan_cmd->add_option("files", scan.files, "Log files to scan (- for standard input)")->required();
 
   try {
     cli.parse(argc, argv);

@@ -97,9 +97,9 @@ std::vector<Diagnostic> CheckExamples(const std::vector<rules::Rule>& rules,
           problems.push_back({example.where, fired.error().message});
         } else if (*fired != should_fire) {
           problems.push_back(
-              {example.where, "rule '" + rule.id + "': example " + Quote(example.text) +
-                                  (should_fire ? " should fire but does not"
-                                               : " should stay quiet but fires")});
+              {example.where,
+               "rule '" + rule.id + "': example " + Quote(example.text) +
+                   (should_fire ? " should fire but does not" : " should stay quiet but fires")});
         }
       }
     }

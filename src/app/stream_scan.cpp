@@ -15,8 +15,8 @@ namespace {
 constexpr std::size_t kMaxHeldEvents = 10000;
 
 // Hands `events` to `sink` in line order once no open traceback can still add an earlier one.
-void Release(std::vector<detect::Event>& events, const detect::LineDetector& detector,
-             bool force, const EventSink& sink) {
+void Release(std::vector<detect::Event>& events, const detect::LineDetector& detector, bool force,
+             const EventSink& sink) {
   if (events.empty() || (!force && detector.AnyTracebackOpen() && events.size() < kMaxHeldEvents)) {
     return;
   }

@@ -39,8 +39,8 @@ Result<std::uint64_t> Scale(std::string_view text, std::string_view what, std::u
       return number * unit.factor;
     }
   }
-  return Error{std::string(what) + " '" + std::string(text) + "' needs a unit: " +
-               std::string(expected)};
+  return Error{std::string(what) + " '" + std::string(text) +
+               "' needs a unit: " + std::string(expected)};
 }
 
 }  // namespace

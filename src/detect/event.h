@@ -12,11 +12,11 @@ namespace trainwatch::detect {
 struct Event {
   std::string rule_id;
   rules::RuleKind kind = rules::RuleKind::kCrash;
-  std::uint64_t line = 0;  // 1-based line (counting '\n') of the first line of evidence
-  std::string text;        // the segment that fired (a traceback's header line)
-  std::string summary;     // tracebacks: the final exception line; thresholds: the count
+  std::uint64_t line = 0;          // 1-based line (counting '\n') of the first line of evidence
+  std::string text;                // the segment that fired (a traceback's header line)
+  std::string summary;             // tracebacks: the final exception line; thresholds: the count
   std::uint64_t summary_line = 0;  // line of the summary, 0 when it has none
-  bool cut = false;        // the line was longer than the cap and `text` is a piece of it
+  bool cut = false;                // the line was longer than the cap and `text` is a piece of it
 };
 
 }  // namespace trainwatch::detect

@@ -38,8 +38,7 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
       // which following lines belong to this traceback.
       re2::StringPiece found;
       line_rule.match->Match(match.segment, 0, match.segment.size(), RE2::UNANCHORED, &found, 1);
-      header = {match.segment, static_cast<std::size_t>(found.data() - match.segment.data()),
-                true};
+      header = {match.segment, static_cast<std::size_t>(found.data() - match.segment.data()), true};
     }
     return;
   }
@@ -86,8 +85,7 @@ void LineDetector::EmitTracebacks(const Grouping& grouping, std::vector<Event>& 
   finished_.clear();
 }
 
-void LineDetector::OnBatch(const source::LineBatch& batch, TimePoint now,
-                           std::vector<Event>& out) {
+void LineDetector::OnBatch(const source::LineBatch& batch, TimePoint now, std::vector<Event>& out) {
   if (batch.size() == 0) {
     return;
   }

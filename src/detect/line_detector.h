@@ -52,8 +52,8 @@ class LineDetector {
   rules::LineMatcher matcher_;
   std::vector<rules::SegmentMatch> matches_;  // reused between batches
   std::vector<Grouping> groupings_;
-  std::vector<int> grouping_of_rule_;               // rule index -> groupings_ index, or -1
-  std::vector<Header> headers_;                     // per grouping, for the current record
+  std::vector<int> grouping_of_rule_;                  // rule index -> groupings_ index, or -1
+  std::vector<Header> headers_;                        // per grouping, for the current record
   std::vector<std::deque<TimePoint>> threshold_hits_;  // per rule; bounded by its count
   std::vector<Traceback> finished_;
   std::string previous_line_;  // last line of the previous batch, for "Exception ignored in"

@@ -47,11 +47,13 @@ bool IsExceptionLine(std::string_view body) {
   bool lower_seen = false;
   bool part_start_upper = false;
   while (true) {
-    if (i >= body.size() || !(std::isalpha(static_cast<unsigned char>(body[i])) || body[i] == '_')) {
+    if (i >= body.size() ||
+        !(std::isalpha(static_cast<unsigned char>(body[i])) || body[i] == '_')) {
       return false;
     }
     part_start_upper = std::isupper(static_cast<unsigned char>(body[i])) != 0;
-    while (i < body.size() && (std::isalnum(static_cast<unsigned char>(body[i])) || body[i] == '_')) {
+    while (i < body.size() &&
+           (std::isalnum(static_cast<unsigned char>(body[i])) || body[i] == '_')) {
       lower_seen = lower_seen || std::islower(static_cast<unsigned char>(body[i]));
       ++i;
     }

@@ -18,10 +18,10 @@ namespace trainwatch::detect {
 
 struct Traceback {
   std::uint64_t header_line = 0;
-  std::string header_text;       // the segment holding the header
-  std::string summary;           // final exception line without its prefix; empty if none seen
+  std::string header_text;  // the segment holding the header
+  std::string summary;      // final exception line without its prefix; empty if none seen
   std::uint64_t summary_line = 0;
-  bool survived = false;         // Python printed it and carried on
+  bool survived = false;  // Python printed it and carried on
 };
 
 class TracebackGrouper {

@@ -28,10 +28,9 @@ CompileAttempt TryCompile(const std::vector<const char*>& expressions,
   std::vector<unsigned> flags(expressions.size(), kFlags);
   hs_database_t* db = nullptr;
   hs_compile_error_t* raw_error = nullptr;
-  const hs_error_t rc =
-      hs_compile_multi(expressions.data(), flags.data(), ids.data(),
-                       static_cast<unsigned>(expressions.size()), HS_MODE_BLOCK, nullptr, &db,
-                       &raw_error);
+  const hs_error_t rc = hs_compile_multi(expressions.data(), flags.data(), ids.data(),
+                                         static_cast<unsigned>(expressions.size()), HS_MODE_BLOCK,
+                                         nullptr, &db, &raw_error);
   std::unique_ptr<hs_compile_error_t, CompileErrorDeleter> error(raw_error);
   if (rc == HS_SUCCESS) {
     attempt.database.reset(db);
@@ -44,8 +43,9 @@ CompileAttempt TryCompile(const std::vector<const char*>& expressions,
 
 }  // namespace
 
-Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
-    const std::vector<Rule>& rules, std::string_view tag, std::vector<Diagnostic>* notes) {
+Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(const std::vector<Rule>& rules,
+                                                                  std::string_view tag,
+                                                                  std::vector<Diagnostic>* notes) {
   if (hs_valid_platform() != HS_SUCCESS) {
     return Error{"this CPU lacks the SSSE3 instructions the Vectorscan matcher needs"};
   }

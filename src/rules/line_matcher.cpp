@@ -56,8 +56,8 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
     }
     last_segment_[candidate.rule] = segment.data();
     if (Confirm(rules[candidate.rule], segment)) {
-      out.push_back({candidate.rule, static_cast<std::uint32_t>(batch.RecordAt(last_byte)),
-                     segment});
+      out.push_back(
+          {candidate.rule, static_cast<std::uint32_t>(batch.RecordAt(last_byte)), segment});
     }
   }
   if (rules_->unfiltered().empty()) {
@@ -71,8 +71,8 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
       const std::string_view segment = rest.substr(0, cut);
       for (std::size_t index : rules_->unfiltered()) {
         if (!segment.empty() && Confirm(rules[index], segment)) {
-          out.push_back({static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(record),
-                         segment});
+          out.push_back(
+              {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(record), segment});
         }
       }
       if (cut == std::string_view::npos) {

@@ -49,7 +49,7 @@ class LineMatcher {
 
   std::shared_ptr<const CompiledRules> rules_;
   std::unique_ptr<hs_scratch_t, ScratchDeleter> scratch_;
-  std::vector<Candidate> candidates_;  // reused between batches
+  std::vector<Candidate> candidates_;      // reused between batches
   std::vector<const char*> last_segment_;  // per rule: segment already judged this batch
 };
 

@@ -65,8 +65,8 @@ struct ExitDetector {
   bool any_nonzero = false;
 };
 
-using Detector = std::variant<PatternDetector, ThresholdDetector, ProgressDetector,
-                              SilenceDetector, ExitDetector>;
+using Detector = std::variant<PatternDetector, ThresholdDetector, ProgressDetector, SilenceDetector,
+                              ExitDetector>;
 
 // A text example and where it was written.
 struct Example {

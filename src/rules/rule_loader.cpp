@@ -22,8 +22,8 @@ namespace fs = std::filesystem;
 constexpr std::uintmax_t kMaxRuleFileBytes = 4 << 20;
 
 const std::set<std::string, std::less<>> kRuleKeys = {
-    "id",     "kind",      "tags",     "description", "pattern", "unless",  "multiline",
-    "threshold", "progress", "silence", "exit",        "examples"};
+    "id",        "kind",      "tags",     "description", "pattern", "unless",
+    "multiline", "threshold", "progress", "silence",     "exit",    "examples"};
 const std::vector<std::string> kDetectorKeys = {"pattern", "threshold", "progress", "silence",
                                                 "exit"};
 
@@ -31,12 +31,12 @@ struct SignalName {
   const char* name;
   int number;
 };
-const SignalName kSignals[] = {
-    {"SIGHUP", SIGHUP},   {"SIGINT", SIGINT},   {"SIGQUIT", SIGQUIT}, {"SIGILL", SIGILL},
-    {"SIGTRAP", SIGTRAP}, {"SIGABRT", SIGABRT}, {"SIGBUS", SIGBUS},   {"SIGFPE", SIGFPE},
-    {"SIGKILL", SIGKILL}, {"SIGUSR1", SIGUSR1}, {"SIGSEGV", SIGSEGV}, {"SIGUSR2", SIGUSR2},
-    {"SIGPIPE", SIGPIPE}, {"SIGALRM", SIGALRM}, {"SIGTERM", SIGTERM}, {"SIGXCPU", SIGXCPU},
-    {"SIGXFSZ", SIGXFSZ}, {"SIGSYS", SIGSYS}};
+const SignalName kSignals[] = {{"SIGHUP", SIGHUP},   {"SIGINT", SIGINT},   {"SIGQUIT", SIGQUIT},
+                               {"SIGILL", SIGILL},   {"SIGTRAP", SIGTRAP}, {"SIGABRT", SIGABRT},
+                               {"SIGBUS", SIGBUS},   {"SIGFPE", SIGFPE},   {"SIGKILL", SIGKILL},
+                               {"SIGUSR1", SIGUSR1}, {"SIGSEGV", SIGSEGV}, {"SIGUSR2", SIGUSR2},
+                               {"SIGPIPE", SIGPIPE}, {"SIGALRM", SIGALRM}, {"SIGTERM", SIGTERM},
+                               {"SIGXCPU", SIGXCPU}, {"SIGXFSZ", SIGXFSZ}, {"SIGSYS", SIGSYS}};
 
 // A problem with a whole file (no line to point at).
 Diagnostic FileProblem(const std::string& file, std::string message) {
@@ -158,8 +158,8 @@ class RuleFileParser {
         for (const auto& name : allowed) {
           list += (list.empty() ? "" : ", ") + name;
         }
-        Fail(entry.first, "unknown key '" + key + "' in " + where + " (expected one of: " + list +
-                              ")");
+        Fail(entry.first,
+             "unknown key '" + key + "' in " + where + " (expected one of: " + list + ")");
       } else if (!seen.insert(key).second) {
         Fail(entry.first, "key '" + key + "' appears twice in " + where);
       }
@@ -195,7 +195,8 @@ class RuleFileParser {
         if (auto parsed = ParseRuleKind(*text)) {
           rule.kind = *parsed;
         } else {
-          Fail(kind, label + ": unknown kind '" + *text + "' (expected crash, hang, device or warning)");
+          Fail(kind,
+               label + ": unknown kind '" + *text + "' (expected crash, hang, device or warning)");
         }
       }
     } else {
@@ -249,7 +250,8 @@ class RuleFileParser {
       }
     }
     if (present.empty()) {
-      Fail(node, label + " has no detector: give one of pattern, threshold, progress, silence, exit");
+      Fail(node,
+           label + " has no detector: give one of pattern, threshold, progress, silence, exit");
       return;
     }
     if (present.size() > 1) {
@@ -280,8 +282,8 @@ class RuleFileParser {
           if (*text == "python-traceback") {
             detector.multiline = Multiline::kPythonTraceback;
           } else {
-            Fail(multiline, label + ": unknown multiline mode '" + *text +
-                                "' (expected python-traceback)");
+            Fail(multiline,
+                 label + ": unknown multiline mode '" + *text + "' (expected python-traceback)");
           }
         }
       }
@@ -424,8 +426,9 @@ class RuleFileParser {
       return;
     }
     if (!examples) {
-      Fail(node, label + " has no 'examples' ({fires: [...], quiet: [...]}); every line rule "
-                         "carries text it must fire on and text it must stay quiet on");
+      Fail(node, label +
+                     " has no 'examples' ({fires: [...], quiet: [...]}); every line rule "
+                     "carries text it must fire on and text it must stay quiet on");
       return;
     }
     if (!examples.IsMap()) {
@@ -436,8 +439,7 @@ class RuleFileParser {
     for (auto [key, list] : {std::pair{"fires", &rule.fires}, std::pair{"quiet", &rule.quiet}}) {
       const YAML::Node items = examples[key];
       if (!items || !items.IsSequence() || items.size() == 0) {
-        Fail(items ? items : examples,
-             label + ": examples need a non-empty '" + key + "' list");
+        Fail(items ? items : examples, label + ": examples need a non-empty '" + key + "' list");
         continue;
       }
       for (const auto& item : items) {
@@ -477,7 +479,7 @@ LoadedRules LoadRulePaths(const std::vector<std::string>& paths) {
     }
     if (size > kMaxRuleFileBytes) {
       out.errors.push_back(FileProblem(name, "rule file is " + std::to_string(size) +
-                                              " bytes; rule files are limited to 4 MiB"));
+                                                 " bytes; rule files are limited to 4 MiB"));
       return;
     }
     std::ifstream in(path, std::ios::binary);

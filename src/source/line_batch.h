@@ -26,9 +26,7 @@ struct LineBatch {
   std::size_t size() const { return ends.size(); }
   std::uint32_t Begin(std::size_t i) const { return i == 0 ? 0 : ends[i - 1] + 1; }
   std::uint64_t LineNumber(std::size_t i) const { return first_line + i; }
-  std::string_view Record(std::size_t i) const {
-    return text.substr(Begin(i), ends[i] - Begin(i));
-  }
+  std::string_view Record(std::size_t i) const { return text.substr(Begin(i), ends[i] - Begin(i)); }
   // The record that holds byte `offset` of `text`.
   std::size_t RecordAt(std::size_t offset) const;
   // The segment (text between separators) that holds byte `offset` of `text`; when that

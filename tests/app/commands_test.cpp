@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/temp_dir.h"
+
 namespace trainwatch::app {
 namespace {
 
@@ -14,18 +16,11 @@ namespace fs = std::filesystem;
 
 class CommandsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tw_commands_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name, std::ios::binary) << text;
-    return (dir_ / name).string();
+    return temp_.Write(name, text);
   }
-  fs::path dir_;
+  testing::TempDir temp_;
+  const fs::path& dir_ = temp_.path();
   std::ostringstream out_, err_;
 };
 
@@ -50,11 +45,12 @@ TEST_F(CommandsTest, CheckReportsEveryProblemWithLocationAndExits2) {
   EXPECT_NE(err_.str().find(bad + ":12:14: pattern is not a valid RE2 regex"), std::string::npos)
       << err_.str();
   // The regex error stops the example run for that load, so fix it and look again.
-  const std::string examples_only = Write("examples.yaml",
-                                          "rules:\n"
-                                          "  - id: demo.a\n    kind: crash\n    tags: [train]\n"
-                                          "    description: A\n    pattern: 'boom'\n"
-                                          "    examples: {fires: ['no match here'], quiet: ['boom']}\n");
+  const std::string examples_only =
+      Write("examples.yaml",
+            "rules:\n"
+            "  - id: demo.a\n    kind: crash\n    tags: [train]\n"
+            "    description: A\n    pattern: 'boom'\n"
+            "    examples: {fires: ['no match here'], quiet: ['boom']}\n");
   std::ostringstream err2;
   EXPECT_EQ(RunCheck(CheckOptions{{examples_only}}, out_, err2), kExitError);
   EXPECT_NE(err2.str().find(examples_only + ":7:24: rule 'demo.a': example \"no match here\" "
@@ -95,10 +91,10 @@ TEST_F(CommandsTest, ScanJsonLinesCarryTheRequiredFields) {
   options.files = {log};
   EXPECT_EQ(RunScan(options, out_, err_), kExitFired);
   const std::string line = out_.str();
-  for (const std::string& field : std::vector<std::string>
-       {"\"rule\":\"python.traceback\"", "\"kind\":\"crash\"", "\"line\":1",
-        "\"file\":\"" + log + "\"", "\"text\":\"Traceback (most recent call last):\"",
-        "\"summary\":\"ValueError: bad \xef\xbf\xbd byte\"", "\"summary_line\":3"}) {
+  for (const std::string& field : std::vector<std::string>{
+           "\"rule\":\"python.traceback\"", "\"kind\":\"crash\"", "\"line\":1",
+           "\"file\":\"" + log + "\"", "\"text\":\"Traceback (most recent call last):\"",
+           "\"summary\":\"ValueError: bad \xef\xbf\xbd byte\"", "\"summary_line\":3"}) {
     EXPECT_NE(line.find(field), std::string::npos) << field << "\n" << line;
   }
 }
@@ -121,8 +117,7 @@ TEST_F(CommandsTest, ScanOfATagNoRuleHasWarns) {
   options.tag = "nosuchtag";
   options.files = {log};
   EXPECT_EQ(RunScan(options, out_, err_), kExitClean);
-  EXPECT_NE(err_.str().find("no pattern or threshold rule has tag 'nosuchtag'"),
-            std::string::npos);
+  EXPECT_NE(err_.str().find("no pattern or threshold rule has tag 'nosuchtag'"), std::string::npos);
 }
 
 }  // namespace

@@ -73,10 +73,10 @@ TEST(ShippedRules, ReadmeDocumentsEveryPackAndDetector) {
   ASSERT_TRUE(in) << "rules/README.md is missing";
   std::stringstream text;
   text << in.rdbuf();
-  for (const std::string word : {"python.yaml", "pytorch.yaml", "habana.yaml", "nvidia.yaml",
-                                 "ascend.yaml", "system.yaml", "hangs.yaml", "pattern:",
-                                 "unless:", "multiline:", "threshold:", "progress:", "silence:",
-                                 "exit:", "examples:"}) {
+  for (const std::string word :
+       {"python.yaml", "pytorch.yaml", "habana.yaml", "nvidia.yaml", "ascend.yaml", "system.yaml",
+        "hangs.yaml", "pattern:", "unless:", "multiline:", "threshold:", "progress:", "silence:",
+        "exit:", "examples:"}) {
     EXPECT_NE(text.str().find(word), std::string::npos) << word;
   }
 }

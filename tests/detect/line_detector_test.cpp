@@ -50,9 +50,8 @@ TEST(LineDetector, ThresholdForgetsMatchesOlderThanTheWindow) {
   std::vector<Event> events;
   TimePoint t;
   for (int i = 0; i < 6; ++i) {
-    testing::ForEachBatch("retrying\n", [&](const source::LineBatch& batch) {
-      detector.OnBatch(batch, t, events);
-    });
+    testing::ForEachBatch(
+        "retrying\n", [&](const source::LineBatch& batch) { detector.OnBatch(batch, t, events); });
     t += std::chrono::seconds(45);  // never three within a minute
   }
   EXPECT_TRUE(events.empty());

@@ -45,8 +45,8 @@ TEST_P(CorpusTest, FiresOnFailuresAndStaysQuietOnHealthyLogs) {
   const fs::path dir = CorpusDir() / GetParam();
   const YAML::Node spec = YAML::LoadFile((dir / "case.yaml").string());
   const bool expect_trigger = spec["expect"].as<std::string>() == "trigger";
-  const bool silent = spec["notes"] && spec["notes"].as<std::string>().find("SILENT") !=
-                                           std::string::npos;
+  const bool silent =
+      spec["notes"] && spec["notes"].as<std::string>().find("SILENT") != std::string::npos;
   std::uint64_t trigger_line = 0;
   std::string trigger_file;
   if (expect_trigger) {
@@ -87,8 +87,8 @@ TEST_P(CorpusTest, FiresOnFailuresAndStaysQuietOnHealthyLogs) {
     EXPECT_TRUE(fired_rules.empty()) << "false alarm: " << fired_rules;
     return;
   }
-  ASSERT_NE(first_alarm, 0u) << "no crash, hang or device rule fired; trigger is "
-                             << trigger_file << ":" << trigger_line;
+  ASSERT_NE(first_alarm, 0u) << "no crash, hang or device rule fired; trigger is " << trigger_file
+                             << ":" << trigger_line;
   EXPECT_LE(first_alarm, trigger_line + kTriggerSlack) << fired_rules;
 }
 

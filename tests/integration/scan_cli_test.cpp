@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "support/run_binary.h"
+#include "support/temp_dir.h"
 
 namespace trainwatch {
 namespace {
@@ -29,21 +30,14 @@ constexpr bool kMeasureMemory = true;
 
 class ScanCliTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tw_cli_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string PathOf(const std::string& name) { return (dir_ / name).string(); }
+  std::string PathOf(const std::string& name) { return temp_.PathOf(name); }
   testing::RunResult Scan(std::vector<std::string> args, const std::string& stdin_path = "") {
     std::vector<std::string> argv = {TrainwatchBinary(), "scan", "--rules",
                                      TRAINWATCH_TEST_RULES_DIR};
     argv.insert(argv.end(), args.begin(), args.end());
     return RunBinary(argv, stdin_path);
   }
-  fs::path dir_;
+  testing::TempDir temp_;
 };
 
 TEST_F(ScanCliTest, HundredMegabyteProgressLineWithCrashAtItsEnd) {
@@ -69,8 +63,9 @@ TEST_F(ScanCliTest, HundredMegabyteProgressLineWithCrashAtItsEnd) {
   EXPECT_EQ(event["line"], 1);
   EXPECT_EQ(event["cut"], true);
   // The crash is glued to the last update, so it shares that segment.
-  EXPECT_EQ(event["text"], " 45%|####5     | 450/1000 [00:10<00:12, 45.00it/s]RuntimeError: "
-                           "CUDA out of memory. Tried to allocate 2.00 GiB");
+  EXPECT_EQ(event["text"],
+            " 45%|####5     | 450/1000 [00:10<00:12, 45.00it/s]RuntimeError: "
+            "CUDA out of memory. Tried to allocate 2.00 GiB");
   if (kMeasureMemory) {
     EXPECT_LT(run.max_rss_kib, kMaxRssKib);
   }

@@ -54,8 +54,7 @@ std::vector<Hit> MatchAll(const std::vector<Rule>& rules, const std::string& tex
 
 TEST(LineMatcher, OnePassFindsEveryRuleInLineOrder) {
   const auto rules = RulesFrom(PatternRule("t.oom", "out of memory") +
-                               PatternRule("t.nccl", "NCCL error") +
-                               PatternRule("t.any", "error"));
+                               PatternRule("t.nccl", "NCCL error") + PatternRule("t.any", "error"));
   const auto hits = MatchAll(rules, "ok\nCUDA out of memory\nfine\nNCCL error in: x\n");
   EXPECT_EQ(hits, (std::vector<Hit>{{"t.oom", 2, "CUDA out of memory"},
                                     {"t.nccl", 4, "NCCL error in: x"},
@@ -75,8 +74,8 @@ TEST(LineMatcher, UnlessSuppressesAMatch) {
 }
 
 TEST(LineMatcher, OnlyRulesOfTheSourceTagApply) {
-  const auto rules = RulesFrom(PatternRule("t.kernel", "Xid", "", "[kmsg]") +
-                               PatternRule("t.train", "Xid"));
+  const auto rules =
+      RulesFrom(PatternRule("t.kernel", "Xid", "", "[kmsg]") + PatternRule("t.train", "Xid"));
   EXPECT_EQ(MatchAll(rules, "NVRM: Xid 79\n", "kmsg"),
             (std::vector<Hit>{{"t.kernel", 1, "NVRM: Xid 79"}}));
   EXPECT_EQ(MatchAll(rules, "NVRM: Xid 79\n", "train"),
@@ -89,12 +88,11 @@ TEST(LineMatcher, ReportsOneMatchPerRuleAndSegment) {
 }
 
 TEST(LineMatcher, PatternTheFastMatcherRefusesStillWorksAndIsReported) {
-  const auto rules = RulesFrom(PatternRule("t.ungreedy", "(?U)fail.+ed") +
-                               PatternRule("t.fast", "boom"));
+  const auto rules =
+      RulesFrom(PatternRule("t.ungreedy", "(?U)fail.+ed") + PatternRule("t.fast", "boom"));
   std::vector<Diagnostic> notes;
   const auto hits = MatchAll(rules, "boom\nfail: it stopped\nquiet\n", "train", &notes);
-  EXPECT_EQ(hits, (std::vector<Hit>{{"t.fast", 1, "boom"},
-                                    {"t.ungreedy", 2, "fail: it stopped"}}));
+  EXPECT_EQ(hits, (std::vector<Hit>{{"t.fast", 1, "boom"}, {"t.ungreedy", 2, "fail: it stopped"}}));
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].message.find("t.ungreedy"), std::string::npos);
   EXPECT_EQ(notes[0].where.line, 6);

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/temp_dir.h"
+
 namespace trainwatch::rules {
 namespace {
 
@@ -75,8 +77,9 @@ TEST(RuleLoader, ReportsEachProblemWithFileLineAndColumn) {
     std::string text;
     std::string expected;  // the formatted first error starts with this
   };
-  const std::string head = "rules:\n  - id: demo.x\n    kind: crash\n    tags: [train]\n"
-                           "    description: X\n";
+  const std::string head =
+      "rules:\n  - id: demo.x\n    kind: crash\n    tags: [train]\n"
+      "    description: X\n";
   const std::string examples = "    examples: {fires: [a], quiet: [b]}\n";
   const std::vector<Case> cases = {
       {"malformed yaml", "rules: [\n  - id: x\n", "pack.yaml:"},
@@ -91,13 +94,18 @@ TEST(RuleLoader, ReportsEachProblemWithFileLineAndColumn) {
       {"no detector", head + examples, "pack.yaml:2:5: rule 'demo.x' has no detector"},
       {"two detectors", head + "    pattern: 'a'\n    silence: {after: 5m}\n" + examples,
        "pack.yaml:7:14: rule 'demo.x' has more than one detector"},
-      {"bad kind", "rules:\n  - id: demo.x\n    kind: boom\n    tags: [train]\n"
-                   "    description: X\n    pattern: 'a'\n" + examples,
+      {"bad kind",
+       "rules:\n  - id: demo.x\n    kind: boom\n    tags: [train]\n"
+       "    description: X\n    pattern: 'a'\n" +
+           examples,
        "pack.yaml:3:11: rule 'demo.x': unknown kind 'boom'"},
-      {"bad id", "rules:\n  - id: Demo X\n    kind: crash\n    tags: [train]\n"
-                 "    description: X\n    pattern: 'a'\n" + examples,
+      {"bad id",
+       "rules:\n  - id: Demo X\n    kind: crash\n    tags: [train]\n"
+       "    description: X\n    pattern: 'a'\n" +
+           examples,
        "pack.yaml:2:9: id 'Demo X' must be dotted lowercase words"},
-      {"no examples", head + "    pattern: 'a'\n", "pack.yaml:2:5: rule 'demo.x' has no 'examples'"},
+      {"no examples", head + "    pattern: 'a'\n",
+       "pack.yaml:2:5: rule 'demo.x' has no 'examples'"},
       {"bare duration", head + "    silence: {after: 30}\n",
        "pack.yaml:6:22: silence after: duration '30' needs a unit"},
       {"bad signal", head + "    exit: {signals: [SIGNOPE]}\n",
@@ -107,8 +115,8 @@ TEST(RuleLoader, ReportsEachProblemWithFileLineAndColumn) {
   };
   for (const Case& c : cases) {
     const std::string error = FirstError(c.text);
-    EXPECT_TRUE(error.starts_with(c.expected)) << c.name << "\n  got:      " << error
-                                               << "\n  expected: " << c.expected;
+    EXPECT_TRUE(error.starts_with(c.expected))
+        << c.name << "\n  got:      " << error << "\n  expected: " << c.expected;
   }
 }
 
@@ -125,11 +133,12 @@ TEST(RuleLoader, ReportsAllProblemsNotJustTheFirst) {
 
 TEST(RuleLoader, RefusesDuplicateIdsAcrossFiles) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("tw_loader_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const std::string rule = "rules:\n  - id: demo.same\n    kind: crash\n    tags: [train]\n"
-                           "    description: X\n    pattern: 'a'\n"
-                           "    examples: {fires: [a], quiet: [b]}\n";
+  const trainwatch::testing::TempDir temp;
+  const fs::path& dir = temp.path();
+  const std::string rule =
+      "rules:\n  - id: demo.same\n    kind: crash\n    tags: [train]\n"
+      "    description: X\n    pattern: 'a'\n"
+      "    examples: {fires: [a], quiet: [b]}\n";
   std::ofstream(dir / "a.yaml") << rule;
   std::ofstream(dir / "b.yml") << rule;
   std::ofstream(dir / "notes.txt") << "not a rule file";
@@ -138,7 +147,6 @@ TEST(RuleLoader, RefusesDuplicateIdsAcrossFiles) {
   EXPECT_NE(loaded.errors[0].message.find("duplicate rule id 'demo.same'"), std::string::npos);
   EXPECT_EQ(loaded.errors[0].where.file, (dir / "b.yml").string());
   EXPECT_EQ(loaded.files.size(), 2u);
-  fs::remove_all(dir);
 }
 
 TEST(RuleLoader, MissingPathsAndDirectoriesWithoutRulesAreErrors) {

@@ -48,9 +48,9 @@ std::vector<Record> Frame(const std::string& input, std::size_t read_size,
 
 TEST(LineFramer, NumbersLinesByNewline) {
   for (std::size_t read_size : {1, 3, 7, 1000}) {
-    EXPECT_EQ(Frame("a\nbb\n\nccc\n", read_size),
-              (std::vector<Record>{{1, "a", false}, {2, "bb", false}, {3, "", false},
-                                   {4, "ccc", false}}))
+    EXPECT_EQ(
+        Frame("a\nbb\n\nccc\n", read_size),
+        (std::vector<Record>{{1, "a", false}, {2, "bb", false}, {3, "", false}, {4, "ccc", false}}))
         << "read size " << read_size;
   }
 }
@@ -88,7 +88,9 @@ TEST(LineFramer, CutsProgressStreamsAfterACarriageReturn) {
   // A tqdm stream that never ends its line: pieces end at update boundaries.
   std::string stream;
   for (int i = 0; i < 30; ++i) {
-    stream += "\r" + std::to_string(i) + "%|bar|";
+    stream += '\r';
+    stream += std::to_string(i);
+    stream += "%|bar|";
   }
   const auto records = Frame(stream, 16, /*max_line=*/40);
   ASSERT_GT(records.size(), 1u);

@@ -10,11 +10,11 @@
 namespace trainwatch::testing {
 
 struct RunResult {
-  int exit_code = -1;        // -1 when killed by a signal or the deadline
+  int exit_code = -1;  // -1 when killed by a signal or the deadline
   bool timed_out = false;
   std::string out;
   std::string err;
-  long max_rss_kib = 0;      // peak resident memory of the child
+  long max_rss_kib = 0;  // peak resident memory of the child
 };
 
 // Runs `argv` (argv[0] is the program path). `stdin_path` empty means /dev/null.
