@@ -24,7 +24,9 @@ int main(int argc, char** argv) {
   scan_cmd->add_option("--rules", scan.rule_paths,
                        "Rule file or directory (repeatable; default: the shipped packs)");
   scan_cmd
-      ->add_option("--tag", scan.tag, "Source tag the files stand for: train, habana, kmsg, ...")
+      ->add_option("--tag", scan.tags,
+                   "Tag of the source the files stand for: train, habana, kmsg, ... "
+                   "(repeatable: a source may carry several)")
       ->capture_default_str();
   scan_cmd->add_option("--format", format, "Output format")
       ->check(CLI::IsMember({"text", "jsonl"}))

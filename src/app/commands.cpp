@@ -109,7 +109,7 @@ int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
     return kExitError;
   }
   std::vector<Diagnostic> notes;
-  auto compiled = rules::CompiledRules::Build(loaded->rules, options.tag, &notes);
+  auto compiled = rules::CompiledRules::Build(loaded->rules, options.tags, &notes);
   if (!compiled) {
     err << "trainwatch: " << compiled.error().message << '\n';
     return kExitError;
@@ -118,8 +118,12 @@ int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
     err << FormatDiagnostic(note) << '\n';
   }
   if ((*compiled)->rules().empty()) {
-    err << "trainwatch: warning: no pattern or threshold rule has tag '" << options.tag
-        << "', so nothing can fire\n";
+    std::string tags;
+    for (const std::string& tag : options.tags) {
+      tags += (tags.empty() ? "'" : ", '") + tag + "'";
+    }
+    err << "trainwatch: warning: no pattern or threshold rule has tag " << tags
+        << ", so nothing can fire\n";
   }
   bool failed = false;
   bool fired = false;

@@ -17,11 +17,11 @@ struct CheckOptions {
 };
 int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err);
 
-// `trainwatch scan`: run the rules over files as if tailed from a source tagged `tag`.
+// `trainwatch scan`: run the rules over files as if tailed from a source with `tags`.
 // Exit 0 when no crash, hang or device rule fired; 1 when one did; 2 on an error.
 struct ScanOptions {
-  std::vector<std::string> rule_paths;  // empty: the shipped packs
-  std::string tag = "train";
+  std::vector<std::string> rule_paths;        // empty: the shipped packs
+  std::vector<std::string> tags = {"train"};  // the tags of the source the files stand for
   EventFormat format = EventFormat::kText;
   std::vector<std::string> files;  // "-" is standard input
 };

@@ -78,7 +78,7 @@ std::vector<Diagnostic> CheckExamples(const std::vector<rules::Rule>& rules,
     const std::string& tag = rule.tags.front();
     auto& compiled = by_tag[tag];
     if (!compiled) {
-      auto built = rules::CompiledRules::Build(rules, tag, notes);
+      auto built = rules::CompiledRules::Build(rules, {tag}, notes);
       if (!built) {
         problems.push_back({rule.where, built.error().message});
         return problems;

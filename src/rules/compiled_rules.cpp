@@ -1,5 +1,6 @@
 #include "rules/compiled_rules.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "rules/regex_options.h"
@@ -43,16 +44,18 @@ CompileAttempt TryCompile(const std::vector<const char*>& expressions,
 
 }  // namespace
 
-Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(const std::vector<Rule>& rules,
-                                                                  std::string_view tag,
-                                                                  std::vector<Diagnostic>* notes) {
+Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
+    const std::vector<Rule>& rules, const std::vector<std::string>& tags,
+    std::vector<Diagnostic>* notes) {
   if (hs_valid_platform() != HS_SUCCESS) {
     return Error{"this CPU lacks the SSSE3 instructions the Vectorscan matcher needs"};
   }
   auto compiled = std::make_shared<CompiledRules>();
   std::vector<const Pattern*> patterns;
   for (const Rule& rule : rules) {
-    if (!rule.HasTag(tag) || !rule.MatchesLines()) {
+    const bool applies = std::any_of(tags.begin(), tags.end(),
+                                     [&](const std::string& tag) { return rule.HasTag(tag); });
+    if (!applies || !rule.MatchesLines()) {
       continue;
     }
     LineRule line_rule;
@@ -102,8 +105,7 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(const std::vec
     }
     if (attempt.failed_index < 0 ||
         static_cast<std::size_t>(attempt.failed_index) >= candidates.size()) {
-      return Error{"cannot compile the rule set for tag '" + std::string(tag) +
-                   "': " + attempt.message};
+      return Error{"cannot compile the rules: " + attempt.message};
     }
     const std::size_t refused = candidates[static_cast<std::size_t>(attempt.failed_index)];
     compiled->rules_[refused].prefiltered = false;

@@ -33,12 +33,13 @@ struct LineRule {
 
 class CompiledRules {
  public:
-  // Compiles the pattern and threshold rules that carry `tag`. A pattern Vectorscan cannot
+  // Compiles the pattern and threshold rules that carry any of `tags` (a source's tags). A
+  // pattern Vectorscan cannot
   // take (a construct outside its syntax) still works, RE2 alone checks it on every segment;
   // each such rule adds a note to `notes`, since it slows every scan down.
   // REQUIRES: the rules were loaded without errors (their regexes compile).
   static Result<std::shared_ptr<const CompiledRules>> Build(const std::vector<Rule>& rules,
-                                                            std::string_view tag,
+                                                            const std::vector<std::string>& tags,
                                                             std::vector<Diagnostic>* notes);
 
   const std::vector<LineRule>& rules() const { return rules_; }

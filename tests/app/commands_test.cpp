@@ -114,7 +114,7 @@ TEST_F(CommandsTest, ScanOfATagNoRuleHasWarns) {
   const std::string log = Write("x.log", "anything\n");
   ScanOptions options;
   options.rule_paths = {TRAINWATCH_TEST_RULES_DIR};
-  options.tag = "nosuchtag";
+  options.tags = {"nosuchtag"};
   options.files = {log};
   EXPECT_EQ(RunScan(options, out_, err_), kExitClean);
   EXPECT_NE(err_.str().find("no pattern or threshold rule has tag 'nosuchtag'"), std::string::npos);

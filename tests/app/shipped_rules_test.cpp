@@ -60,7 +60,7 @@ TEST(ShippedRules, EveryPatternTakesTheFastPath) {
   }
   for (const std::string& tag : tags) {
     std::vector<Diagnostic> notes;
-    auto compiled = rules::CompiledRules::Build(loaded.rules, tag, &notes);
+    auto compiled = rules::CompiledRules::Build(loaded.rules, {tag}, &notes);
     ASSERT_TRUE(compiled.ok()) << compiled.error().message;
     for (const auto& note : notes) {
       ADD_FAILURE() << FormatDiagnostic(note);

@@ -27,7 +27,7 @@ inline std::vector<Event> Detect(const std::string& rules_yaml, const std::strin
   rules::LoadedRules loaded;
   rules::LoadRuleText("rules:\n" + rules_yaml, "test.yaml", loaded);
   EXPECT_TRUE(loaded.errors.empty()) << FormatDiagnostic(loaded.errors.front());
-  auto compiled = rules::CompiledRules::Build(loaded.rules, "train", nullptr);
+  auto compiled = rules::CompiledRules::Build(loaded.rules, {"train"}, nullptr);
   auto matcher = rules::LineMatcher::Create(*compiled);
   LineDetector detector(std::move(*matcher));
   std::vector<Event> events;

@@ -44,7 +44,7 @@ TEST(LineDetector, ThresholdFiresOncePerCountWithinTheWindow) {
 TEST(LineDetector, ThresholdForgetsMatchesOlderThanTheWindow) {
   rules::LoadedRules loaded;
   rules::LoadRuleText(std::string("rules:\n") + kRules, "t.yaml", loaded);
-  auto compiled = rules::CompiledRules::Build(loaded.rules, "train", nullptr);
+  auto compiled = rules::CompiledRules::Build(loaded.rules, {"train"}, nullptr);
   auto matcher = rules::LineMatcher::Create(*compiled);
   LineDetector detector(std::move(*matcher));
   std::vector<Event> events;

@@ -35,7 +35,7 @@ std::ostream& operator<<(std::ostream& os, const Hit& h) {
 std::vector<Hit> MatchAll(const std::vector<Rule>& rules, const std::string& text,
                           const std::string& tag = "train",
                           std::vector<Diagnostic>* notes = nullptr) {
-  auto compiled = CompiledRules::Build(rules, tag, notes);
+  auto compiled = CompiledRules::Build(rules, {tag}, notes);
   EXPECT_TRUE(compiled.ok());
   auto matcher = LineMatcher::Create(*compiled);
   EXPECT_TRUE(matcher.ok());
@@ -80,6 +80,17 @@ TEST(LineMatcher, OnlyRulesOfTheSourceTagApply) {
             (std::vector<Hit>{{"t.kernel", 1, "NVRM: Xid 79"}}));
   EXPECT_EQ(MatchAll(rules, "NVRM: Xid 79\n", "train"),
             (std::vector<Hit>{{"t.train", 1, "NVRM: Xid 79"}}));
+}
+
+TEST(LineMatcher, ASourceWithSeveralTagsGetsTheRulesOfEach) {
+  const auto rules =
+      RulesFrom(PatternRule("t.kernel", "Xid", "", "[kmsg]") + PatternRule("t.train", "Xid") +
+                PatternRule("t.habana", "Xid", "", "[habana]"));
+  auto compiled = CompiledRules::Build(rules, {"kmsg", "train"}, nullptr);
+  ASSERT_TRUE(compiled.ok());
+  ASSERT_EQ((*compiled)->rules().size(), 2u);
+  EXPECT_EQ((*compiled)->rules()[0].rule.id, "t.kernel");
+  EXPECT_EQ((*compiled)->rules()[1].rule.id, "t.train");
 }
 
 TEST(LineMatcher, ReportsOneMatchPerRuleAndSegment) {
