@@ -76,7 +76,8 @@ bool IsSurvivedMarker(std::string_view previous) {
   previous = TrimRight(previous);
   return previous.starts_with("Exception ignored") ||
          (previous.starts_with("Exception in thread ") && previous.ends_with(":")) ||
-         previous.starts_with("Error in atexit._run_exitfuncs:");
+         previous.starts_with("Error in atexit._run_exitfuncs:") ||
+         previous.starts_with("--- Logging error ---");  // logging's handleError() carries on
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // "[1,0]<stderr>:", "2024-02-21T05:55:25.318312Z DEBUG ...: "), a header glued to the end
 // of a progress bar, several ranks' tracebacks interleaved, chained exceptions ("During
 // handling of the above exception..."), and tracebacks Python prints but survives
-// ("Exception ignored in: ...", "Exception in thread ...:"). Memory is bounded: a few open
+// ("Exception ignored in: ...", "Exception in thread ...:", "--- Logging error ---"). Memory is
+// bounded: a few open
 // tracebacks, each keeping only its header and summary. Single thread.
 #pragma once
 

@@ -103,9 +103,14 @@ TEST(Traceback, SurvivedTracebacksAreWarnings) {
       "Traceback (most recent call last):\n"
       "  File \"threading.py\", line 1016, in _bootstrap_inner\n"
       "OSError: [Errno 24] Too many open files\n"
+      "--- Logging error ---\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/usr/lib/python3.11/logging/__init__.py\", line 1110, in emit\n"
+      "TypeError: not all arguments converted during string formatting\n"
       "epoch 3 done\n",
       {{2, kWarning, "AssertionError: can only join a child process"},
-       {6, kWarning, "OSError: [Errno 24] Too many open files"}});
+       {6, kWarning, "OSError: [Errno 24] Too many open files"},
+       {10, kWarning, "TypeError: not all arguments converted"}});
 }
 
 TEST(Traceback, ToleratesForeignLinesInsideATraceback) {
