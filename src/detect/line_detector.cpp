@@ -66,8 +66,15 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
 }
 
 void LineDetector::EmitTracebacks(const Grouping& grouping, std::vector<Event>& out) {
-  const rules::Rule& rule = matcher_.rules().rules()[grouping.rule].rule;
+  const LineRule& line_rule = matcher_.rules().rules()[grouping.rule];
+  const rules::Rule& rule = line_rule.rule;
   for (Traceback& traceback : finished_) {
+    // A traceback rule's `unless` vetoes by the final exception ("...: can only join a child
+    // process"), which says more than the header every traceback shares.
+    if (line_rule.unless != nullptr && !traceback.summary.empty() &&
+        RE2::PartialMatch(traceback.summary, *line_rule.unless)) {
+      continue;
+    }
     Event event;
     event.rule_id = rule.id;
     // A traceback Python survives ("Exception ignored in ...") is worth a note, not a capture.
@@ -113,18 +120,41 @@ void LineDetector::OnBatch(const source::LineBatch& batch, TimePoint now, std::v
         continue;
       }
       const std::string_view text = header.present ? header.segment : batch.LastSegment(record);
-      const std::string_view previous =
-          record > 0 ? batch.LastSegment(record - 1) : std::string_view(previous_line_);
-      group.grouper.OnLine(batch.LineNumber(record), text,
-                           header.present ? std::optional(header.at) : std::nullopt, previous,
-                           finished_);
+      group.grouper.OnLine(
+          batch.LineNumber(record), text, header.present ? std::optional(header.at) : std::nullopt,
+          header.present ? LinesBefore(batch, record) : std::span<const std::string_view>(),
+          finished_);
       EmitTracebacks(group, out);
     }
     grouping = AnyTracebackOpen();
   }
   if (!groupings_.empty()) {
-    previous_line_ = std::string(batch.LastSegment(batch.size() - 1));
+    KeepTail(batch);
   }
+}
+
+std::span<const std::string_view> LineDetector::LinesBefore(const source::LineBatch& batch,
+                                                            std::size_t record) {
+  std::size_t count = 0;
+  for (std::size_t k = 1; k <= before_.size(); ++k) {
+    if (record >= k) {
+      before_[count++] = batch.LastSegment(record - k);
+    } else if (k - record - 1 < tail_.size()) {
+      before_[count++] = tail_[k - record - 1];
+    }
+  }
+  return {before_.data(), count};
+}
+
+void LineDetector::KeepTail(const source::LineBatch& batch) {
+  std::vector<std::string> tail;
+  for (std::size_t k = 1; k <= TracebackGrouper::kMarkerWindow && k <= batch.size(); ++k) {
+    tail.emplace_back(batch.LastSegment(batch.size() - k));
+  }
+  for (std::size_t i = 0; tail.size() < TracebackGrouper::kMarkerWindow && i < tail_.size(); ++i) {
+    tail.push_back(std::move(tail_[i]));  // a batch shorter than the window
+  }
+  tail_ = std::move(tail);
 }
 
 void LineDetector::Finish(std::vector<Event>& out) {

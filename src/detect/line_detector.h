@@ -5,8 +5,10 @@
 // and the time they arrived. One per source; single thread.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <deque>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,9 @@ class LineDetector {
   void OnMatch(const source::LineBatch& batch, const rules::SegmentMatch& match, TimePoint now,
                std::vector<Event>& out);
   void EmitTracebacks(const Grouping& grouping, std::vector<Event>& out);
+  // Up to TracebackGrouper::kMarkerWindow lines before `record`, nearest first.
+  std::span<const std::string_view> LinesBefore(const source::LineBatch& batch, std::size_t record);
+  void KeepTail(const source::LineBatch& batch);
 
   rules::LineMatcher matcher_;
   std::vector<rules::SegmentMatch> matches_;  // reused between batches
@@ -56,7 +61,10 @@ class LineDetector {
   std::vector<Header> headers_;                        // per grouping, for the current record
   std::vector<std::deque<TimePoint>> threshold_hits_;  // per rule; bounded by its count
   std::vector<Traceback> finished_;
-  std::string previous_line_;  // last line of the previous batch, for "Exception ignored in"
+  std::array<std::string_view, TracebackGrouper::kMarkerWindow> before_;
+  // The last lines of the previous batch, nearest first: a header at the top of a batch still
+  // sees the lines above it (for "Exception ignored in").
+  std::vector<std::string> tail_;
 };
 
 }  // namespace trainwatch::detect

@@ -72,12 +72,27 @@ bool IsExceptionLine(std::string_view body) {
   return body[i] == ':' && (i + 1 == body.size() || body[i + 1] == ' ');
 }
 
-bool IsSurvivedMarker(std::string_view previous) {
-  previous = TrimRight(previous);
-  return previous.starts_with("Exception ignored") ||
-         (previous.starts_with("Exception in thread ") && previous.ends_with(":")) ||
-         previous.starts_with("Error in atexit._run_exitfuncs:") ||
-         previous.starts_with("--- Logging error ---");  // logging's handleError() carries on
+// Python prints these before a traceback it survives. They may be glued to a progress bar
+// ("2.16it/s]Exception ignored in: ...") or sit a line or two above the header when several
+// DataLoader workers print at once, so they are searched for anywhere in the line.
+bool HasSurvivedMarker(std::string_view line) {
+  line = TrimRight(line);
+  for (std::string_view marker :
+       {"Exception ignored in", "Exception in thread ",
+        "Unhandled exception in thread started by",                     // Python 2
+        "Error in atexit._run_exitfuncs:", "--- Logging error ---"}) {  // logging's handleError()
+    if (line.find(marker) != std::string_view::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A header glued onto a frame line ('  File "x.py", line 3, in fTraceback (most recent...')
+// only happens when several threads or processes print tracebacks at once.
+bool IsFrameLine(std::string_view text) {
+  const std::size_t start = text.find_first_not_of(" \t");
+  return start != std::string_view::npos && start > 0 && text.substr(start).starts_with("File \"");
 }
 
 }  // namespace
@@ -104,7 +119,8 @@ std::optional<std::string_view> TracebackGrouper::BodyOf(const Open& open, std::
 }
 
 void TracebackGrouper::OpenHeader(std::uint64_t line, std::string_view text, std::size_t header_at,
-                                  std::string_view previous, std::vector<Traceback>& out) {
+                                  std::span<const std::string_view> before,
+                                  std::vector<Traceback>& out) {
   const std::string_view prefix = text.substr(0, header_at);
   for (std::size_t i = open_.size(); i-- > 0;) {
     Open& open = open_[i];
@@ -133,11 +149,22 @@ void TracebackGrouper::OpenHeader(std::uint64_t line, std::string_view text, std
   open.traceback.header_line = line;
   open.traceback.header_text = std::string(text);
   open.prefix = std::string(prefix);
-  std::string_view previous_body = previous;
-  if (SameShape(prefix, previous)) {
-    previous_body.remove_prefix(prefix.size());
+  if (IsFrameLine(prefix) && !open_.empty()) {
+    // Glued into another traceback's frames: part of the same burst, and as survivable.
+    open.traceback.survived = open_.back().traceback.survived;
   }
-  open.traceback.survived = IsSurvivedMarker(previous_body);
+  for (std::string_view earlier : before) {
+    if (open.traceback.survived || HasSurvivedMarker(earlier)) {
+      open.traceback.survived = true;
+      break;
+    }
+    if (SameShape(prefix, earlier)) {
+      earlier.remove_prefix(prefix.size());
+    }
+    if (IsExceptionLine(TrimRight(earlier))) {
+      break;  // the end of an earlier traceback: a marker above it is not this one's
+    }
+  }
   open.last_line = line;
   if (open_.size() >= kMaxOpen) {
     Close(0, out);
@@ -181,7 +208,8 @@ TracebackGrouper::Step TracebackGrouper::Advance(Open& open, std::uint64_t line,
 }
 
 void TracebackGrouper::OnLine(std::uint64_t line, std::string_view text,
-                              std::optional<std::size_t> header_at, std::string_view previous,
+                              std::optional<std::size_t> header_at,
+                              std::span<const std::string_view> before,
                               std::vector<Traceback>& out) {
   for (std::size_t i = open_.size(); i-- > 0;) {
     if (line - open_[i].last_line > kMaxGap) {
@@ -189,7 +217,7 @@ void TracebackGrouper::OnLine(std::uint64_t line, std::string_view text,
     }
   }
   if (header_at) {
-    OpenHeader(line, text, *header_at, previous, out);
+    OpenHeader(line, text, *header_at, before, out);
     return;
   }
   // Pick the traceback this line belongs to: an exact prefix beats a same-shape one beats a

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,11 +32,16 @@ class TracebackGrouper {
   // more closes the oldest.
   static constexpr std::size_t kMaxOpen = 64;
 
+  // How many lines before a header are searched for a "survived" marker: interleaved
+  // DataLoader workers print "Exception ignored in: " glued to a progress bar, or a line or
+  // two above the header.
+  static constexpr std::size_t kMarkerWindow = 3;
+
   // Feeds one line. `header_at` is set when the rule's header pattern matched this line,
-  // at that offset of `text`; `previous` is the line before it (to spot "Exception ignored
-  // in"). Tracebacks that end are appended to `out`.
+  // at that offset of `text`; `before` holds the lines before it, nearest first (up to
+  // kMarkerWindow), to spot "Exception ignored in". Tracebacks that end go to `out`.
   void OnLine(std::uint64_t line, std::string_view text, std::optional<std::size_t> header_at,
-              std::string_view previous, std::vector<Traceback>& out);
+              std::span<const std::string_view> before, std::vector<Traceback>& out);
 
   // True while a traceback is open, so every line must be fed.
   bool active() const { return !open_.empty(); }
@@ -57,7 +63,7 @@ class TracebackGrouper {
   };
 
   void OpenHeader(std::uint64_t line, std::string_view text, std::size_t header_at,
-                  std::string_view previous, std::vector<Traceback>& out);
+                  std::span<const std::string_view> before, std::vector<Traceback>& out);
   // The body of `text` under `open`'s prefix, or nullopt when the line is not its.
   static std::optional<std::string_view> BodyOf(const Open& open, std::string_view text,
                                                 PrefixMode mode);

@@ -65,6 +65,7 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
     if (const auto* pattern = std::get_if<PatternDetector>(&rule.detector)) {
       match = &pattern->match;
       unless = &pattern->unless;
+      line_rule.multiline = pattern->multiline != Multiline::kNone;
     } else {
       const auto& threshold = std::get<ThresholdDetector>(rule.detector);
       match = &threshold.match;

@@ -29,6 +29,9 @@ struct LineRule {
   std::unique_ptr<RE2> match;
   std::unique_ptr<RE2> unless;  // null when the rule has none
   bool prefiltered = true;      // false: Vectorscan refused it, RE2 runs on every segment
+  // multiline: python-traceback; its `unless` applies to the final exception line, so the
+  // matcher leaves it to the detector.
+  bool multiline = false;
 };
 
 class CompiledRules {

@@ -28,7 +28,7 @@ bool LineMatcher::Confirm(const LineRule& rule, std::string_view segment) const 
   if (!RE2::PartialMatch(segment, *rule.match)) {
     return false;
   }
-  return rule.unless == nullptr || !RE2::PartialMatch(segment, *rule.unless);
+  return rule.unless == nullptr || rule.multiline || !RE2::PartialMatch(segment, *rule.unless);
 }
 
 void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch>& out) {

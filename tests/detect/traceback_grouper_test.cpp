@@ -113,6 +113,59 @@ TEST(Traceback, SurvivedTracebacksAreWarnings) {
        {10, kWarning, "TypeError: not all arguments converted"}});
 }
 
+TEST(Traceback, SurvivedMarkersGluedToOutputOrAFewLinesUp) {
+  // Real DataLoader teardown noise: the marker glued to a progress bar, and two workers
+  // printing at once so the marker sits lines above the second header.
+  ExpectTracebacks(
+      "2.16it/s]Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__>\n"
+      "Traceback (most recent call last):\n"
+      "  File \"dataloader.py\", line 1466, in __del__\n"
+      "AssertionError: can only test a child process\n"
+      "    self._shutdown_workers()Exception ignored in: \n"
+      "  File \"dataloader.py\", line 713, in _shutdown_workers\n"
+      "<function _DataLoaderIter.__del__ at 0x7f32d70c7f28>\n"
+      "Traceback (most recent call last):\n"
+      "  File \"dataloader.py\", line 717, in __del__\n"
+      "AssertionError: can only join a child process\n"
+      "Traceback (most recent call last):\n"
+      "  File \"train.py\", line 9, in <module>\n"
+      "RuntimeError: real crash\n",
+      {{2, kWarning, "AssertionError: can only test a child process"},
+       {8, kWarning, "AssertionError: can only join a child process"},
+       {11, kCrash, "RuntimeError: real crash"}});  // a finished traceback ends the window
+}
+
+TEST(Traceback, ShutdownNoiseOfManyThreadsIsSurvived) {
+  // Python 2 interpreter shutdown: several threads print at once, markers glued together,
+  // a header glued onto another traceback's frame line.
+  ExpectTracebacks(
+      "Exception in thread Thread-2 (most likely raised during interpreter shutdown):"
+      "Exception in thread Thread-5 (most likely raised during\n"
+      "Traceback (most recent call last):\n"
+      "  File \"threading.py\", line 801, in __bootstrap_inner\n"
+      "  File \"threading.py\", line 754, in run\n"
+      "  File \"threading.py\", line 801, in __bootstrap_innerTraceback (most recent call last):\n"
+      "  File \"threading.py\", line 754, in run\n"
+      "Unhandled exception in thread started by <bound method Reader.__bootstrap>\n"
+      "Traceback (most recent call last):\n"
+      "  File \"threading.py\", line 774, in __bootstrap\n"
+      "TypeError: 'NoneType' object is not callable\n",
+      {{2, kWarning, ""}, {5, kWarning, ""}, {8, kWarning, "TypeError"}});
+}
+
+TEST(Traceback, UnlessVetoesByTheFinalException) {
+  const std::string rule = std::string(kTracebackRule) + "    unless: '^KeyboardInterrupt$'\n";
+  const auto events = Detect(rule,
+                             "Traceback (most recent call last):\n"
+                             "  File \"a.py\", line 1, in <module>\n"
+                             "KeyboardInterrupt\n"
+                             "Traceback (most recent call last):\n"
+                             "  File \"a.py\", line 1, in <module>\n"
+                             "ValueError: KeyboardInterrupt is not the exception here\n");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].line, 4u);
+}
+
 TEST(Traceback, ToleratesForeignLinesInsideATraceback) {
   ExpectTracebacks(
       "Traceback (most recent call last):\n"
@@ -156,7 +209,7 @@ TEST(Traceback, OpenTracebacksAreBounded) {
   std::vector<Traceback> done;
   for (std::size_t i = 0; i < TracebackGrouper::kMaxOpen + 10; ++i) {
     const std::string line = "[rank" + std::to_string(i) + "]: Traceback (most recent call last):";
-    grouper.OnLine(i + 1, line, line.find("Traceback"), "", done);
+    grouper.OnLine(i + 1, line, line.find("Traceback"), {}, done);
   }
   EXPECT_EQ(done.size(), 10u);  // the oldest were closed to make room
   grouper.CloseAll(done);
