@@ -12,7 +12,7 @@ namespace {
 
 // Events held back so they print in line order are capped; past this, order gives way to
 // bounded memory.
-constexpr std::size_t kMaxHeldEvents = 10000;
+constexpr std::size_t kMaxHeldEvents = 1000;  // at most 4 MiB of text (kMaxEventTextBytes each)
 
 // Hands `events` to `sink` in line order once no open traceback can still add an earlier one.
 void Release(std::vector<detect::Event>& events, const detect::LineDetector& detector, bool force,

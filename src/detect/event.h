@@ -4,10 +4,19 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "rules/rule.h"
 
 namespace trainwatch::detect {
+
+// Event texts are capped: a 64 KiB progress line should not travel whole into every event
+// (and, in `scan`, into every held event).
+inline constexpr std::size_t kMaxEventTextBytes = 4096;
+
+// The part of `segment` worth showing: all of it when short, else kMaxEventTextBytes around
+// `end_hint` (where the match ended; 0 when unknown). Sets `cut` when it shortened.
+std::string EventText(std::string_view segment, std::size_t end_hint, bool& cut);
 
 struct Event {
   std::string rule_id;

@@ -46,8 +46,8 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
   event.rule_id = rule.id;
   event.kind = rule.kind;
   event.line = batch.LineNumber(match.record);
-  event.text = std::string(match.segment);
   event.cut = batch.cut;
+  event.text = EventText(match.segment, match.end_hint, event.cut);
   if (const auto* threshold = std::get_if<ThresholdDetector>(&rule.detector)) {
     auto& hits = threshold_hits_[match.rule];
     hits.push_back(now);
@@ -80,9 +80,11 @@ void LineDetector::EmitTracebacks(const Grouping& grouping, std::vector<Event>& 
     // A traceback Python survives ("Exception ignored in ...") is worth a note, not a capture.
     event.kind = traceback.survived ? rules::RuleKind::kWarning : rule.kind;
     event.line = traceback.header_line;
-    event.text = std::move(traceback.header_text);
-    event.summary = traceback.summary.empty() ? std::string("(no exception line followed)")
-                                              : std::move(traceback.summary);
+    event.text = EventText(traceback.header_text, traceback.header_text.size(), event.cut);
+    bool summary_cut = false;
+    event.summary = traceback.summary.empty()
+                        ? std::string("(no exception line followed)")
+                        : EventText(traceback.summary, traceback.summary.size(), summary_cut);
     if (traceback.survived) {
       event.summary += " (Python printed this traceback and carried on)";
     }

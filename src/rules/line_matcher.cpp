@@ -1,6 +1,7 @@
 #include "rules/line_matcher.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace trainwatch::rules {
 
@@ -14,12 +15,21 @@ Result<LineMatcher> LineMatcher::Create(std::shared_ptr<const CompiledRules> rul
     matcher.scratch_.reset(scratch);
   }
   matcher.last_segment_.resize(matcher.rules_->rules().size());
+  matcher.covered_until_.resize(matcher.rules_->rules().size());
   return matcher;
 }
 
 int LineMatcher::OnCandidate(unsigned int id, unsigned long long /*from*/, unsigned long long to,
                              unsigned int /*flags*/, void* context) {
   auto* self = static_cast<LineMatcher*>(context);
+  if (to <= self->covered_until_[id]) {
+    return 0;  // this rule already has a candidate in this segment
+  }
+  const std::string_view text = self->scanning_;
+  const std::size_t last_byte = to == 0 ? 0 : static_cast<std::size_t>(to - 1);
+  const void* newline = std::memchr(text.data() + last_byte, '\n', text.size() - last_byte);
+  self->covered_until_[id] =
+      newline ? static_cast<const char*>(newline) - text.data() : text.size();
   self->candidates_.push_back({to, id});
   return 0;  // keep scanning: other rules may match later in the batch
 }
@@ -38,6 +48,8 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
   const auto& rules = rules_->rules();
   candidates_.clear();
   std::fill(last_segment_.begin(), last_segment_.end(), nullptr);
+  std::fill(covered_until_.begin(), covered_until_.end(), 0);
+  scanning_ = batch.text;
   if (scratch_) {
     hs_scan(rules_->database(), batch.text.data(), static_cast<unsigned>(batch.text.size()), 0,
             scratch_.get(), &LineMatcher::OnCandidate, this);
@@ -56,8 +68,11 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
     }
     last_segment_[candidate.rule] = segment.data();
     if (Confirm(rules[candidate.rule], segment)) {
-      out.push_back(
-          {candidate.rule, static_cast<std::uint32_t>(batch.RecordAt(last_byte)), segment});
+      const std::size_t segment_begin = segment.data() - batch.text.data();
+      const auto end_hint = static_cast<std::uint32_t>(
+          std::min<std::size_t>(candidate.end - segment_begin, segment.size()));
+      out.push_back({candidate.rule, static_cast<std::uint32_t>(batch.RecordAt(last_byte)), segment,
+                     end_hint});
     }
   }
   if (rules_->unfiltered().empty()) {
@@ -72,7 +87,7 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
       for (std::size_t index : rules_->unfiltered()) {
         if (!segment.empty() && Confirm(rules[index], segment)) {
           out.push_back(
-              {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(record), segment});
+              {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(record), segment, 0});
         }
       }
       if (cut == std::string_view::npos) {

@@ -21,6 +21,9 @@ struct SegmentMatch {
   std::uint32_t rule = 0;    // index into CompiledRules::rules()
   std::uint32_t record = 0;  // index into the batch's records
   std::string_view segment;  // the matching segment, a view into the batch
+  // Where in `segment` the prefilter saw a match end (0 when unknown): lets a caller show
+  // the part of a long segment that matched.
+  std::uint32_t end_hint = 0;
 };
 
 class LineMatcher {
@@ -51,6 +54,11 @@ class LineMatcher {
   std::unique_ptr<hs_scratch_t, ScratchDeleter> scratch_;
   std::vector<Candidate> candidates_;      // reused between batches
   std::vector<const char*> last_segment_;  // per rule: segment already judged this batch
+  // Per rule: the end of the segment it already has a candidate in. Vectorscan reports every
+  // offset where a match can end ('MODULE:\w+' ends at each byte of a long word), so later
+  // reports in the same segment are dropped at once: one candidate per rule and segment.
+  std::vector<std::uint64_t> covered_until_;
+  std::string_view scanning_;  // the batch text during hs_scan
 };
 
 }  // namespace trainwatch::rules

@@ -65,6 +65,15 @@ TEST(LineDetector, CutLinesAreFlaggedAndStillScanned) {
   EXPECT_EQ(events[0].line, 1u);
 }
 
+TEST(LineDetector, EventTextIsCappedAroundTheMatch) {
+  const std::string line = std::string(30000, '#') + " out of memory " + std::string(30000, '#');
+  const auto events = Detect(kRules, line + "\n");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].text.size(), kMaxEventTextBytes);
+  EXPECT_NE(events[0].text.find("out of memory"), std::string::npos);
+  EXPECT_TRUE(events[0].cut);
+}
+
 TEST(LineDetector, TracebackAndPatternEventsTogether) {
   const auto events = Detect(std::string(kRules) + kTracebackRule,
                              "Traceback (most recent call last):\n"

@@ -118,6 +118,21 @@ TEST(LineMatcher, PathologicalPatternStaysLinear) {
   EXPECT_EQ(MatchAll(rules, std::string(50000, 'a') + "\n").size(), 1u);
 }
 
+TEST(LineMatcher, PatternsThatEndEverywhereGiveOneMatchPerSegment) {
+  // 'MODULE:\w+' can end at every byte of a long word; the matcher must still report (and
+  // pay for) one match per segment, not one per byte.
+  const auto rules = RulesFrom(PatternRule("t.word", "MODULE:\\w+"));
+  std::string text;
+  for (int i = 0; i < 20; ++i) {
+    text += "FATAL ERROR :: MODULE:" + std::string(30000, 'a') + "\r" +
+            "MODULE:" + std::string(100, 'b') + "\n";
+  }
+  const auto hits = MatchAll(rules, text);
+  ASSERT_EQ(hits.size(), 40u);  // two segments per line
+  EXPECT_EQ(hits[1].line, 1u);
+  EXPECT_EQ(hits[1].segment, "MODULE:" + std::string(100, 'b'));
+}
+
 TEST(LineMatcher, MatchesBinaryLinesAsBytes) {
   const auto rules = RulesFrom(PatternRule("t.boom", "boom"));
   const std::string text("\0\xff boom \xfe\0\n", 11);
