@@ -1,5 +1,6 @@
 #include "detect/traceback_grouper.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace trainwatch::detect {
@@ -18,18 +19,43 @@ constexpr std::uint64_t kMaxGap = 500;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-// Digits may differ, so "[80746] " and "2024-02-21T05:55:25.318312Z " prefixes that count
-// or tick from line to line still belong together.
-bool SameShape(std::string_view prefix, std::string_view text) {
-  if (text.size() < prefix.size()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (prefix[i] != text[i] && !(IsDigit(prefix[i]) && IsDigit(text[i]))) {
-      return false;
+// A prefix with a time of day ("2024-02-21T05:55:25.318312Z ... ") ticks from line to line;
+// rank ids and host names ("[rank3]: ", "gpu250: ") do not, and must match exactly.
+bool HasClock(std::string_view prefix) {
+  for (std::size_t i = 0; i + 5 <= prefix.size(); ++i) {
+    if (IsDigit(prefix[i]) && IsDigit(prefix[i + 1]) && prefix[i + 2] == ':' &&
+        IsDigit(prefix[i + 3]) && IsDigit(prefix[i + 4])) {
+      return true;
     }
   }
-  return true;
+  return false;
+}
+
+// Matches `text` against `prefix` where each run of digits may differ in value and length
+// (timestamps tick; trailing zeros of fractions may be trimmed). Returns how much of `text`
+// the prefix covers.
+std::optional<std::size_t> ClockPrefixLength(std::string_view prefix, std::string_view text) {
+  std::size_t i = 0;
+  std::size_t j = 0;
+  while (i < prefix.size()) {
+    if (IsDigit(prefix[i])) {
+      if (j >= text.size() || !IsDigit(text[j])) {
+        return std::nullopt;
+      }
+      while (i < prefix.size() && IsDigit(prefix[i])) {
+        ++i;
+      }
+      while (j < text.size() && IsDigit(text[j])) {
+        ++j;
+      }
+    } else if (j < text.size() && prefix[i] == text[j]) {
+      ++i;
+      ++j;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return j;
 }
 
 std::string_view TrimRight(std::string_view text) {
@@ -39,37 +65,57 @@ std::string_view TrimRight(std::string_view text) {
   return text;
 }
 
-// "RuntimeError: ...", "KeyboardInterrupt", "torch.cuda.OutOfMemoryError: ...". The last
-// dotted part is a class name (starts upper case), and a name with no lower case letter is
-// a log level ("WARNING:torch..."), not an exception.
+bool EndsWithExceptionWord(std::string_view name) {
+  for (std::string_view suffix : {"Error", "Exception", "Interrupt", "Exit", "Warning", "Iteration",
+                                  "Failure", "Fault", "Timeout", "Empty"}) {
+    if (name.ends_with(suffix)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The line Python ends a traceback with: "RuntimeError: ...", "KeyboardInterrupt",
+// "torch.cuda.OutOfMemoryError: ...", "socket.gaierror: [Errno -2] ...",
+// "numpy.core._exceptions._ArrayMemoryError: ...". A bare word counts only when it reads
+// like an exception class ("Exiting" does not); "Name: text" counts when the name is dotted,
+// CamelCase or ends like an exception, and never when it is all capitals ("WARNING:torch").
 bool IsExceptionLine(std::string_view body) {
   std::size_t i = 0;
+  std::size_t last_part = 0;
+  bool dotted = false;
   bool lower_seen = false;
-  bool part_start_upper = false;
   while (true) {
     if (i >= body.size() ||
         !(std::isalpha(static_cast<unsigned char>(body[i])) || body[i] == '_')) {
       return false;
     }
-    part_start_upper = std::isupper(static_cast<unsigned char>(body[i])) != 0;
+    last_part = i;
     while (i < body.size() &&
            (std::isalnum(static_cast<unsigned char>(body[i])) || body[i] == '_')) {
       lower_seen = lower_seen || std::islower(static_cast<unsigned char>(body[i]));
       ++i;
     }
-    if (i < body.size() && body[i] == '.') {
+    if (i + 1 < body.size() && body[i] == '.') {
+      dotted = true;
       ++i;
       continue;
     }
     break;
   }
-  if (!part_start_upper || !lower_seen) {
+  if (!lower_seen) {
     return false;
   }
+  const std::string_view name = body.substr(last_part, i - last_part);
   if (i == body.size()) {
-    return true;
+    return EndsWithExceptionWord(name);
   }
-  return body[i] == ':' && (i + 1 == body.size() || body[i + 1] == ' ');
+  if (body[i] != ':' || (i + 1 < body.size() && body[i + 1] != ' ')) {
+    return false;
+  }
+  const auto capitals = std::count_if(
+      name.begin(), name.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); });
+  return dotted || capitals >= 2 || EndsWithExceptionWord(name);
 }
 
 // Python prints these before a traceback it survives. They may be glued to a progress bar
@@ -97,25 +143,39 @@ bool IsFrameLine(std::string_view text) {
 
 }  // namespace
 
-std::optional<std::string_view> TracebackGrouper::BodyOf(const Open& open, std::string_view text,
-                                                         PrefixMode mode) {
+std::optional<std::size_t> TracebackGrouper::PrefixLength(const Open& open, std::string_view text,
+                                                          PrefixMode mode) {
   switch (mode) {
     case PrefixMode::kExact:
       if (text.starts_with(open.prefix)) {
-        return text.substr(open.prefix.size());
+        return open.prefix.size();
       }
       return std::nullopt;
-    case PrefixMode::kShape:
-      if (SameShape(open.prefix, text)) {
-        return text.substr(open.prefix.size());
+    case PrefixMode::kClock:
+      if (HasClock(open.prefix)) {
+        return ClockPrefixLength(open.prefix, text);
       }
       return std::nullopt;
-    case PrefixMode::kNone:
-      return text;
+    case PrefixMode::kLearned: {
+      // The first frame line shows the real prefix of a header that was glued to other
+      // output ("[rank0]:   0%|...]Traceback ..." then "[rank0]:   File ...").
+      const std::size_t frame = text.find("  File \"");
+      if (frame == std::string_view::npos) {
+        return std::nullopt;
+      }
+      return frame;
+    }
     case PrefixMode::kUnknown:
       break;
   }
   return std::nullopt;
+}
+
+bool TracebackGrouper::SameWriter(const Open& open, std::string_view prefix) {
+  if (open.mode == PrefixMode::kClock) {
+    return ClockPrefixLength(open.prefix, prefix) == prefix.size();
+  }
+  return open.prefix == prefix;
 }
 
 void TracebackGrouper::OpenHeader(std::uint64_t line, std::string_view text, std::size_t header_at,
@@ -124,14 +184,7 @@ void TracebackGrouper::OpenHeader(std::uint64_t line, std::string_view text, std
   const std::string_view prefix = text.substr(0, header_at);
   for (std::size_t i = open_.size(); i-- > 0;) {
     Open& open = open_[i];
-    // Digits may differ only where the traceback's own lines showed that they tick
-    // (timestamps); "[rank0]: " and "[rank1]: " are different writers.
-    const std::string_view effective =
-        open.mode == PrefixMode::kNone ? std::string_view() : std::string_view(open.prefix);
-    const bool same_writer = open.mode == PrefixMode::kShape
-                                 ? effective.size() == prefix.size() && SameShape(effective, prefix)
-                                 : effective == prefix;
-    if (!same_writer) {
+    if (!SameWriter(open, prefix)) {
       continue;
     }
     if (open.state == State::kChain) {
@@ -154,14 +207,24 @@ void TracebackGrouper::OpenHeader(std::uint64_t line, std::string_view text, std
     open.traceback.survived = open_.back().traceback.survived;
   }
   for (std::string_view earlier : before) {
-    if (open.traceback.survived || HasSurvivedMarker(earlier)) {
-      open.traceback.survived = true;
+    if (open.traceback.survived) {
       break;
     }
-    if (SameShape(prefix, earlier)) {
-      earlier.remove_prefix(prefix.size());
+    // With a prefix, only the same writer's lines count ("[rank1]: Exception ignored in"
+    // says nothing about rank 0); without one, writers cannot be told apart.
+    std::optional<std::size_t> own = std::size_t{0};
+    if (!prefix.empty()) {
+      own = earlier.starts_with(prefix)
+                ? std::optional(prefix.size())
+                : (HasClock(prefix) ? ClockPrefixLength(prefix, earlier) : std::nullopt);
     }
-    if (IsExceptionLine(TrimRight(earlier))) {
+    if (!own) {
+      continue;
+    }
+    const std::string_view body = earlier.substr(*own);
+    if (HasSurvivedMarker(body)) {
+      open.traceback.survived = true;
+    } else if (IsExceptionLine(TrimRight(body))) {
       break;  // the end of an earlier traceback: a marker above it is not this one's
     }
   }
@@ -220,41 +283,42 @@ void TracebackGrouper::OnLine(std::uint64_t line, std::string_view text,
     OpenHeader(line, text, *header_at, before, out);
     return;
   }
-  // Pick the traceback this line belongs to: an exact prefix beats a same-shape one beats a
-  // header that was glued to other output (no prefix); among equals, the newest.
+  // Pick the traceback this line belongs to: an exact prefix beats a clock-shaped one beats
+  // a prefix learned from a first frame line; among equals, the newest.
   while (!open_.empty()) {
     std::size_t best = open_.size();
     PrefixMode best_mode = PrefixMode::kUnknown;
-    int best_rank = 4;
+    std::size_t best_length = 0;
     for (std::size_t i = 0; i < open_.size(); ++i) {
       const Open& open = open_[i];
-      for (PrefixMode mode : {PrefixMode::kExact, PrefixMode::kShape, PrefixMode::kNone}) {
+      for (PrefixMode mode : {PrefixMode::kExact, PrefixMode::kClock, PrefixMode::kLearned}) {
         if (open.mode != PrefixMode::kUnknown && open.mode != mode) {
           continue;
         }
-        auto body = BodyOf(open, text, mode);
-        if (mode == PrefixMode::kNone && open.mode == PrefixMode::kUnknown) {
-          // Only the first frame line can prove the header was glued to unrelated output.
-          body = text.starts_with("  File ") ? body : std::nullopt;
+        const auto length = PrefixLength(open, text, mode);
+        if (!length) {
+          continue;
         }
-        const int rank = static_cast<int>(mode);
-        if (body && rank <= best_rank) {
+        if (best == open_.size() || mode <= best_mode) {
           best = i;
           best_mode = mode;
-          best_rank = rank;
+          best_length = *length;
         }
-        if (body) {
-          break;
-        }
+        break;
       }
     }
     if (best == open_.size()) {
       return;
     }
     Open& open = open_[best];
-    const Step step = Advance(open, line, *BodyOf(open, text, best_mode));
+    const Step step = Advance(open, line, text.substr(best_length));
     if (step == Step::kBelongs && open.mode == PrefixMode::kUnknown) {
-      open.mode = best_mode;  // only a real traceback line settles how its prefix looks
+      // Only a real traceback line settles how its prefix looks.
+      if (best_mode == PrefixMode::kLearned) {
+        open.prefix = std::string(text.substr(0, best_length));
+        best_mode = PrefixMode::kExact;
+      }
+      open.mode = best_mode;
     }
     if (step != Step::kEnded) {
       return;

@@ -51,7 +51,9 @@ class TracebackGrouper {
 
  private:
   enum class State { kFrames, kAfterException, kChain };
-  enum class PrefixMode { kUnknown, kExact, kShape, kNone };
+  // How a traceback's lines carry its header's prefix, in order of preference. Until its
+  // first frame settles it, a traceback's mode is unknown.
+  enum class PrefixMode { kExact, kClock, kLearned, kUnknown };
   struct Open {
     Traceback traceback;
     std::string prefix;
@@ -64,9 +66,11 @@ class TracebackGrouper {
 
   void OpenHeader(std::uint64_t line, std::string_view text, std::size_t header_at,
                   std::span<const std::string_view> before, std::vector<Traceback>& out);
-  // The body of `text` under `open`'s prefix, or nullopt when the line is not its.
-  static std::optional<std::string_view> BodyOf(const Open& open, std::string_view text,
-                                                PrefixMode mode);
+  // How much of `text` is `open`'s prefix under `mode`, or nullopt when the line is not its.
+  static std::optional<std::size_t> PrefixLength(const Open& open, std::string_view text,
+                                                 PrefixMode mode);
+  // Whether a header with `prefix` comes from the same writer as `open`.
+  static bool SameWriter(const Open& open, std::string_view prefix);
   enum class Step {
     kBelongs,    // a line of the traceback
     kTolerated,  // a blank or foreign line it survives

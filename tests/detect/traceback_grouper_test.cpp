@@ -54,6 +54,72 @@ TEST(Traceback, FollowsRankPrefixesThroughInterleavedRanks) {
       {{1, kCrash, "ValueError: rank one failed"}, {2, kCrash, "KeyError: 'rank zero'"}});
 }
 
+TEST(Traceback, RankIdsAreNotTimestamps) {
+  // Another rank's indented line must not teach rank 0's traceback that digits may differ.
+  ExpectTracebacks(
+      "[rank0]: Traceback (most recent call last):\n"
+      "[rank1]: /opt/x.py:3: UserWarning: deprecated\n"
+      "[rank1]:   warnings.warn(\n"
+      "[rank0]:   File \"a.py\", line 1, in <module>\n"
+      "[rank1]: Traceback (most recent call last):\n"
+      "[rank1]:   File \"a.py\", line 1, in <module>\n"
+      "[rank0]: torch.cuda.OutOfMemoryError: CUDA out of memory.\n"
+      "[rank1]: RuntimeError: NCCL communicator was aborted\n",
+      {{1, kCrash, "torch.cuda.OutOfMemoryError: CUDA out of memory."},
+       {5, kCrash, "RuntimeError: NCCL communicator was aborted"}});
+}
+
+TEST(Traceback, AnotherRanksMarkerDoesNotExcuseACrash) {
+  ExpectTracebacks(
+      "[rank1]: Exception ignored in: <function _Iter.__del__>\n"
+      "[rank0]: Traceback (most recent call last):\n"
+      "[rank0]:   File \"train.py\", line 3, in <module>\n"
+      "[rank0]: ValueError: loss is NaN\n",
+      {{2, kCrash, "ValueError: loss is NaN"}});
+}
+
+TEST(Traceback, RankPrefixedHeaderGluedToAProgressBar) {
+  ExpectTracebacks(
+      "[rank0]:  50%|#####     | 5/10 [00:05<00:05,  1.00it/s]Traceback (most recent call last):\n"
+      "[rank0]:   File \"t.py\", line 1, in <module>\n"
+      "[rank0]:     f()\n"
+      "[rank0]: RuntimeError: boom\n",
+      {{1, kCrash, "RuntimeError: boom"}});
+}
+
+TEST(Traceback, TimestampsOfVaryingWidth) {
+  ExpectTracebacks(
+      "2024-02-21T05:55:25.318312345Z Traceback (most recent call last):\n"
+      "2024-02-21T05:55:25.3183Z   File \"x.py\", line 1, in <module>\n"
+      "2024-02-21T05:55:25.31831Z     f()\n"
+      "2024-02-21T05:55:25.3183152Z RuntimeError: NCCL communicator was aborted on rank 3\n",
+      {{1, kCrash, "RuntimeError: NCCL communicator was aborted on rank 3"}});
+}
+
+TEST(Traceback, ExceptionLinesOfEveryShape) {
+  for (const char* exception :
+       {"socket.gaierror: [Errno -2] Name or service not known",
+        "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 8.00 GiB",
+        "torch._C._LinAlgError: linalg.cholesky: The factorization could not be completed",
+        "KeyboardInterrupt", "SystemExit: 1", "_queue.Empty",
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory"}) {
+    ExpectTracebacks(std::string("Traceback (most recent call last):\n"
+                                 "  File \"a.py\", line 1, in <module>\n") +
+                         exception + "\n",
+                     {{1, kCrash, exception}});
+  }
+  // Words that are not exceptions do not end a traceback.
+  ExpectTracebacks(
+      "Traceback (most recent call last):\n"
+      "  File \"a.py\", line 1, in <module>\n"
+      "Exiting\n"
+      "Epoch: 3\n"
+      "WARNING:torch.distributed:Sending SIGTERM\n"
+      "    f()\n"
+      "ValueError: the real one\n",
+      {{1, kCrash, "ValueError: the real one"}});
+}
+
 TEST(Traceback, FollowsPrefixesWhoseDigitsTick) {
   ExpectTracebacks(
       "2024-02-21T05:55:25.318300Z DEBUG launcher: Traceback (most recent call last):\n"
