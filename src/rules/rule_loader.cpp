@@ -57,13 +57,20 @@ class RuleFileParser {
       : file_(file), out_(out), ids_(ids) {}
 
   void Parse(std::string_view text) {
-    YAML::Node root;
+    std::vector<YAML::Node> documents;
     try {
-      root = YAML::Load(std::string(text));
+      documents = YAML::LoadAll(std::string(text));
     } catch (const YAML::Exception& e) {
       Fail(e.mark, "malformed YAML: " + e.msg);
       return;
     }
+    // A second document ("---") would be silently ignored by a plain load: its rules would
+    // never run and `check` would call the file fine.
+    for (std::size_t i = 1; i < documents.size(); ++i) {
+      Fail(documents[i], "a rule file holds one YAML document; this one (after '---') would be "
+                         "ignored: move its rules into the first 'rules:' list or another file");
+    }
+    const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
     if (!root || root.IsNull()) {
       Diagnostic empty = FileProblem(file_, "empty rule file: expected a top-level 'rules:' list");
       empty.where.line = 1;
@@ -74,12 +81,7 @@ class RuleFileParser {
       Fail(root, "expected a mapping with a 'rules:' list at the top level");
       return;
     }
-    for (const auto& entry : root) {
-      std::string key = entry.first.as<std::string>("");
-      if (key != "rules") {
-        Fail(entry.first, "unknown top-level key '" + key + "' (expected 'rules')");
-      }
-    }
+    CheckKeys(root, {"rules"}, "the file");
     const YAML::Node list = root["rules"];
     if (!list) {
       Fail(root, "missing top-level 'rules:' list");
@@ -105,7 +107,23 @@ class RuleFileParser {
   }
   void Fail(const YAML::Node& node, std::string message) { Fail(node.Mark(), std::move(message)); }
 
+  // An empty value ("pattern:" and nothing after it) has the position of whatever comes
+  // next; the operator wants the key's line, so CheckKeys remembers where keys are.
+  YAML::Mark MarkOf(const YAML::Node& node, const std::string& what) const {
+    if (node.IsNull()) {
+      const std::string key = what.substr(what.rfind(' ') + 1);
+      if (auto it = key_marks_.find(key); it != key_marks_.end()) {
+        return it->second;
+      }
+    }
+    return node.Mark();
+  }
+
   std::optional<std::string> Scalar(const YAML::Node& node, const std::string& what) {
+    if (node.IsNull()) {
+      Fail(MarkOf(node, what), what + " has no value");
+      return std::nullopt;
+    }
     if (!node.IsScalar()) {
       Fail(node, what + " must be a single value");
       return std::nullopt;
@@ -153,6 +171,7 @@ class RuleFileParser {
     std::set<std::string> seen;
     for (const auto& entry : map) {
       std::string key = entry.first.as<std::string>("");
+      key_marks_[key] = entry.first.Mark();
       if (!allowed.contains(key)) {
         std::string list;
         for (const auto& name : allowed) {
@@ -173,6 +192,7 @@ class RuleFileParser {
     }
     Rule rule;
     rule.where = Where(node);
+    key_marks_.clear();
     const size_t errors_before = out_.errors.size();
     CheckKeys(node, kRuleKeys, "a rule");
 
@@ -453,6 +473,7 @@ class RuleFileParser {
   const std::string& file_;
   LoadedRules& out_;
   std::map<std::string, SourceLocation>& ids_;
+  std::map<std::string, YAML::Mark> key_marks_;  // keys of the rule being parsed
 };
 
 }  // namespace

@@ -80,15 +80,16 @@ const LineBatch* LineFramer::NextBatch(bool end_of_input) {
     const std::size_t line_end = terminated ? static_cast<const char*>(found) - data : end_;
     const std::size_t length = line_end - pos;
     const bool complete = terminated || end_of_input;
-    const bool needs_piece = in_cut_line_ || length >= max_line_bytes_;
-    if (!complete && length < max_line_bytes_) {
-      break;  // a partial line: wait for the rest
+    if (!complete && length <= max_line_bytes_) {
+      break;  // a partial line that still fits: wait for the rest
     }
-    if (needs_piece && (!complete || length > max_line_bytes_ || in_cut_line_)) {
+    // Here the line is complete, or longer than the cap: it goes out in pieces when it is
+    // over the cap, or when earlier pieces of it went out already.
+    if (length > max_line_bytes_ || in_cut_line_) {
       if (!batch_.ends.empty()) {
         break;  // deliver the plain lines first; the long one comes next call
       }
-      if (length > max_line_bytes_ || !complete) {
+      if (length > max_line_bytes_) {
         return EmitPiece(max_line_bytes_, /*last_piece=*/false, /*terminated=*/false);
       }
       return EmitPiece(length, /*last_piece=*/true, terminated);

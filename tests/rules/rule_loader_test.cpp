@@ -111,6 +111,11 @@ TEST(RuleLoader, ReportsEachProblemWithFileLineAndColumn) {
       {"bad signal", head + "    exit: {signals: [SIGNOPE]}\n",
        "pack.yaml:6:22: rule 'demo.x': unknown signal 'SIGNOPE'"},
       {"empty file", "", "pack.yaml:1: empty rule file"},
+      {"second document", head + "    pattern: 'a'\n" + examples + "---\n" + head,
+       "pack.yaml:9:1: a rule file holds one YAML document"},
+      {"second rules key", head + "    pattern: 'a'\n" + examples + "rules: []\n",
+       "pack.yaml:8:1: key 'rules' appears twice in the file"},
+      {"empty value", head + "    pattern:\n" + examples, "pack.yaml:6:5: pattern has no value"},
       {"not a list", "rules: 3\n", "pack.yaml:1:8: 'rules' must be a list"},
   };
   for (const Case& c : cases) {

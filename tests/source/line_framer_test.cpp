@@ -84,6 +84,15 @@ TEST(LineFramer, CutsOverlongLinesIntoFlaggedPiecesOfAtMostTheCap) {
   EXPECT_EQ(records.back(), (Record{3, "after", false}));
 }
 
+TEST(LineFramer, ALineOfExactlyTheCapIsNotCutWhateverTheReads) {
+  const std::string line(64, 'x');
+  for (std::size_t read_size : {1, 7, 64, 65, 1000}) {
+    EXPECT_EQ(Frame(line + "\nnext\n", read_size, /*max_line=*/64),
+              (std::vector<Record>{{1, line, false}, {2, "next", false}}))
+        << "read size " << read_size;
+  }
+}
+
 TEST(LineFramer, CutsProgressStreamsAfterACarriageReturn) {
   // A tqdm stream that never ends its line: pieces end at update boundaries.
   std::string stream;
@@ -116,7 +125,7 @@ TEST(LineFramer, UnterminatedHugeLineIsDeliveredBeforeEndOfInput) {
       delivered += batch->Record(0).size();
     }
   }
-  EXPECT_GT(delivered, 256u * 4096u - 1024u);
+  EXPECT_GE(delivered, 256u * 4096u - 1024u);  // at most one cap of it still pending
 }
 
 TEST(LineFramer, KeepsNulAndInvalidUtf8Bytes) {
