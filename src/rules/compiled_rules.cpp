@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "rules/regex_options.h"
 
@@ -40,6 +41,43 @@ CompileAttempt TryCompile(const std::vector<const char*>& expressions,
   attempt.failed_index = error ? error->expression : -1;
   attempt.message = error && error->message ? error->message : "unknown Vectorscan error";
   return attempt;
+}
+
+// The pattern as Vectorscan must see it to propose at least every segment RE2 matches, or
+// nullopt when no such form is known. RE2 judges one segment, where \A and \z are its
+// start and end; in a batch those are ^ and $ in multiline mode. Vectorscan does not fold
+// the case of bytes >= 0x80 as RE2's Latin-1 mode does, so a case-insensitive pattern with
+// such bytes goes to RE2 alone.
+std::optional<std::string> ForVectorscan(const std::string& regex, std::string* why) {
+  std::string out;
+  out.reserve(regex.size());
+  bool high_bytes = false;
+  for (std::size_t i = 0; i < regex.size(); ++i) {
+    const char c = regex[i];
+    high_bytes = high_bytes || static_cast<unsigned char>(c) >= 0x80;
+    if (c == '\\' && i + 1 < regex.size()) {
+      const char next = regex[++i];
+      if (next == 'A') {
+        out += '^';
+      } else if (next == 'z') {
+        out += '$';
+      } else {
+        out += c;
+        out += next;
+        // Escapes that can name a byte >= 0x80: \xE9, \x{E9}, octal \351, classes \pL.
+        high_bytes = high_bytes || static_cast<unsigned char>(next) >= 0x80 || next == 'x' ||
+                     next == 'p' || next == 'P' || (next >= '0' && next <= '7');
+      }
+      continue;
+    }
+    out += c;
+  }
+  if (high_bytes &&
+      (regex.find("(?i") != std::string::npos || regex.find("(?-s:i") != std::string::npos)) {
+    *why = "case-insensitive with non-ASCII bytes, which it would not fold";
+    return std::nullopt;
+  }
+  return out;
 }
 
 }  // namespace
@@ -88,15 +126,32 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
 
   // Compile all prefilterable patterns into one database; drop any Vectorscan refuses and
   // try again, so one exotic rule never costs the others their fast path.
-  std::vector<std::size_t> candidates(compiled->rules_.size());
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    candidates[i] = i;
+  auto leave_to_re2 = [&](std::size_t index, const std::string& why) {
+    compiled->rules_[index].prefiltered = false;
+    compiled->unfiltered_.push_back(index);
+    if (notes != nullptr) {
+      notes->push_back({patterns[index]->where,
+                        "note: rule '" + compiled->rules_[index].rule.id +
+                            "': the fast matcher cannot take this pattern (" + why +
+                            "), so it is checked on every line, which slows every scan down"});
+    }
+  };
+  std::vector<std::string> vectorscan_forms(compiled->rules_.size());
+  std::vector<std::size_t> candidates;
+  for (std::size_t i = 0; i < compiled->rules_.size(); ++i) {
+    std::string why;
+    if (auto form = ForVectorscan(patterns[i]->regex, &why)) {
+      vectorscan_forms[i] = std::move(*form);
+      candidates.push_back(i);
+    } else {
+      leave_to_re2(i, why);
+    }
   }
   while (!candidates.empty()) {
     std::vector<const char*> expressions;
     std::vector<unsigned> ids;
     for (std::size_t index : candidates) {
-      expressions.push_back(patterns[index]->regex.c_str());
+      expressions.push_back(vectorscan_forms[index].c_str());
       ids.push_back(static_cast<unsigned>(index));
     }
     CompileAttempt attempt = TryCompile(expressions, ids);
@@ -108,15 +163,7 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
         static_cast<std::size_t>(attempt.failed_index) >= candidates.size()) {
       return Error{"cannot compile the rules: " + attempt.message};
     }
-    const std::size_t refused = candidates[static_cast<std::size_t>(attempt.failed_index)];
-    compiled->rules_[refused].prefiltered = false;
-    compiled->unfiltered_.push_back(refused);
-    if (notes != nullptr) {
-      notes->push_back({patterns[refused]->where,
-                        "note: rule '" + compiled->rules_[refused].rule.id +
-                            "': the fast matcher cannot take this pattern (" + attempt.message +
-                            "), so it is checked on every line, which slows every scan down"});
-    }
+    leave_to_re2(candidates[static_cast<std::size_t>(attempt.failed_index)], attempt.message);
     candidates.erase(candidates.begin() + attempt.failed_index);
   }
   return std::shared_ptr<const CompiledRules>(std::move(compiled));

@@ -118,6 +118,22 @@ TEST(LineMatcher, PathologicalPatternStaysLinear) {
   EXPECT_EQ(MatchAll(rules, std::string(50000, 'a') + "\n").size(), 1u);
 }
 
+TEST(LineMatcher, SegmentAnchorsMeanTheSameToBothEngines) {
+  // RE2 judges one segment: \A and \z are its start and end, as ^ and $ are.
+  const auto rules = RulesFrom(PatternRule("t.start", "\\AFOO") + PatternRule("t.end", "BAR\\z"));
+  EXPECT_EQ(MatchAll(rules, "zzz\nFOO\nxBAR\n 10%\rBAR\n"),
+            (std::vector<Hit>{{"t.start", 2, "FOO"}, {"t.end", 3, "xBAR"}, {"t.end", 4, "BAR"}}));
+}
+
+TEST(LineMatcher, CaseInsensitiveNonAsciiIsLeftToRe2) {
+  // Written as a raw byte and as an escape.
+  const auto rules = RulesFrom(PatternRule("t.raw", "(?i)caf\xe9") +
+                               PatternRule("t.escaped", "(?i)caf\\xe9"));
+  std::vector<Diagnostic> notes;
+  EXPECT_EQ(MatchAll(rules, "CAF\xc9\n", "train", &notes).size(), 2u);
+  EXPECT_EQ(notes.size(), 2u);
+}
+
 TEST(LineMatcher, PatternsThatEndEverywhereGiveOneMatchPerSegment) {
   // 'MODULE:\w+' can end at every byte of a long word; the matcher must still report (and
   // pay for) one match per segment, not one per byte.
