@@ -182,6 +182,17 @@ void TracebackGrouper::OpenHeader(std::uint64_t line, std::string_view text, std
                                   std::span<const std::string_view> before,
                                   std::vector<Traceback>& out) {
   const std::string_view prefix = text.substr(0, header_at);
+  // Python 3.11 exception groups print their sub-tracebacks inside the group's box
+  // ("    | Traceback (most recent call last):"): they belong to the open group, whose
+  // summary ("ExceptionGroup: ... (2 sub-exceptions)") says it all.
+  if (TrimRight(prefix).ends_with("|")) {
+    for (Open& open : open_) {
+      if (open.traceback.header_text.find("Exception Group Traceback") != std::string::npos) {
+        open.last_line = line;
+        return;
+      }
+    }
+  }
   for (std::size_t i = open_.size(); i-- > 0;) {
     Open& open = open_[i];
     if (!SameWriter(open, prefix)) {

@@ -244,6 +244,24 @@ TEST(Traceback, ToleratesForeignLinesInsideATraceback) {
       {{1, kCrash, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"}});
 }
 
+TEST(Traceback, ExceptionGroupIsOneEvent) {
+  ExpectTracebacks(
+      "  + Exception Group Traceback (most recent call last):\n"
+      "  |   File \"main.py\", line 9, in <module>\n"
+      "  |     asyncio.run(main())\n"
+      "  | ExceptionGroup: unhandled errors in a TaskGroup (2 sub-exceptions)\n"
+      "  +-+---------------- 1 ----------------\n"
+      "    | Traceback (most recent call last):\n"
+      "    |   File \"main.py\", line 3, in shard\n"
+      "    | ValueError: bad shard\n"
+      "    +---------------- 2 ----------------\n"
+      "    | Traceback (most recent call last):\n"
+      "    |   File \"main.py\", line 5, in other\n"
+      "    | TypeError: bad type\n"
+      "    +------------------------------------\n",
+      {{1, kCrash, "ExceptionGroup: unhandled errors in a TaskGroup (2 sub-exceptions)"}});
+}
+
 TEST(Traceback, CutOffTracebackStillFiresAtEndOfInput) {
   ExpectTracebacks(
       "Traceback (most recent call last):\n"
