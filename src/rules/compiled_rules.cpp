@@ -14,13 +14,13 @@ struct CompileErrorDeleter {
 };
 
 // MULTILINE: '^' and '$' match at every '\n', and the framer turned '\r' into '\n', so
-// anchors work per segment as they do in RE2 on the segment alone. PREFILTER: Vectorscan
+// anchors work per segment as they do in RE2 on the segment alone. PREFILTER: Hyperscan
 // may report a superset of matches (it accepts more constructs that way); RE2 confirms.
 constexpr unsigned kFlags = HS_FLAG_MULTILINE | HS_FLAG_PREFILTER;
 
 struct CompileAttempt {
   HsDatabase database;
-  int failed_index = -1;  // which expression Vectorscan refused, or -1
+  int failed_index = -1;  // which expression Hyperscan refused, or -1
   std::string message;
 };
 
@@ -39,16 +39,16 @@ CompileAttempt TryCompile(const std::vector<const char*>& expressions,
     return attempt;
   }
   attempt.failed_index = error ? error->expression : -1;
-  attempt.message = error && error->message ? error->message : "unknown Vectorscan error";
+  attempt.message = error && error->message ? error->message : "unknown Hyperscan error";
   return attempt;
 }
 
-// The pattern as Vectorscan must see it to propose at least every segment RE2 matches, or
+// The pattern as Hyperscan must see it to propose at least every segment RE2 matches, or
 // nullopt when no such form is known. RE2 judges one segment, where \A and \z are its
-// start and end; in a batch those are ^ and $ in multiline mode. Vectorscan does not fold
+// start and end; in a batch those are ^ and $ in multiline mode. Hyperscan does not fold
 // the case of bytes >= 0x80 as RE2's Latin-1 mode does, so a case-insensitive pattern with
 // such bytes goes to RE2 alone.
-std::optional<std::string> ForVectorscan(const std::string& regex, std::string* why) {
+std::optional<std::string> ForHyperscan(const std::string& regex, std::string* why) {
   std::string out;
   out.reserve(regex.size());
   bool high_bytes = false;
@@ -86,7 +86,7 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
     const std::vector<Rule>& rules, const std::vector<std::string>& tags,
     std::vector<Diagnostic>* notes) {
   if (hs_valid_platform() != HS_SUCCESS) {
-    return Error{"this CPU lacks the SSSE3 instructions the Vectorscan matcher needs"};
+    return Error{"this CPU lacks the SSSE3 instructions the Hyperscan matcher needs"};
   }
   auto compiled = std::make_shared<CompiledRules>();
   std::vector<const Pattern*> patterns;
@@ -124,7 +124,7 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
     patterns.push_back(match);
   }
 
-  // Compile all prefilterable patterns into one database; drop any Vectorscan refuses and
+  // Compile all prefilterable patterns into one database; drop any Hyperscan refuses and
   // try again, so one exotic rule never costs the others their fast path.
   auto leave_to_re2 = [&](std::size_t index, const std::string& why) {
     compiled->rules_[index].prefiltered = false;
@@ -140,7 +140,7 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
   std::vector<std::size_t> candidates;
   for (std::size_t i = 0; i < compiled->rules_.size(); ++i) {
     std::string why;
-    if (auto form = ForVectorscan(patterns[i]->regex, &why)) {
+    if (auto form = ForHyperscan(patterns[i]->regex, &why)) {
       vectorscan_forms[i] = std::move(*form);
       candidates.push_back(i);
     } else {

@@ -1,5 +1,5 @@
 // CompiledRules: the line rules of a rule set that apply to one source tag, compiled for
-// matching: each regex as an RE2 (the judge) and all of them together as one Vectorscan
+// matching: each regex as an RE2 (the judge) and all of them together as one Hyperscan
 // database in prefilter mode (the fast pass that says which few rules may match which
 // lines). Immutable after Build; share it between threads, each with its own LineMatcher.
 #pragma once
@@ -28,7 +28,7 @@ struct LineRule {
   Rule rule;
   std::unique_ptr<RE2> match;
   std::unique_ptr<RE2> unless;  // null when the rule has none
-  bool prefiltered = true;      // false: Vectorscan refused it, RE2 runs on every segment
+  bool prefiltered = true;      // false: Hyperscan refused it, RE2 runs on every segment
   // multiline: python-traceback; its `unless` applies to the final exception line, so the
   // matcher leaves it to the detector.
   bool multiline = false;
@@ -37,7 +37,7 @@ struct LineRule {
 class CompiledRules {
  public:
   // Compiles the pattern and threshold rules that carry any of `tags` (a source's tags). A
-  // pattern Vectorscan cannot
+  // pattern Hyperscan cannot
   // take (a construct outside its syntax) still works, RE2 alone checks it on every segment;
   // each such rule adds a note to `notes`, since it slows every scan down.
   // REQUIRES: the rules were loaded without errors (their regexes compile).

@@ -10,7 +10,7 @@ Result<LineMatcher> LineMatcher::Create(std::shared_ptr<const CompiledRules> rul
   if (const hs_database_t* db = matcher.rules_->database()) {
     hs_scratch_t* scratch = nullptr;
     if (hs_alloc_scratch(db, &scratch) != HS_SUCCESS) {
-      return Error{"cannot allocate Vectorscan scratch space"};
+      return Error{"cannot allocate Hyperscan scratch space"};
     }
     matcher.scratch_.reset(scratch);
   }
@@ -54,7 +54,7 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
     hs_scan(rules_->database(), batch.text.data(), static_cast<unsigned>(batch.text.size()), 0,
             scratch_.get(), &LineMatcher::OnCandidate, this);
   }
-  // Vectorscan reports in end order already; sorting keeps that promise explicit and makes
+  // Hyperscan reports in end order already; sorting keeps that promise explicit and makes
   // rule order deterministic for candidates that end at the same byte.
   std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
     return a.end != b.end ? a.end < b.end : a.rule < b.rule;
@@ -64,7 +64,7 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
     const std::size_t last_byte = candidate.end == 0 ? 0 : candidate.end - 1;
     const std::string_view segment = batch.SegmentAt(last_byte);
     if (last_segment_[candidate.rule] == segment.data()) {
-      continue;  // a rule matches a segment once, however many ends Vectorscan reports
+      continue;  // a rule matches a segment once, however many ends Hyperscan reports
     }
     last_segment_[candidate.rule] = segment.data();
     if (Confirm(rules[candidate.rule], segment)) {
@@ -78,7 +78,7 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
   if (rules_->unfiltered().empty()) {
     return;
   }
-  // Rules Vectorscan refused: RE2 on every segment (slow, and said so at load time).
+  // Rules Hyperscan refused: RE2 on every segment (slow, and said so at load time).
   for (std::size_t record = 0; record < batch.size(); ++record) {
     std::string_view rest = batch.Record(record);
     while (true) {

@@ -1,7 +1,7 @@
-// LineMatcher: finds which line rules match which segments of a LineBatch. One Vectorscan
+// LineMatcher: finds which line rules match which segments of a LineBatch. One Hyperscan
 // pass over the whole batch proposes (rule, offset) candidates; RE2 confirms each on its
 // segment and checks `unless`. Cost is one pass over the bytes plus work per candidate,
-// not per rule. Owns its Vectorscan scratch: one matcher per thread.
+// not per rule. Owns its Hyperscan scratch: one matcher per thread.
 #pragma once
 
 #include <hs/hs.h>
@@ -54,7 +54,7 @@ class LineMatcher {
   std::unique_ptr<hs_scratch_t, ScratchDeleter> scratch_;
   std::vector<Candidate> candidates_;      // reused between batches
   std::vector<const char*> last_segment_;  // per rule: segment already judged this batch
-  // Per rule: the end of the segment it already has a candidate in. Vectorscan reports every
+  // Per rule: the end of the segment it already has a candidate in. Hyperscan reports every
   // offset where a match can end ('MODULE:\w+' ends at each byte of a long word), so later
   // reports in the same segment are dropped at once: one candidate per rule and segment.
   std::vector<std::uint64_t> covered_until_;
