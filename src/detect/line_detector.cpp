@@ -47,7 +47,17 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
   event.kind = rule.kind;
   event.line = batch.LineNumber(match.record);
   event.cut = batch.cut;
-  event.text = EventText(match.segment, match.end_hint, event.cut);
+  std::size_t match_end = match.end_hint;
+  if (match.segment.size() > kMaxEventTextBytes) {
+    // The prefilter's hint can be off (a superset match, or none for RE2-only rules): show
+    // the window around where RE2 itself matched.
+    re2::StringPiece found;
+    if (line_rule.match->Match(match.segment, 0, match.segment.size(), RE2::UNANCHORED, &found,
+                               1)) {
+      match_end = static_cast<std::size_t>(found.data() + found.size() - match.segment.data());
+    }
+  }
+  event.text = EventText(match.segment, match_end, event.cut);
   if (const auto* threshold = std::get_if<ThresholdDetector>(&rule.detector)) {
     auto& hits = threshold_hits_[match.rule];
     hits.push_back(now);
@@ -82,9 +92,8 @@ void LineDetector::EmitTracebacks(const Grouping& grouping, std::vector<Event>& 
     event.line = traceback.header_line;
     event.text = EventText(traceback.header_text, traceback.header_text.size(), event.cut);
     bool summary_cut = false;
-    event.summary = traceback.summary.empty()
-                        ? std::string("(no exception line followed)")
-                        : EventText(traceback.summary, traceback.summary.size(), summary_cut);
+    event.summary = traceback.summary.empty() ? std::string("(no exception line followed)")
+                                              : EventText(traceback.summary, 0, summary_cut);
     if (traceback.survived) {
       event.summary += " (Python printed this traceback and carried on)";
     }

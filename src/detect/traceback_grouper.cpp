@@ -19,26 +19,50 @@ constexpr std::uint64_t kMaxGap = 500;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-// A prefix with a time of day ("2024-02-21T05:55:25.318312Z ... ") ticks from line to line;
-// rank ids and host names ("[rank3]: ", "gpu250: ") do not, and must match exactly.
-bool HasClock(std::string_view prefix) {
+// Where a prefix's time of day sits ("2024-02-21T05:55:25.318312Z", "E321 02:07:08.408"):
+// the digits there tick from line to line. Empty when the prefix has none. Rank ids and host
+// names ("[rank3]: ", "gpu250: ") lie outside it and must match exactly.
+struct Span {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  bool empty() const { return begin == end; }
+};
+
+Span ClockSpan(std::string_view prefix) {
   for (std::size_t i = 0; i + 5 <= prefix.size(); ++i) {
     if (IsDigit(prefix[i]) && IsDigit(prefix[i + 1]) && prefix[i + 2] == ':' &&
         IsDigit(prefix[i + 3]) && IsDigit(prefix[i + 4])) {
-      return true;
+      constexpr std::string_view kDateChars = "0123456789-/:.,T ";
+      constexpr std::string_view kTimeChars = "0123456789:.,Z";
+      std::size_t begin = i;
+      while (begin > 0 && kDateChars.find(prefix[begin - 1]) != std::string_view::npos) {
+        --begin;
+      }
+      while (begin < i && prefix[begin] == ' ') {
+        ++begin;
+      }
+      std::size_t end = i;
+      while (end < prefix.size() && kTimeChars.find(prefix[end]) != std::string_view::npos) {
+        ++end;
+      }
+      return {begin, end};
     }
   }
-  return false;
+  return {};
 }
 
-// Matches `text` against `prefix` where each run of digits may differ in value and length
-// (timestamps tick; trailing zeros of fractions may be trimmed). Returns how much of `text`
-// the prefix covers.
+bool HasClock(std::string_view prefix) { return !ClockSpan(prefix).empty(); }
+
+// Matches `text` against `prefix`, where each run of digits inside the prefix's clock span
+// may differ in value and length (timestamps tick; trailing zeros may be trimmed) and
+// everything else must be equal. Returns how much of `text` the prefix covers.
 std::optional<std::size_t> ClockPrefixLength(std::string_view prefix, std::string_view text) {
+  const Span clock = ClockSpan(prefix);
   std::size_t i = 0;
   std::size_t j = 0;
   while (i < prefix.size()) {
-    if (IsDigit(prefix[i])) {
+    const bool ticking = i >= clock.begin && i < clock.end;
+    if (ticking && IsDigit(prefix[i])) {
       if (j >= text.size() || !IsDigit(text[j])) {
         return std::nullopt;
       }
@@ -56,6 +80,32 @@ std::optional<std::size_t> ClockPrefixLength(std::string_view prefix, std::strin
     }
   }
   return j;
+}
+
+// The part of a header's prefix that names its writer: "[rank0]:", "gpu250:",
+// "[1,0]<stderr>:", a timestamp and logger. Empty when the prefix is only other output the
+// header was glued to (a progress bar), which says nothing about the writer.
+std::string_view WriterTag(std::string_view prefix) {
+  std::size_t colon = std::string_view::npos;
+  for (std::string_view end : {": ", "]:", ">:"}) {
+    const std::size_t at = prefix.find(end);
+    if (at != std::string_view::npos) {
+      const std::size_t tag_end = end == ": " ? at + 1 : at + 2;
+      colon = std::min(colon, tag_end);
+    }
+  }
+  if (colon == std::string_view::npos) {
+    return {};
+  }
+  const std::string_view tag = prefix.substr(0, colon);
+  return tag.find_first_of("%|") == std::string_view::npos ? tag : std::string_view();
+}
+
+std::string_view TrimLeft(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
+    text.remove_prefix(1);
+  }
+  return text;
 }
 
 std::string_view TrimRight(std::string_view text) {
@@ -182,12 +232,21 @@ void TracebackGrouper::OpenHeader(std::uint64_t line, std::string_view text, std
                                   std::span<const std::string_view> before,
                                   std::vector<Traceback>& out) {
   const std::string_view prefix = text.substr(0, header_at);
-  // Python 3.11 exception groups print their sub-tracebacks inside the group's box
-  // ("    | Traceback (most recent call last):"): they belong to the open group, whose
-  // summary ("ExceptionGroup: ... (2 sub-exceptions)") says it all.
-  if (TrimRight(prefix).ends_with("|")) {
+  // Python 3.11 exception groups print their sub-tracebacks, and nested groups, inside the
+  // group's box ("    | Traceback ...", "    | + Exception Group Traceback ..."): they belong
+  // to the open group of the same writer, whose summary ("ExceptionGroup: ... (2
+  // sub-exceptions)") says it all.
+  std::string_view box = TrimRight(prefix);
+  if (box.ends_with("Exception Group")) {
+    box = TrimRight(box.substr(0, box.size() - std::string_view("Exception Group").size()));
+    if (box.ends_with("+")) {
+      box = TrimRight(box.substr(0, box.size() - 1));
+    }
+  }
+  if (box.ends_with("|")) {
     for (Open& open : open_) {
-      if (open.traceback.header_text.find("Exception Group Traceback") != std::string::npos) {
+      if (open.group && box.starts_with(open.group_writer) &&
+          box.substr(open.group_writer.size()).find_first_not_of(" |+") == std::string_view::npos) {
         open.last_line = line;
         return;
       }
@@ -213,26 +272,34 @@ void TracebackGrouper::OpenHeader(std::uint64_t line, std::string_view text, std
   open.traceback.header_line = line;
   open.traceback.header_text = std::string(text);
   open.prefix = std::string(prefix);
+  if (std::string_view group = TrimRight(prefix); group.ends_with("Exception Group")) {
+    group = TrimRight(group.substr(0, group.size() - std::string_view("Exception Group").size()));
+    if (group.ends_with("+")) {
+      open.group = true;
+      open.group_writer = std::string(TrimRight(group.substr(0, group.size() - 1)));
+    }
+  }
   if (IsFrameLine(prefix) && !open_.empty()) {
     // Glued into another traceback's frames: part of the same burst, and as survivable.
     open.traceback.survived = open_.back().traceback.survived;
   }
+  // Only the same writer's lines count ("[rank1]: Exception ignored in" says nothing about
+  // rank 0); with no writer tag (a bare or glued header) writers cannot be told apart.
+  const std::string_view writer = WriterTag(prefix);
   for (std::string_view earlier : before) {
     if (open.traceback.survived) {
       break;
     }
-    // With a prefix, only the same writer's lines count ("[rank1]: Exception ignored in"
-    // says nothing about rank 0); without one, writers cannot be told apart.
     std::optional<std::size_t> own = std::size_t{0};
-    if (!prefix.empty()) {
-      own = earlier.starts_with(prefix)
-                ? std::optional(prefix.size())
-                : (HasClock(prefix) ? ClockPrefixLength(prefix, earlier) : std::nullopt);
+    if (!writer.empty()) {
+      own = earlier.starts_with(writer)
+                ? std::optional(writer.size())
+                : (HasClock(writer) ? ClockPrefixLength(writer, earlier) : std::nullopt);
     }
     if (!own) {
       continue;
     }
-    const std::string_view body = earlier.substr(*own);
+    const std::string_view body = TrimLeft(earlier.substr(*own));
     if (HasSurvivedMarker(body)) {
       open.traceback.survived = true;
     } else if (IsExceptionLine(TrimRight(body))) {
@@ -310,7 +377,10 @@ void TracebackGrouper::OnLine(std::uint64_t line, std::string_view text,
         if (!length) {
           continue;
         }
-        if (best == open_.size() || mode <= best_mode) {
+        // A lower mode wins; within a mode the longest prefix ("[rank0]: " over a bare
+        // header's ""), then the newest.
+        if (best == open_.size() || mode < best_mode ||
+            (mode == best_mode && *length >= best_length)) {
           best = i;
           best_mode = mode;
           best_length = *length;
@@ -328,6 +398,9 @@ void TracebackGrouper::OnLine(std::uint64_t line, std::string_view text,
       if (best_mode == PrefixMode::kLearned) {
         open.prefix = std::string(text.substr(0, best_length));
         best_mode = PrefixMode::kExact;
+      }
+      if (best_mode == PrefixMode::kExact && HasClock(open.prefix)) {
+        best_mode = PrefixMode::kClock;  // the first frame was in the same second
       }
       open.mode = best_mode;
     }

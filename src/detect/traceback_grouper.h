@@ -61,6 +61,8 @@ class TracebackGrouper {
     State state = State::kFrames;
     std::uint64_t last_line = 0;  // last line that belonged to it
     int noise = 0;                // lines with its prefix that fit no traceback grammar
+    bool group = false;           // a Python 3.11 "Exception Group Traceback"
+    std::string group_writer;     // the writer's prefix before the group's box
     int blanks = 0;
   };
 

@@ -52,9 +52,21 @@ std::optional<std::string> ForHyperscan(const std::string& regex, std::string* w
   std::string out;
   out.reserve(regex.size());
   bool high_bytes = false;
+  bool caseless = false;
   for (std::size_t i = 0; i < regex.size(); ++i) {
     const char c = regex[i];
     high_bytes = high_bytes || static_cast<unsigned char>(c) >= 0x80;
+    if (c == '\\' && i + 1 < regex.size() && regex[i + 1] == 'Q') {
+      // \Q...\E quotes literally: copy it as it is, \A and \z inside stay letters.
+      const std::size_t end = regex.find("\\E", i + 2);
+      const std::size_t stop = end == std::string::npos ? regex.size() : end + 2;
+      for (std::size_t k = i; k < stop; ++k) {
+        high_bytes = high_bytes || static_cast<unsigned char>(regex[k]) >= 0x80;
+      }
+      out.append(regex, i, stop - i);
+      i = stop - 1;
+      continue;
+    }
     if (c == '\\' && i + 1 < regex.size()) {
       const char next = regex[++i];
       if (next == 'A') {
@@ -70,10 +82,18 @@ std::optional<std::string> ForHyperscan(const std::string& regex, std::string* w
       }
       continue;
     }
+    if (c == '(' && i + 1 < regex.size() && regex[i + 1] == '?') {
+      // A flag group, "(?i)" "(?si:" "(?m-i)": note whether it turns case folding on.
+      for (std::size_t k = i + 2; k < regex.size() && regex[k] != ')' && regex[k] != ':'; ++k) {
+        if (regex[k] == '-') {
+          break;
+        }
+        caseless = caseless || regex[k] == 'i';
+      }
+    }
     out += c;
   }
-  if (high_bytes &&
-      (regex.find("(?i") != std::string::npos || regex.find("(?-s:i") != std::string::npos)) {
+  if (high_bytes && caseless) {
     *why = "case-insensitive with non-ASCII bytes, which it would not fold";
     return std::nullopt;
   }

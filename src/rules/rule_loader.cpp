@@ -67,6 +67,9 @@ class RuleFileParser {
     // A second document ("---") would be silently ignored by a plain load: its rules would
     // never run and `check` would call the file fine.
     for (std::size_t i = 1; i < documents.size(); ++i) {
+      if (!documents[i] || documents[i].IsNull()) {
+        continue;  // a trailing "---" or a document of comments holds nothing to lose
+      }
       Fail(documents[i],
            "a rule file holds one YAML document; this one (after '---') would be "
            "ignored: move its rules into the first 'rules:' list or another file");

@@ -262,6 +262,41 @@ TEST(Traceback, ExceptionGroupIsOneEvent) {
       {{1, kCrash, "ExceptionGroup: unhandled errors in a TaskGroup (2 sub-exceptions)"}});
 }
 
+TEST(Traceback, LongExceptionMessagesKeepTheExceptionName) {
+  const auto events = Detect(kTracebackRule,
+                             "Traceback (most recent call last):\n"
+                             "  File \"a.py\", line 1, in <module>\n"
+                             "ValueError: bad values " +
+                                 std::string(6000, '7') + "\n");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].summary.starts_with("ValueError: bad values 777")) << events[0].summary;
+}
+
+TEST(Traceback, OtherWritersBesideAnExceptionGroupKeepTheirTracebacks) {
+  ExpectTracebacks(
+      "loader-1   |   + Exception Group Traceback (most recent call last):\n"
+      "loader-1   |   |   File \"l.py\", line 3, in <module>\n"
+      "loader-1   |   | ExceptionGroup: loader (1 sub-exception)\n"
+      "loader-1   |   +-+---------------- 1 ----------------\n"
+      "loader-1   |     | Traceback (most recent call last):\n"
+      "loader-1   |     | ValueError: v\n"
+      "trainer-1  | Traceback (most recent call last):\n"
+      "trainer-1  |   File \"t.py\", line 9, in <module>\n"
+      "trainer-1  | ValueError: bad config\n",
+      {{1, kCrash, "ExceptionGroup: loader (1 sub-exception)"},
+       {7, kCrash, "ValueError: bad config"}});
+}
+
+TEST(Traceback, ClockPrefixesSettleAsClocksAndKeepRanksApart) {
+  ExpectTracebacks(
+      "2024-02-21T05:55:25.318200Z [rank1]: Exception in thread Thread-3:\n"
+      "2024-02-21T05:55:25.318300Z [rank0]: Traceback (most recent call last):\n"
+      "2024-02-21T05:55:25.318400Z [rank0]:   File \"t.py\", line 9, in <module>\n"
+      "2024-02-21T05:55:26.100000Z [rank0]:     step()\n"
+      "2024-02-21T05:55:26.200000Z [rank0]: ValueError: bad batch\n",
+      {{2, kCrash, "ValueError: bad batch"}});
+}
+
 TEST(Traceback, CutOffTracebackStillFiresAtEndOfInput) {
   ExpectTracebacks(
       "Traceback (most recent call last):\n"

@@ -125,10 +125,20 @@ TEST(LineMatcher, SegmentAnchorsMeanTheSameToBothEngines) {
             (std::vector<Hit>{{"t.start", 2, "FOO"}, {"t.end", 3, "xBAR"}, {"t.end", 4, "BAR"}}));
 }
 
+TEST(LineMatcher, QuotedTextAndFlagGroupsKeepTheirMeaning) {
+  const auto rules = RulesFrom(PatternRule("t.quoted", "NCCL \\Qerror\\A\\E") +
+                               PatternRule("t.flags", "(?si)caf\\xE9 failure"));
+  std::vector<Diagnostic> notes;
+  EXPECT_EQ(
+      MatchAll(rules, "NCCL error\\A\nCAF\xc9 FAILURE\n", "train", &notes),
+      (std::vector<Hit>{{"t.quoted", 1, "NCCL error\\A"}, {"t.flags", 2, "CAF\xc9 FAILURE"}}));
+  EXPECT_EQ(notes.size(), 1u);  // the case-folded one runs on RE2 alone
+}
+
 TEST(LineMatcher, CaseInsensitiveNonAsciiIsLeftToRe2) {
   // Written as a raw byte and as an escape.
-  const auto rules = RulesFrom(PatternRule("t.raw", "(?i)caf\xe9") +
-                               PatternRule("t.escaped", "(?i)caf\\xe9"));
+  const auto rules =
+      RulesFrom(PatternRule("t.raw", "(?i)caf\xe9") + PatternRule("t.escaped", "(?i)caf\\xe9"));
   std::vector<Diagnostic> notes;
   EXPECT_EQ(MatchAll(rules, "CAF\xc9\n", "train", &notes).size(), 2u);
   EXPECT_EQ(notes.size(), 2u);

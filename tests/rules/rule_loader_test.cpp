@@ -125,6 +125,12 @@ TEST(RuleLoader, ReportsEachProblemWithFileLineAndColumn) {
   }
 }
 
+TEST(RuleLoader, TrailingDocumentSeparatorIsFine) {
+  const LoadedRules loaded = Load(std::string(kGood) + "---\n# nothing after this\n");
+  EXPECT_TRUE(loaded.errors.empty()) << FormatDiagnostic(loaded.errors.front());
+  EXPECT_EQ(loaded.rules.size(), 5u);
+}
+
 TEST(RuleLoader, ReportsAllProblemsNotJustTheFirst) {
   const LoadedRules loaded = Load(
       "rules:\n"
