@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Exports the line patterns of the shipped rules for grep and rg, so the benchmark compares
-the same patterns. RE2 syntax is close to rg's (Unicode is turned off where the pattern allows, as trainwatch
-matches bytes); for `grep -E` (POSIX ERE with GNU
+the same patterns. RE2 syntax is close to rg's (Unicode is turned off and non-ASCII characters are written as
+their UTF-8 bytes, as trainwatch matches bytes); for `grep -E` (POSIX ERE with GNU
 extensions) the constructs our packs use are rewritten: (?:...) groups, \\d, and (?i:...).
 
 usage: export_patterns.py RULES_DIR OUT_DIR   (writes patterns.rg and patterns.ere)
@@ -40,6 +40,11 @@ def to_ere(pattern):
     return "".join(out)
 
 
+def to_bytes(pattern):
+    return "".join(c if c.isascii() else "".join(f"\\x{b:02X}" for b in c.encode())
+                   for c in pattern)
+
+
 def main():
     rules_dir, out_dir = sys.argv[1], sys.argv[2]
     patterns = []
@@ -49,11 +54,11 @@ def main():
                 patterns.append(rule["pattern"])
             elif "threshold" in rule:
                 patterns.append(rule["threshold"]["pattern"])
-    # rg: Unicode off for ASCII patterns, as in trainwatch (patterns match bytes). With
-    # Unicode on, \b and \w make rg leave its DFA on every non-ASCII byte (the tqdm bars'
-    # blocks), and it slows down a thousandfold.
+    # rg: Unicode off, as in trainwatch (patterns match bytes), with non-ASCII characters
+    # spelled as their UTF-8 bytes. With Unicode on, \b and \w make rg leave its DFA on every
+    # non-ASCII byte (the tqdm bars' blocks) and it slows down a thousandfold.
     with open(os.path.join(out_dir, "patterns.rg"), "w", encoding="utf-8") as f:
-        f.write("\n".join(p if not p.isascii() else f"(?-u:{p})" for p in patterns) + "\n")
+        f.write("\n".join(f"(?-u:{to_bytes(p)})" for p in patterns) + "\n")
     with open(os.path.join(out_dir, "patterns.ere"), "w", encoding="utf-8") as f:
         f.write("\n".join(to_ere(p) for p in patterns) + "\n")
     print(len(patterns))
