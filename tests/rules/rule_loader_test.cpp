@@ -112,7 +112,7 @@ TEST(RuleLoader, ReportsEachProblemWithFileLineAndColumn) {
        "pack.yaml:6:22: rule 'demo.x': unknown signal 'SIGNOPE'"},
       {"empty file", "", "pack.yaml:1: empty rule file"},
       {"second document", head + "    pattern: 'a'\n" + examples + "---\n" + head,
-       "pack.yaml:9:1: a rule file holds one YAML document"},
+       "pack.yaml:9:1: a file holds one YAML document"},
       {"second rules key", head + "    pattern: 'a'\n" + examples + "rules: []\n",
        "pack.yaml:8:1: key 'rules' appears twice in the file"},
       {"empty value", head + "    pattern:\n" + examples, "pack.yaml:6:5: pattern has no value"},

@@ -1,0 +1,99 @@
+#include "config/yaml_reader.h"
+
+namespace trainwatch::config {
+
+YamlReader::YamlReader(std::string file, std::vector<Diagnostic>& errors)
+    : file_(std::move(file)), errors_(errors) {}
+
+YAML::Node YamlReader::ParseDocument(std::string_view text) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    Fail(e.mark, "malformed YAML: " + e.msg);
+    return YAML::Node();
+  }
+  for (std::size_t i = 1; i < documents.size(); ++i) {
+    if (!documents[i] || documents[i].IsNull()) {
+      continue;  // a trailing "---" or a document of comments holds nothing to lose
+    }
+    Fail(documents[i],
+         "a file holds one YAML document; this one (after '---') would be ignored: move its "
+         "content into the first document or another file");
+  }
+  return documents.empty() ? YAML::Node() : documents.front();
+}
+
+SourceLocation YamlReader::Where(const YAML::Mark& mark) const {
+  // yaml-cpp counts from 0 and uses -1 for "unknown".
+  return {file_, mark.line >= 0 ? mark.line + 1 : 0, mark.column >= 0 ? mark.column + 1 : 0};
+}
+
+void YamlReader::Fail(const YAML::Mark& mark, std::string message) {
+  errors_.push_back({Where(mark), std::move(message)});
+}
+
+void YamlReader::FailAtStart(std::string message) {
+  Diagnostic diagnostic;
+  diagnostic.where.file = file_;
+  diagnostic.where.line = 1;
+  diagnostic.message = std::move(message);
+  errors_.push_back(std::move(diagnostic));
+}
+
+void YamlReader::CheckKeys(const YAML::Node& map, const std::set<std::string, std::less<>>& allowed,
+                           const std::string& where) {
+  std::set<std::string> seen;
+  for (const auto& entry : map) {
+    const std::string key = entry.first.as<std::string>("");
+    key_marks_[key] = entry.first.Mark();
+    if (!allowed.contains(key)) {
+      std::string list;
+      for (const auto& name : allowed) {
+        list += (list.empty() ? "" : ", ") + name;
+      }
+      Fail(entry.first,
+           "unknown key '" + key + "' in " + where + " (expected one of: " + list + ")");
+    } else if (!seen.insert(key).second) {
+      Fail(entry.first, "key '" + key + "' appears twice in " + where);
+    }
+  }
+}
+
+YAML::Mark YamlReader::MarkOf(const YAML::Node& node, const std::string& what) const {
+  // An empty value has the position of whatever comes next; the key's line is the useful one.
+  if (node.IsNull()) {
+    const std::string key = what.substr(what.rfind(' ') + 1);
+    if (auto it = key_marks_.find(key); it != key_marks_.end()) {
+      return it->second;
+    }
+  }
+  return node.Mark();
+}
+
+std::optional<std::string> YamlReader::Scalar(const YAML::Node& node, const std::string& what) {
+  if (node.IsNull()) {
+    Fail(MarkOf(node, what), what + " has no value");
+    return std::nullopt;
+  }
+  if (!node.IsScalar()) {
+    Fail(node, what + " must be a single value");
+    return std::nullopt;
+  }
+  return node.Scalar();
+}
+
+std::optional<Duration> YamlReader::DurationField(const YAML::Node& node, const std::string& what) {
+  auto text = Scalar(node, what);
+  if (!text) {
+    return std::nullopt;
+  }
+  auto parsed = ParseDuration(*text);
+  if (!parsed) {
+    Fail(node, what + ": " + parsed.error().message);
+    return std::nullopt;
+  }
+  return *parsed;
+}
+
+}  // namespace trainwatch::config
