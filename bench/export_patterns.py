@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Exports the line patterns of the shipped rules for grep and rg, so the benchmark compares
 the same patterns. RE2 syntax is close to rg's (Unicode is turned off and non-ASCII characters are written as
 their UTF-8 bytes, as trainwatch matches bytes); for `grep -E` (POSIX ERE with GNU

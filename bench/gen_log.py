@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes a large, realistic training log twice: healthy.log, and failing.log, which is the
 same text with rare real failure lines injected at random places (their count is printed).
 
