@@ -12,6 +12,7 @@
 #include "app/example_checker.h"
 #include "app/rule_paths.h"
 #include "app/stream_scan.h"
+#include "core/unique_fd.h"
 #include "rules/compiled_rules.h"
 #include "rules/line_matcher.h"
 #include "rules/rule_loader.h"
@@ -45,18 +46,18 @@ std::optional<rules::LoadedRules> LoadOrReport(const std::vector<std::string>& r
   return loaded;
 }
 
-// Opens a file to scan: a regular file, a pipe or "-" (standard input); not a directory.
-Result<int> OpenInput(const std::string& name) {
+// Opens a file to scan: a regular file, a pipe or "-" (standard input, borrowed); not a
+// directory.
+Result<UniqueFd> OpenInput(const std::string& name) {
   if (name == "-") {
-    return STDIN_FILENO;
+    return UniqueFd(STDIN_FILENO, /*owned=*/false);
   }
-  const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  UniqueFd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
     return Error{std::strerror(errno)};
   }
   struct stat info {};
-  if (::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd.get(), &info) == 0 && S_ISDIR(info.st_mode)) {
     return Error{"is a directory"};
   }
   return fd;
@@ -143,13 +144,10 @@ int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
     source::LineFramer framer;
     detect::LineDetector detector(std::move(*matcher));
     const std::string shown = file == "-" ? "<stdin>" : file;
-    Status status = ScanFd(*fd, framer, detector, now, [&](const detect::Event& event) {
+    Status status = ScanFd(fd->get(), framer, detector, now, [&](const detect::Event& event) {
       fired = fired || rules::IsAlarm(event.kind);
       PrintEvent(out, options.format, shown, event);
     });
-    if (*fd != STDIN_FILENO) {
-      ::close(*fd);
-    }
     if (!status) {
       err << "trainwatch: " << shown << ": read failed after line " << framer.lines_completed()
           << ": " << status.error().message << '\n';

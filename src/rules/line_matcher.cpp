@@ -50,9 +50,16 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
   std::fill(last_segment_.begin(), last_segment_.end(), nullptr);
   std::fill(covered_until_.begin(), covered_until_.end(), 0);
   scanning_ = batch.text;
+  // If the scan itself fails (it should not: its inputs are our own), no line may be lost:
+  // this batch is judged by RE2 alone, every rule on every segment.
+  bool scan_failed = false;
   if (scratch_) {
-    hs_scan(rules_->database(), batch.text.data(), static_cast<unsigned>(batch.text.size()), 0,
-            scratch_.get(), &LineMatcher::OnCandidate, this);
+    scan_failed =
+        hs_scan(rules_->database(), batch.text.data(), static_cast<unsigned>(batch.text.size()), 0,
+                scratch_.get(), &LineMatcher::OnCandidate, this) != HS_SUCCESS;
+    if (scan_failed) {
+      candidates_.clear();
+    }
   }
   // Hyperscan reports in end order already; sorting keeps that promise explicit and makes
   // rule order deterministic for candidates that end at the same byte.
@@ -64,7 +71,9 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
     const std::size_t last_byte = candidate.end == 0 ? 0 : candidate.end - 1;
     const std::string_view segment = batch.SegmentAt(last_byte);
     if (last_segment_[candidate.rule] == segment.data()) {
-      continue;  // a rule matches a segment once, however many ends Hyperscan reports
+      // Once per rule and segment: OnCandidate already drops repeats inside a segment, but a
+      // prefilter match that ends on the '\n' itself maps back to the segment it closes.
+      continue;
     }
     last_segment_[candidate.rule] = segment.data();
     if (Confirm(rules[candidate.rule], segment)) {
@@ -75,16 +84,23 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
                      end_hint});
     }
   }
-  if (rules_->unfiltered().empty()) {
+  if (rules_->unfiltered().empty() && !scan_failed) {
     return;
   }
   // Rules Hyperscan refused: RE2 on every segment (slow, and said so at load time).
+  if (scan_failed) {
+    all_rules_.resize(rules.size());
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+      all_rules_[i] = i;
+    }
+  }
+  const std::vector<std::size_t>& slow_rules = scan_failed ? all_rules_ : rules_->unfiltered();
   for (std::size_t record = 0; record < batch.size(); ++record) {
     std::string_view rest = batch.Record(record);
     while (true) {
       const std::size_t cut = rest.find('\n');
       const std::string_view segment = rest.substr(0, cut);
-      for (std::size_t index : rules_->unfiltered()) {
+      for (std::size_t index : slow_rules) {
         if (!segment.empty() && Confirm(rules[index], segment)) {
           out.push_back(
               {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(record), segment, 0});

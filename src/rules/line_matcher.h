@@ -58,7 +58,8 @@ class LineMatcher {
   // offset where a match can end ('MODULE:\w+' ends at each byte of a long word), so later
   // reports in the same segment are dropped at once: one candidate per rule and segment.
   std::vector<std::uint64_t> covered_until_;
-  std::string_view scanning_;  // the batch text during hs_scan
+  std::string_view scanning_;           // the batch text during hs_scan
+  std::vector<std::size_t> all_rules_;  // every rule index, for a batch the scan failed on
 };
 
 }  // namespace trainwatch::rules
