@@ -1,0 +1,1 @@
+#include "config/path_expand.h"

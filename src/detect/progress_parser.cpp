@@ -1,0 +1,1 @@
+#include "detect/progress_parser.h"
