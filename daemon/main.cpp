@@ -4,6 +4,9 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "app/control_commands.h"
+#include "app/daemon.h"
+#include "core/logging.h"
 
 int main(int argc, char** argv) {
   using trainwatch::app::EventFormat;
@@ -16,6 +19,38 @@ int main(int argc, char** argv) {
       "check", "Load rule files, run each rule's examples; report every problem as file:line:col");
   check_cmd->add_option("--rules", check.rule_paths,
                         "Rule file or directory (repeatable; default: the shipped packs)");
+  std::string check_config;
+  check_cmd->add_option("--config", check_config,
+                        "Validate this daemon config and the rules it names instead");
+
+  trainwatch::app::DaemonOptions daemon;
+  auto* daemon_cmd = cli.add_subcommand(
+      "daemon", "Watch the configured sources in the foreground; record incidents");
+  daemon_cmd->add_option("--config", daemon.config_path,
+                         "Config file (default: $TRAINWATCH_CONFIG, "
+                         "/etc/trainwatch/trainwatch.yaml, else the shipped default)");
+  daemon_cmd->add_option("--kmsg-device", daemon.kmsg_device, "Kernel log device")
+      ->capture_default_str();
+
+  trainwatch::app::DaemonOptions wrap;
+  auto* wrap_cmd = cli.add_subcommand(
+      "wrap", "Run a training command, pass its output through, watch it (and the configured "
+              "sources) until it ends; exit with its status");
+  wrap_cmd->add_option("--config", wrap.config_path, "Config file (default as for daemon)");
+  wrap_cmd->add_option("command", wrap.wrap, "The command and its arguments, after --")
+      ->required();
+  wrap_cmd->prefix_command(false);
+
+  trainwatch::app::ControlOptions control;
+  auto* status_cmd =
+      cli.add_subcommand("status", "Ask the running daemon what it watches and what it saw");
+  status_cmd->add_option("--config", control.config_path, "The daemon's config file");
+  status_cmd->add_flag("--json", control.json, "Print the daemon's answer as JSON");
+  auto* snapshot_cmd =
+      cli.add_subcommand("snapshot", "Ask the running daemon to record an incident now");
+  snapshot_cmd->add_option("--config", control.config_path, "The daemon's config file");
+  snapshot_cmd->add_option("--reason", control.reason, "Why (recorded with the incident)")
+      ->required();
 
   trainwatch::app::ScanOptions scan;
   std::string format = "text";
@@ -40,7 +75,20 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : trainwatch::app::kExitError;
   }
   if (*check_cmd) {
+    if (!check_config.empty()) {
+      return trainwatch::app::CheckConfig(check_config);
+    }
     return trainwatch::app::RunCheck(check, std::cout, std::cerr);
+  }
+  if (*daemon_cmd || *wrap_cmd) {
+    trainwatch::SetUpLogging();
+    return trainwatch::app::RunDaemon(*daemon_cmd ? daemon : wrap);
+  }
+  if (*status_cmd) {
+    return trainwatch::app::RunStatus(control, std::cout, std::cerr);
+  }
+  if (*snapshot_cmd) {
+    return trainwatch::app::RunSnapshot(control, std::cout, std::cerr);
   }
   scan.format = format == "jsonl" ? EventFormat::kJsonLines : EventFormat::kText;
   return trainwatch::app::RunScan(scan, std::cout, std::cerr);

@@ -21,4 +21,18 @@ std::vector<std::string> DefaultRulePaths() {
   return {};
 }
 
+std::string ShippedConfigPath() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed =
+        exe.parent_path().parent_path() / "share" / "trainwatch" / "trainwatch.yaml";
+    if (fs::exists(installed, ec)) {
+      return installed.string();
+    }
+  }
+  return TRAINWATCH_SOURCE_CONFIG;
+}
+
 }  // namespace trainwatch::app

@@ -1,1 +1,399 @@
 #include "config/daemon_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "config/yaml_reader.h"
+
+namespace trainwatch::config {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A config file larger than this is something else passed by mistake.
+constexpr std::uintmax_t kMaxConfigBytes = 1 << 20;
+constexpr const char* kDefaultStateDir = "${STATE_DIRECTORY:-~/.local/state/trainwatch}";
+constexpr std::uint32_t kMaxContextLines = 1000;
+// A longer settle is almost surely a typo (1h for 1s): every bundle would wait that long, and
+// the crashed process's state would be gone by then.
+constexpr Duration kMaxSettle = std::chrono::minutes(10);
+// Below this, polling and rescans cost more than they find.
+constexpr Duration kMinInterval{100};
+
+// Source names end up in messages and bundle names, so no spaces or slashes.
+bool IsSourceName(const std::string& name) {
+  if (name.empty() || !std::isalnum(static_cast<unsigned char>(name.front()))) {
+    return false;
+  }
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Parses one file; a method that finds a problem records it and leaves the default in place,
+// so parsing goes on and the operator sees all problems at once.
+class DaemonConfigParser {
+ public:
+  DaemonConfigParser(const std::string& file_name, const EnvLookup& env,
+                     std::vector<Diagnostic>& errors)
+      : env_(env), yaml_(file_name, errors) {
+    std::error_code ec;
+    config_.file = fs::absolute(file_name, ec).lexically_normal().string();
+    base_dir_ = fs::path(config_.file).parent_path();
+  }
+
+  DaemonConfig Parse(std::string_view text) {
+    const YAML::Node root = yaml_.ParseDocument(text);
+    // An empty file is a valid config: all defaults, no sources.
+    if (root && !root.IsNull() && !root.IsMap()) {
+      yaml_.Fail(root, "expected a mapping of settings (state_dir, rules, sources, ...)");
+    }
+    const bool map = root && root.IsMap();
+    if (map) {
+      yaml_.CheckKeys(root, {"state_dir", "rules", "incident", "watch", "wrap", "sources"},
+                      "the config");
+    }
+    if (map && root["state_dir"]) {
+      if (auto path = PathField(root["state_dir"], "state_dir")) {
+        config_.state_dir = *path;
+      }
+    } else if (auto path = ExpandPath(kDefaultStateDir, env_)) {
+      config_.state_dir = Resolve(*path);
+    } else {
+      yaml_.FailAtStart("no 'state_dir' given, and its default " + std::string(kDefaultStateDir) +
+                        " cannot be expanded: " + path.error().message);
+    }
+    if (!map) {
+      return std::move(config_);
+    }
+    if (const YAML::Node node = root["rules"]) {
+      ParseRules(node);
+    }
+    if (const YAML::Node node = root["incident"]) {
+      ParseIncident(node);
+    }
+    if (const YAML::Node node = root["watch"]) {
+      ParseWatch(node);
+    }
+    if (const YAML::Node node = root["wrap"]) {
+      ParseWrap(node);
+    }
+    if (const YAML::Node node = root["sources"]) {
+      ParseSources(node);
+    }
+    return std::move(config_);
+  }
+
+ private:
+  // A path relative to the config file's directory becomes absolute; nothing is looked up.
+  std::string Resolve(const std::string& path) const {
+    const fs::path p(path);
+    return (p.is_absolute() ? p : base_dir_ / p).lexically_normal().string();
+  }
+
+  std::optional<std::string> PathField(const YAML::Node& node, const std::string& what) {
+    auto text = yaml_.Scalar(node, what);
+    if (!text) {
+      return std::nullopt;
+    }
+    auto expanded = ExpandPath(*text, env_);
+    if (!expanded) {
+      yaml_.Fail(node, what + ": " + expanded.error().message);
+      return std::nullopt;
+    }
+    if (expanded->empty()) {
+      yaml_.Fail(node, what + " is empty" + (text->empty() ? "" : " once expanded"));
+      return std::nullopt;
+    }
+    return Resolve(*expanded);
+  }
+
+  // False (recorded) unless `node` is a non-empty list. `what` ends with the key, so an empty
+  // value is reported at the key (see YamlReader::Scalar); `example` shows the shape.
+  bool IsNonEmptyList(const YAML::Node& node, const std::string& what, const std::string& example) {
+    if (node.IsNull()) {
+      (void)yaml_.Scalar(node, what);
+      return false;
+    }
+    if (!node.IsSequence() || node.size() == 0) {
+      yaml_.Fail(node, what + " must be a non-empty list, like " + example);
+      return false;
+    }
+    return true;
+  }
+
+  // False (recorded) unless `node` is a mapping; `what` is the key, `shape` lists its keys.
+  bool IsMap(const YAML::Node& node, const std::string& what, const std::string& shape) {
+    if (node.IsNull()) {
+      (void)yaml_.Scalar(node, what);
+      return false;
+    }
+    if (!node.IsMap()) {
+      yaml_.Fail(node, "'" + what + "' must be a mapping " + shape);
+      return false;
+    }
+    return true;
+  }
+
+  std::optional<Duration> DurationAtLeast(const YAML::Node& node, const std::string& what,
+                                          Duration minimum) {
+    auto value = yaml_.DurationField(node, what);
+    if (value && *value < minimum) {
+      yaml_.Fail(node, what + " must be at least " + std::to_string(minimum.count()) + "ms");
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  void ParseRules(const YAML::Node& node) {
+    if (!IsNonEmptyList(node, "rules",
+                        "[/usr/share/trainwatch/rules] (leave it out for the shipped packs)")) {
+      return;
+    }
+    for (const auto& item : node) {
+      if (auto path = PathField(item, "a rules path")) {
+        config_.rule_paths.push_back(*path);
+      }
+    }
+  }
+
+  void ParseIncident(const YAML::Node& node) {
+    if (!IsMap(node, "incident", "{settle, cooldown, context_lines}")) {
+      return;
+    }
+    yaml_.CheckKeys(node, {"settle", "cooldown", "context_lines"}, "incident");
+    IncidentConfig& incident = config_.incident;
+    if (const YAML::Node settle = node["settle"]) {
+      if (auto value = yaml_.DurationField(settle, "incident settle")) {
+        if (*value > kMaxSettle) {
+          yaml_.Fail(settle, "incident settle must be at most 10m");
+        } else {
+          incident.settle = *value;
+        }
+      }
+    }
+    if (const YAML::Node cooldown = node["cooldown"]) {
+      if (auto value = yaml_.DurationField(cooldown, "incident cooldown")) {
+        incident.cooldown = *value;
+      }
+    }
+    if (const YAML::Node lines = node["context_lines"]) {
+      if (auto text = yaml_.Scalar(lines, "incident context_lines")) {
+        // Digits only: YAML's int conversion would take "-1", "0x10" and "1_000" too.
+        std::uint32_t value = 0;
+        const char* end = text->data() + text->size();
+        const auto [ptr, ec] = std::from_chars(text->data(), end, value);
+        if (text->empty() || (*text)[0] == '+' || ec != std::errc() || ptr != end ||
+            value > kMaxContextLines) {
+          yaml_.Fail(lines, "incident context_lines must be a whole number from 0 to 1000");
+        } else {
+          incident.context_lines = value;
+        }
+      }
+    }
+  }
+
+  void ParseWatch(const YAML::Node& node) {
+    if (!IsMap(node, "watch", "{mode, poll_interval, rescan_interval}")) {
+      return;
+    }
+    yaml_.CheckKeys(node, {"mode", "poll_interval", "rescan_interval"}, "watch");
+    WatchConfig& watch = config_.watch;
+    if (const YAML::Node mode = node["mode"]) {
+      if (auto text = yaml_.Scalar(mode, "watch mode")) {
+        if (*text == "auto") {
+          watch.mode = WatchMode::kAuto;
+        } else if (*text == "inotify") {
+          watch.mode = WatchMode::kInotify;
+        } else if (*text == "poll") {
+          watch.mode = WatchMode::kPoll;
+        } else {
+          yaml_.Fail(mode, "unknown watch mode '" + *text + "' (expected auto, inotify or poll)");
+        }
+      }
+    }
+    if (const YAML::Node poll = node["poll_interval"]) {
+      if (auto value = DurationAtLeast(poll, "watch poll_interval", kMinInterval)) {
+        watch.poll_interval = *value;
+      }
+    }
+    if (const YAML::Node rescan = node["rescan_interval"]) {
+      if (auto value = DurationAtLeast(rescan, "watch rescan_interval", kMinInterval)) {
+        watch.rescan_interval = *value;
+      }
+    }
+  }
+
+  void ParseWrap(const YAML::Node& node) {
+    if (!IsMap(node, "wrap", "{log_file}")) {
+      return;
+    }
+    yaml_.CheckKeys(node, {"log_file"}, "wrap");
+    if (const YAML::Node file = node["log_file"]) {
+      if (auto path = PathField(file, "wrap log_file")) {
+        config_.wrap_log_file = *path;
+      }
+    }
+  }
+
+  void ParseSources(const YAML::Node& node) {
+    // No sources is fine (a daemon may only watch wrapped processes), and "sources:" with
+    // every entry commented out says the same.
+    if (node.IsNull()) {
+      return;
+    }
+    if (!node.IsSequence()) {
+      yaml_.Fail(node, "'sources' must be a list of sources, each with a name and tags");
+      return;
+    }
+    std::map<std::string, int> lines;  // source name -> the line it was first given at
+    for (const auto& item : node) {
+      auto source = ParseSource(item);
+      if (!source) {
+        continue;
+      }
+      auto [it, inserted] = lines.try_emplace(source->name, yaml_.Where(item["name"]).line);
+      if (!inserted) {
+        yaml_.Fail(item["name"], "duplicate source name '" + source->name +
+                                     "' (first given at line " + std::to_string(it->second) + ")");
+        continue;
+      }
+      config_.sources.push_back(std::move(*source));
+    }
+  }
+
+  // nullopt when the entry has no usable name; other problems are recorded and the entry is
+  // still returned, so a duplicate name is caught even in a broken entry.
+  std::optional<SourceConfig> ParseSource(const YAML::Node& node) {
+    if (!node.IsMap()) {
+      yaml_.Fail(node, "each entry of 'sources' must be a mapping with name, tags, paths or kmsg");
+      return std::nullopt;
+    }
+    yaml_.ForgetKeys();
+    yaml_.CheckKeys(node, {"name", "tags", "paths", "kmsg", "start_at"}, "a source");
+    SourceConfig source;
+    source.where = yaml_.Where(node);
+    const YAML::Node name = node["name"];
+    if (!name) {
+      yaml_.Fail(node, "a source has no 'name'");
+    } else if (auto text = yaml_.Scalar(name, "source name")) {
+      if (IsSourceName(*text)) {
+        source.name = *text;
+      } else {
+        yaml_.Fail(name, "source name '" + *text +
+                             "' must be letters, digits, '.', '_' or '-', starting with a letter "
+                             "or digit");
+      }
+    }
+    const std::string label = source.name.empty() ? "a source" : "source '" + source.name + "'";
+
+    if (const YAML::Node tags = node["tags"]) {
+      if (IsNonEmptyList(tags, label + " tags", "[train]")) {
+        for (const auto& tag : tags) {
+          auto text = yaml_.Scalar(tag, "a tag");
+          if (text && text->empty()) {
+            yaml_.Fail(tag, label + ": a tag is empty");
+          } else if (text) {
+            source.tags.push_back(*text);
+          }
+        }
+      }
+    } else {
+      yaml_.Fail(node, label + " has no 'tags' (which rules apply to it, like [train])");
+    }
+
+    if (const YAML::Node kmsg = node["kmsg"]) {
+      if (auto text = yaml_.Scalar(kmsg, label + " kmsg")) {
+        if (!YAML::convert<bool>::decode(kmsg, source.kmsg)) {
+          yaml_.Fail(kmsg, label + ": kmsg must be true or false");
+        }
+      }
+    }
+    const YAML::Node paths = node["paths"];
+    if (paths && source.kmsg) {
+      yaml_.Fail(paths, label + " has both 'paths' and 'kmsg: true'; make them two sources");
+    } else if (paths) {
+      if (IsNonEmptyList(paths, label + " paths", "[\"~/logs/**/*.log\"]")) {
+        for (const auto& path : paths) {
+          if (auto resolved = PathField(path, label + " path")) {
+            source.paths.push_back(*resolved);
+          }
+        }
+      }
+    } else if (!source.kmsg) {
+      yaml_.Fail(node, label + " has neither 'paths' nor 'kmsg: true'");
+    }
+
+    if (const YAML::Node start = node["start_at"]) {
+      if (auto text = yaml_.Scalar(start, label + " start_at")) {
+        if (*text == "end") {
+          source.start_at = StartAt::kEnd;
+        } else if (*text == "beginning") {
+          source.start_at = StartAt::kBeginning;
+        } else {
+          yaml_.Fail(start,
+                     label + ": unknown start_at '" + *text + "' (expected end or beginning)");
+        }
+      }
+    }
+    if (source.name.empty()) {
+      return std::nullopt;
+    }
+    return source;
+  }
+
+  const EnvLookup& env_;
+  YamlReader yaml_;
+  DaemonConfig config_;
+  fs::path base_dir_;
+};
+
+ConfigLoad FileProblem(const std::string& file, std::string message) {
+  ConfigLoad load;
+  load.errors.push_back({{file, 0, 0}, std::move(message)});
+  return load;
+}
+
+}  // namespace
+
+ConfigLoad ParseDaemonConfig(std::string_view text, const std::string& file_name,
+                             const EnvLookup& env) {
+  ConfigLoad load;
+  DaemonConfigParser parser(file_name, env, load.errors);
+  DaemonConfig config = parser.Parse(text);
+  if (load.errors.empty()) {
+    load.config = std::move(config);
+  }
+  return load;
+}
+
+ConfigLoad LoadDaemonConfig(const std::string& path, const EnvLookup& env) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) {
+    return FileProblem(path, "cannot read config file: " + ec.message());
+  }
+  if (size > kMaxConfigBytes) {
+    return FileProblem(path, "config file is " + std::to_string(size) +
+                                 " bytes; config files are limited to 1 MiB");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof()) {
+    return FileProblem(path, "cannot read config file");
+  }
+  return ParseDaemonConfig(text.str(), path, env);
+}
+
+}  // namespace trainwatch::config

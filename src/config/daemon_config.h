@@ -1,1 +1,99 @@
+// The daemon's YAML config file, read into a DaemonConfig with every path expanded and made
+// absolute, and every problem reported as a Diagnostic with file:line:col (all at once, like
+// the rule loader). Reads nothing but the config file: the daemon creates state_dir and
+// tolerates missing log directories. Pure function of the text and environment; any thread.
+//
+// The format. Every key is optional unless marked required, unknown keys are errors, and an
+// empty file is valid (all defaults, no sources):
+//
+//   state_dir: ${STATE_DIRECTORY:-~/.local/state/trainwatch}   # the daemon's files (default)
+//   rules: [/usr/share/trainwatch/rules, ./my-rules.yaml]  # rule files or directories of them;
+//                                                          # omitted: the shipped packs
+//   incident:
+//     settle: 2s          # events this soon after the first join its incident (0s..10m)
+//     cooldown: 5m        # a rule that opened or joined an incident opens no other this soon
+//     context_lines: 20   # lines before an event kept with it (0..1000)
+//   watch:
+//     mode: auto              # auto (inotify, else polling) | inotify | poll
+//     poll_interval: 1s       # how often polling stats files (at least 100ms)
+//     rescan_interval: 5s     # how often path globs are expanded again (at least 100ms)
+//   wrap:
+//     log_file: "${TRAINWATCH_LOGS:-~/trainwatch-logs}/wrap-{pid}.log"
+//                             # where `trainwatch wrap` tees the child's output; "{pid}" is
+//                             # kept for the caller to fill in. Omitted: it tees nowhere.
+//   sources:
+//     - name: train           # required, unique; letters, digits, '.', '_', '-'
+//       tags: [train]         # required, non-empty: which rules apply (a rule's `tags`)
+//       paths: ["${TRAINWATCH_LOGS:-~/trainwatch-logs}/**/*.log"]   # globs (source/glob.h)
+//       start_at: end         # end | beginning: where to start in a file seen at startup
+//     - name: kernel
+//       tags: [kmsg]
+//       kmsg: true            # the kernel log (/dev/kmsg) instead of paths
+//
+// A source has `paths` (a non-empty list) or `kmsg: true`, never both. Paths may use ~,
+// ${VAR} and ${VAR:-default} (config/path_expand.h); relative ones resolve against the
+// config file's directory.
 #pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/path_expand.h"
+#include "core/quantity.h"
+#include "core/source_location.h"
+
+namespace trainwatch::config {
+
+enum class StartAt { kEnd, kBeginning };
+enum class WatchMode { kAuto, kInotify, kPoll };
+
+struct SourceConfig {
+  std::string name;
+  std::vector<std::string> tags;
+  std::vector<std::string> paths;  // glob patterns, expanded and absolute; empty for kmsg
+  bool kmsg = false;
+  StartAt start_at = StartAt::kEnd;
+  SourceLocation where;  // the source's entry in the file
+};
+
+struct IncidentConfig {
+  Duration settle{2000};
+  Duration cooldown{300000};
+  std::uint32_t context_lines = 20;
+};
+
+struct WatchConfig {
+  WatchMode mode = WatchMode::kAuto;
+  Duration poll_interval{1000};
+  Duration rescan_interval{5000};
+};
+
+struct DaemonConfig {
+  std::string file;                     // the config file it came from (absolute)
+  std::string state_dir;                // expanded, absolute
+  std::vector<std::string> rule_paths;  // expanded, absolute; empty: the caller uses the shipped
+                                        // packs
+  IncidentConfig incident;
+  WatchConfig watch;
+  std::string wrap_log_file;  // expanded, absolute, "{pid}" kept; empty: wrap tees nowhere
+  std::vector<SourceConfig> sources;
+};
+
+// `config` is set exactly when `errors` is empty.
+struct ConfigLoad {
+  std::optional<DaemonConfig> config;
+  std::vector<Diagnostic> errors;
+};
+
+// Reads and parses the file at `path`.
+ConfigLoad LoadDaemonConfig(const std::string& path, const EnvLookup& env);
+
+// Parses config text; `file_name` names it in diagnostics (as given) and its directory
+// (made absolute against the working directory) anchors relative paths.
+ConfigLoad ParseDaemonConfig(std::string_view text, const std::string& file_name,
+                             const EnvLookup& env);
+
+}  // namespace trainwatch::config

@@ -27,6 +27,17 @@ bool LineDetector::AnyTracebackOpen() const {
                      [](const Grouping& g) { return g.grouper.active(); });
 }
 
+std::uint64_t LineDetector::EarliestOpenLine() const {
+  std::uint64_t earliest = 0;
+  for (const Grouping& group : groupings_) {
+    const std::uint64_t line = group.grouper.EarliestOpenLine();
+    if (line != 0 && (earliest == 0 || line < earliest)) {
+      earliest = line;
+    }
+  }
+  return earliest;
+}
+
 void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentMatch& match,
                            TimePoint now, std::vector<Event>& out) {
   const LineRule& line_rule = matcher_.rules().rules()[match.rule];

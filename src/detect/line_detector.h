@@ -29,12 +29,16 @@ class LineDetector {
   // traceback ends, so it can follow events of later lines.
   void OnBatch(const source::LineBatch& batch, TimePoint now, std::vector<Event>& out);
 
-  // End of input: ends open tracebacks and appends their events.
+  // End of input, or a pause long enough that the writer has finished (a crashed process
+  // prints nothing after its traceback): ends open tracebacks and appends their events.
+  // Later batches are detected as usual.
   void Finish(std::vector<Event>& out);
 
   // True while a traceback is open: its event, when it comes, will be for an earlier line
   // than events already reported. Callers that print in line order hold events back.
   bool AnyTracebackOpen() const;
+  // The first line of the oldest open traceback, 0 when none is open.
+  std::uint64_t EarliestOpenLine() const;
 
  private:
   struct Grouping {

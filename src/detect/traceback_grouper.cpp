@@ -423,4 +423,14 @@ void TracebackGrouper::CloseAll(std::vector<Traceback>& out) {
   open_.clear();
 }
 
+std::uint64_t TracebackGrouper::EarliestOpenLine() const {
+  std::uint64_t earliest = 0;
+  for (const Open& open : open_) {
+    if (earliest == 0 || open.traceback.header_line < earliest) {
+      earliest = open.traceback.header_line;
+    }
+  }
+  return earliest;
+}
+
 }  // namespace trainwatch::detect

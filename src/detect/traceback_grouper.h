@@ -45,6 +45,9 @@ class TracebackGrouper {
 
   // True while a traceback is open, so every line must be fed.
   bool active() const { return !open_.empty(); }
+  // The header line of the oldest open traceback, 0 when none is open. A tailer must not
+  // persist an offset past it, or a restart would lose the traceback.
+  std::uint64_t EarliestOpenLine() const;
 
   // Ends every open traceback (end of input), appending them to `out` in header order.
   void CloseAll(std::vector<Traceback>& out);

@@ -21,23 +21,33 @@ void CarriageReturnsToNewlines(char* begin, char* end) {
 
 LineFramer::LineFramer(std::size_t max_line_bytes, std::size_t chunk_bytes)
     : max_line_bytes_(max_line_bytes == 0 ? 1 : max_line_bytes),
-      buffer_(chunk_bytes + max_line_bytes_ + 1) {}
+      capacity_(chunk_bytes + max_line_bytes_ + 1) {}
 
 std::span<char> LineFramer::WritableSpace() {
+  if (!buffer_) {
+    buffer_ = std::make_unique_for_overwrite<char[]>(capacity_);
+  }
   if (begin_ > 0) {
     // Pending bytes are a partial line shorter than the cap: cheap to move.
-    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    std::memmove(buffer_.get(), buffer_.get() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
   }
-  return {buffer_.data() + end_, buffer_.size() - end_};
+  return {buffer_.get() + end_, capacity_ - end_};
+}
+
+void LineFramer::Release() {
+  if (begin_ == end_) {
+    buffer_.reset();
+    begin_ = end_ = 0;
+  }
 }
 
 void LineFramer::Commit(std::size_t n) { end_ += n; }
 
 const LineBatch* LineFramer::Emit(std::size_t stop, std::size_t lines) {
-  char* base = buffer_.data() + begin_;
-  CarriageReturnsToNewlines(base, buffer_.data() + stop);
+  char* base = buffer_.get() + begin_;
+  CarriageReturnsToNewlines(base, buffer_.get() + stop);
   batch_.text = std::string_view(base, stop - begin_);
   batch_.first_line = next_line_;
   batch_.cut = false;
@@ -47,7 +57,7 @@ const LineBatch* LineFramer::Emit(std::size_t stop, std::size_t lines) {
 }
 
 const LineBatch* LineFramer::EmitPiece(std::size_t length, bool last_piece, bool terminated) {
-  char* base = buffer_.data() + begin_;
+  char* base = buffer_.get() + begin_;
   if (!last_piece) {
     // Prefer to cut right after a '\r' so no progress update is split; the cut must be past
     // the first byte, or the piece would make no progress.
@@ -72,7 +82,7 @@ const LineBatch* LineFramer::EmitPiece(std::size_t length, bool last_piece, bool
 
 const LineBatch* LineFramer::NextBatch(bool end_of_input) {
   batch_.ends.clear();
-  const char* data = buffer_.data();
+  const char* data = buffer_.get();
   std::size_t pos = begin_;
   while (pos < end_) {
     const void* found = std::memchr(data + pos, '\n', end_ - pos);

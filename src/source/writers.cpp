@@ -1,1 +1,145 @@
 #include "source/writers.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <string_view>
+
+#include "core/unique_fd.h"
+
+namespace trainwatch::source {
+namespace {
+
+bool IsNumber(std::string_view text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The start of a small /proc file (comm, fdinfo), relative to `dir_fd`; empty when unreadable.
+std::string ReadSmall(int dir_fd, const std::string& name) {
+  const UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    return {};
+  }
+  char buffer[512];
+  const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+  return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string();
+}
+
+// Whether fdinfo text says the descriptor was opened for writing. `flags:` is octal.
+bool OpenForWriting(const std::string& fdinfo) {
+  const std::size_t at = fdinfo.find("flags:");
+  if (at == std::string::npos) {
+    return false;
+  }
+  char* end = nullptr;
+  const unsigned long flags = std::strtoul(fdinfo.c_str() + at + 6, &end, 8);
+  if (end == fdinfo.c_str() + at + 6) {
+    return false;
+  }
+  const unsigned long mode = flags & O_ACCMODE;
+  return mode == O_WRONLY || mode == O_RDWR;
+}
+
+// Descriptors that cannot be a tailed log; skipping them saves a stat each (a trainer holds
+// hundreds of sockets, pipes and device handles).
+bool CannotBeALog(std::string_view target) {
+  for (std::string_view prefix : {"socket:", "pipe:", "anon_inode:", "/dev/"}) {
+    if (target.starts_with(prefix)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+using DirPtr = std::unique_ptr<DIR, int (*)(DIR*)>;
+
+// Adds the process's writing descriptors on `files` to `out`.
+void ScanProcess(int proc_fd, const std::string& pid_name, const std::set<FileId>& files,
+                 std::map<FileId, std::vector<WriterProcess>>& out) {
+  const UniqueFd pid_fd(::openat(proc_fd, pid_name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (pid_fd.get() < 0) {
+    return;  // it exited
+  }
+  const int fd_dir_fd = ::openat(pid_fd.get(), "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_dir_fd < 0) {
+    return;  // another user's process
+  }
+  DirPtr fd_dir(::fdopendir(fd_dir_fd), &::closedir);
+  if (!fd_dir) {
+    ::close(fd_dir_fd);
+    return;
+  }
+  const pid_t pid = static_cast<pid_t>(std::strtol(pid_name.c_str(), nullptr, 10));
+  std::optional<std::string> comm;
+  while (const dirent* entry = ::readdir(fd_dir.get())) {
+    if (!IsNumber(entry->d_name)) {
+      continue;
+    }
+    char target[64];  // only the start matters, and readlink truncates without failing
+    const ssize_t length = ::readlinkat(fd_dir_fd, entry->d_name, target, sizeof target);
+    if (length < 0 || CannotBeALog(std::string_view(target, static_cast<std::size_t>(length)))) {
+      continue;
+    }
+    struct stat st;
+    if (::fstatat(fd_dir_fd, entry->d_name, &st, 0) != 0) {
+      continue;
+    }
+    const FileId id{st.st_dev, st.st_ino};
+    if (!files.contains(id) ||
+        !OpenForWriting(ReadSmall(pid_fd.get(), std::string("fdinfo/") + entry->d_name))) {
+      continue;
+    }
+    std::vector<WriterProcess>& writers = out[id];
+    if (!writers.empty() && writers.back().pid == pid) {
+      continue;  // a second descriptor on the same file
+    }
+    if (!comm) {
+      comm = ReadSmall(pid_fd.get(), "comm");
+      if (!comm->empty() && comm->back() == '\n') {
+        comm->pop_back();
+      }
+    }
+    writers.push_back({pid, *comm});
+  }
+}
+
+}  // namespace
+
+std::optional<FileId> FileIdOf(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return std::nullopt;
+  }
+  return FileId{st.st_dev, st.st_ino};
+}
+
+std::map<FileId, std::vector<WriterProcess>> FindWriters(const std::set<FileId>& files,
+                                                         const std::string& proc_root) {
+  std::map<FileId, std::vector<WriterProcess>> out;
+  if (files.empty()) {
+    return out;
+  }
+  DirPtr proc(::opendir(proc_root.c_str()), &::closedir);
+  if (!proc) {
+    return out;
+  }
+  const std::string self = std::to_string(::getpid());
+  while (const dirent* entry = ::readdir(proc.get())) {
+    if (IsNumber(entry->d_name) && entry->d_name != self) {
+      ScanProcess(::dirfd(proc.get()), entry->d_name, files, out);
+    }
+  }
+  for (auto& [id, writers] : out) {
+    std::sort(writers.begin(), writers.end(),
+              [](const WriterProcess& a, const WriterProcess& b) { return a.pid < b.pid; });
+  }
+  return out;
+}
+
+}  // namespace trainwatch::source

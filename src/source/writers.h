@@ -1,1 +1,36 @@
+// Finds the processes that have given files open for writing, by scanning /proc/*/fd: the job
+// behind a log, for an incident to name. Files are compared by device and inode, not by path,
+// because a writer keeps its descriptor across a rename or an unlink. Stateless; any thread.
+// The cost grows with the descriptors open on the machine, so call it when an answer is
+// needed (a new file, an incident), not per line.
 #pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "source/file_id.h"
+
+namespace trainwatch::source {
+
+struct WriterProcess {
+  pid_t pid = 0;
+  std::string comm;  // /proc/PID/comm, without the newline; empty when unreadable
+  bool operator==(const WriterProcess&) const = default;
+};
+
+// The id of the file at `path` (symlinks followed); nullopt when it cannot be stat'ed.
+std::optional<FileId> FileIdOf(const std::string& path);
+
+// For each id in `files` that some process has open with O_WRONLY or O_RDWR, those processes,
+// sorted by pid, each once. Ids nobody writes are absent. The calling process is left out.
+// Processes that cannot be read (another user's, one that exits mid-scan) are skipped
+// silently. `proc_root` is for tests: a directory laid out like /proc.
+std::map<FileId, std::vector<WriterProcess>> FindWriters(const std::set<FileId>& files,
+                                                         const std::string& proc_root = "/proc");
+
+}  // namespace trainwatch::source

@@ -1,0 +1,285 @@
+#include "config/daemon_config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "support/temp_dir.h"
+
+namespace trainwatch::config {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+EnvLookup MapEnv(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+}
+
+const EnvLookup kEnv = MapEnv({{"HOME", "/home/ada"}, {"HABANA_LOGS", "/var/log/habana"}});
+
+ConfigLoad Parse(const std::string& text, const EnvLookup& env = kEnv) {
+  return ParseDaemonConfig(text, "/etc/trainwatch/daemon.yaml", env);
+}
+
+// Every diagnostic, formatted as the operator sees it, one per line.
+std::string Errors(const ConfigLoad& load) {
+  std::string out;
+  for (const Diagnostic& error : load.errors) {
+    out += FormatDiagnostic(error) + "\n";
+  }
+  return out;
+}
+
+constexpr const char* kFull = R"(state_dir: ${STATE_DIRECTORY:-~/.local/state/trainwatch}
+rules: [/usr/share/trainwatch/rules, ./my-rules.yaml]
+incident: {settle: 3s, cooldown: 10m, context_lines: 50}
+watch: {mode: poll, poll_interval: 500ms, rescan_interval: 10s}
+wrap: {log_file: "${TRAINWATCH_LOGS:-~/trainwatch-logs}/wrap-{pid}.log"}
+sources:
+  - name: train
+    tags: [train]
+    paths: ["${TRAINWATCH_LOGS:-~/trainwatch-logs}/**/*.log", "runs/*.out"]
+    start_at: beginning
+  - name: habana
+    tags: [habana, train]
+    paths: ["${HABANA_LOGS:-~/.habana_logs}/**/*.log"]
+  - name: kernel
+    tags: [kmsg]
+    kmsg: true
+)";
+
+TEST(DaemonConfig, ParsesAFullConfig) {
+  const ConfigLoad load = Parse(kFull);
+  ASSERT_TRUE(load.config.has_value()) << Errors(load);
+  const DaemonConfig& config = *load.config;
+  EXPECT_EQ(config.file, "/etc/trainwatch/daemon.yaml");
+  EXPECT_EQ(config.state_dir, "/home/ada/.local/state/trainwatch");
+  EXPECT_EQ(config.rule_paths, (std::vector<std::string>{"/usr/share/trainwatch/rules",
+                                                         "/etc/trainwatch/my-rules.yaml"}));
+  EXPECT_EQ(config.incident.settle, seconds(3));
+  EXPECT_EQ(config.incident.cooldown, minutes(10));
+  EXPECT_EQ(config.incident.context_lines, 50u);
+  EXPECT_EQ(config.watch.mode, WatchMode::kPoll);
+  EXPECT_EQ(config.watch.poll_interval, milliseconds(500));
+  EXPECT_EQ(config.watch.rescan_interval, seconds(10));
+  EXPECT_EQ(config.wrap_log_file, "/home/ada/trainwatch-logs/wrap-{pid}.log");
+  ASSERT_EQ(config.sources.size(), 3u);
+
+  const SourceConfig& train = config.sources[0];
+  EXPECT_EQ(train.name, "train");
+  EXPECT_EQ(train.tags, std::vector<std::string>{"train"});
+  EXPECT_EQ(train.paths, (std::vector<std::string>{"/home/ada/trainwatch-logs/**/*.log",
+                                                   "/etc/trainwatch/runs/*.out"}));
+  EXPECT_FALSE(train.kmsg);
+  EXPECT_EQ(train.start_at, StartAt::kBeginning);
+  EXPECT_EQ(train.where.file, "/etc/trainwatch/daemon.yaml");
+  EXPECT_EQ(train.where.line, 7);
+  EXPECT_EQ(train.where.column, 5);
+
+  const SourceConfig& habana = config.sources[1];
+  EXPECT_EQ(habana.tags, (std::vector<std::string>{"habana", "train"}));
+  EXPECT_EQ(habana.paths, std::vector<std::string>{"/var/log/habana/**/*.log"});
+  EXPECT_EQ(habana.start_at, StartAt::kEnd);
+
+  const SourceConfig& kernel = config.sources[2];
+  EXPECT_TRUE(kernel.kmsg);
+  EXPECT_TRUE(kernel.paths.empty());
+  EXPECT_EQ(kernel.where.line, 14);
+}
+
+TEST(DaemonConfig, DefaultsForAnEmptyFile) {
+  for (const std::string text : {"", "# nothing but a comment\n", "sources:\n"}) {
+    const ConfigLoad load = Parse(text);
+    ASSERT_TRUE(load.config.has_value()) << Errors(load);
+    const DaemonConfig& config = *load.config;
+    EXPECT_EQ(config.state_dir, "/home/ada/.local/state/trainwatch");
+    EXPECT_TRUE(config.rule_paths.empty());
+    EXPECT_EQ(config.incident.settle, seconds(2));
+    EXPECT_EQ(config.incident.cooldown, minutes(5));
+    EXPECT_EQ(config.incident.context_lines, 20u);
+    EXPECT_EQ(config.watch.mode, WatchMode::kAuto);
+    EXPECT_EQ(config.watch.poll_interval, seconds(1));
+    EXPECT_EQ(config.watch.rescan_interval, seconds(5));
+    EXPECT_TRUE(config.wrap_log_file.empty());
+    EXPECT_TRUE(config.sources.empty());
+  }
+}
+
+TEST(DaemonConfig, DefaultStateDirFollowsSystemd) {
+  const ConfigLoad load = Parse("", MapEnv({{"STATE_DIRECTORY", "/var/lib/trainwatch"}}));
+  ASSERT_TRUE(load.config.has_value()) << Errors(load);
+  EXPECT_EQ(load.config->state_dir, "/var/lib/trainwatch");
+
+  const ConfigLoad no_home = Parse("", MapEnv({}));
+  EXPECT_FALSE(no_home.config.has_value());
+  EXPECT_EQ(Errors(no_home),
+            "/etc/trainwatch/daemon.yaml:1: no 'state_dir' given, and its default "
+            "${STATE_DIRECTORY:-~/.local/state/trainwatch} cannot be expanded: '~' needs $HOME, "
+            "which is not set\n");
+}
+
+TEST(DaemonConfig, PartialSectionsKeepTheOtherDefaults) {
+  const ConfigLoad load = Parse("incident: {context_lines: 0}\nwatch: {mode: inotify}\n");
+  ASSERT_TRUE(load.config.has_value()) << Errors(load);
+  EXPECT_EQ(load.config->incident.context_lines, 0u);
+  EXPECT_EQ(load.config->incident.settle, seconds(2));
+  EXPECT_EQ(load.config->watch.mode, WatchMode::kInotify);
+  EXPECT_EQ(load.config->watch.poll_interval, seconds(1));
+}
+
+TEST(DaemonConfig, RelativePathsResolveAgainstTheConfigDirectory) {
+  const ConfigLoad load = ParseDaemonConfig(
+      "state_dir: state\n"
+      "rules: [../rules, ./mine.yaml]\n"
+      "wrap: {log_file: 'logs/wrap-{pid}.log'}\n"
+      "sources:\n"
+      "  - {name: a, tags: [t], paths: [\"runs/**/*.log\", /abs/./x/../*.log]}\n",
+      "/srv/tw/conf/daemon.yaml", kEnv);
+  ASSERT_TRUE(load.config.has_value()) << Errors(load);
+  const DaemonConfig& config = *load.config;
+  EXPECT_EQ(config.state_dir, "/srv/tw/conf/state");
+  EXPECT_EQ(config.rule_paths,
+            (std::vector<std::string>{"/srv/tw/rules", "/srv/tw/conf/mine.yaml"}));
+  EXPECT_EQ(config.wrap_log_file, "/srv/tw/conf/logs/wrap-{pid}.log");
+  EXPECT_EQ(config.sources[0].paths,
+            (std::vector<std::string>{"/srv/tw/conf/runs/**/*.log", "/abs/*.log"}));
+}
+
+TEST(DaemonConfig, ARelativeFileNameIsMadeAbsolute) {
+  const ConfigLoad load = ParseDaemonConfig("state_dir: s\n", "conf/d.yaml", kEnv);
+  ASSERT_TRUE(load.config.has_value()) << Errors(load);
+  const auto cwd = std::filesystem::current_path();
+  EXPECT_EQ(load.config->file, (cwd / "conf/d.yaml").string());
+  EXPECT_EQ(load.config->state_dir, (cwd / "conf/s").string());
+}
+
+TEST(DaemonConfig, ReportsEachProblemAtItsPosition) {
+  struct Case {
+    const char* name;
+    std::string text;
+    std::string expected;  // every diagnostic, formatted, without the file name
+  };
+  const std::string src = "sources:\n  - name: a\n    tags: [t]\n";
+  const std::vector<Case> cases = {
+      {"unknown top key", "state_dir: /s\nsource: []\n",
+       "2:1: unknown key 'source' in the config (expected one of: incident, rules, sources, "
+       "state_dir, watch, wrap)"},
+      {"duplicate key", "state_dir: /s\nstate_dir: /t\n",
+       "2:1: key 'state_dir' appears twice in the config"},
+      {"not a mapping", "- a\n", "1:1: expected a mapping of settings"},
+      {"unknown nested key", "incident: {setle: 2s}\n", "1:12: unknown key 'setle' in incident"},
+      {"unknown source key", src + "    path: [/x]\n",
+       "4:5: unknown key 'path' in a source (expected one of: kmsg, name, paths, start_at, "
+       "tags)\n2:5: source 'a' has neither 'paths' nor 'kmsg: true'"},
+      {"bad duration", "incident:\n  settle: 2\n",
+       "2:11: incident settle: duration '2' needs a unit"},
+      {"settle too long", "incident: {settle: 1h}\n", "1:20: incident settle must be at most 10m"},
+      {"cooldown not a duration", "incident: {cooldown: soon}\n", "1:22: incident cooldown: "},
+      {"negative context", "incident: {context_lines: -1}\n",
+       "1:27: incident context_lines must be a whole number from 0 to 1000"},
+      {"huge context", "incident: {context_lines: 1001}\n",
+       "1:27: incident context_lines must be a whole number from 0 to 1000"},
+      {"fractional context", "incident: {context_lines: 2.5}\n",
+       "1:27: incident context_lines must be a whole number"},
+      {"empty context", "incident:\n  context_lines:\n",
+       "2:3: incident context_lines has no value"},
+      {"fast poll", "watch: {poll_interval: 50ms}\n",
+       "1:24: watch poll_interval must be at least 100ms"},
+      {"zero rescan", "watch: {rescan_interval: 0s}\n",
+       "1:26: watch rescan_interval must be at least 100ms"},
+      {"bad mode", "watch: {mode: fanotify}\n",
+       "1:15: unknown watch mode 'fanotify' (expected auto, inotify or poll)"},
+      {"watch not a map", "watch: poll\n", "1:8: 'watch' must be a mapping {mode, "},
+      {"empty wrap", "wrap:\n", "1:1: wrap has no value"},
+      {"empty rules", "rules: []\n", "1:8: rules must be a non-empty list"},
+      {"rules not a list", "rules: /x\n", "1:8: rules must be a non-empty list"},
+      {"empty rule path", "rules: ['']\n", "1:9: a rules path is empty"},
+      {"unset variable", "state_dir: ${NOPE}/x\n",
+       "1:12: state_dir: environment variable 'NOPE' is not set"},
+      {"unset variable in a source path",
+       src + "    paths:\n      - /ok/*.log\n      - \"${LOGDIR}/*.log\"\n",
+       "6:9: source 'a' path: environment variable 'LOGDIR' is not set"},
+      {"variable empty once expanded", "state_dir: ${EMPTY}\n",
+       "1:12: state_dir is empty once expanded"},
+      {"unterminated", "wrap: {log_file: '${X'}\n", "1:18: wrap log_file: unterminated '${'"},
+      {"no name", "sources:\n  - tags: [t]\n    kmsg: true\n", "2:5: a source has no 'name'"},
+      {"bad name", "sources:\n  - {name: 'my source', tags: [t], kmsg: true}\n",
+       "2:12: source name 'my source' must be letters, digits"},
+      {"duplicate name",
+       "sources:\n  - {name: a, tags: [t], kmsg: true}\n  - {name: a, tags: [t], paths: [/x]}\n",
+       "3:12: duplicate source name 'a' (first given at line 2)"},
+      {"no tags", "sources:\n  - name: a\n    kmsg: true\n",
+       "2:5: source 'a' has no 'tags' (which rules apply to it, like [train])"},
+      {"empty tags", "sources:\n  - name: a\n    tags: []\n    kmsg: true\n",
+       "3:11: source 'a' tags must be a non-empty list, like [train]"},
+      {"null tags", "sources:\n  - name: a\n    tags:\n    kmsg: true\n",
+       "3:5: source 'a' tags has no value"},
+      {"tags not a list", "sources:\n  - name: a\n    tags: train\n    kmsg: true\n",
+       "3:11: source 'a' tags must be a non-empty list"},
+      {"nested tag", "sources:\n  - {name: a, tags: [[x]], kmsg: true}\n",
+       "2:22: a tag must be a single value"},
+      {"paths and kmsg", src + "    paths: [/x]\n    kmsg: true\n",
+       "4:12: source 'a' has both 'paths' and 'kmsg: true'; make them two sources"},
+      {"neither paths nor kmsg", src, "2:5: source 'a' has neither 'paths' nor 'kmsg: true'"},
+      {"kmsg false alone", src + "    kmsg: false\n",
+       "2:5: source 'a' has neither 'paths' nor 'kmsg: true'"},
+      {"bad kmsg", src + "    kmsg: yes please\n", "4:11: source 'a': kmsg must be true or false"},
+      {"empty paths", src + "    paths: []\n",
+       "4:12: source 'a' paths must be a non-empty list, like [\"~/logs/**/*.log\"]"},
+      {"bad start_at", src + "    paths: [/x]\n    start_at: middle\n",
+       "5:15: source 'a': unknown start_at 'middle' (expected end or beginning)"},
+      {"sources not a list", "sources: {name: a}\n", "1:10: 'sources' must be a list"},
+      {"source not a map", "sources: [a]\n", "1:11: each entry of 'sources' must be a mapping"},
+      {"second document", "state_dir: /s\n---\nrules: [/r]\n",
+       "3:1: a file holds one YAML document"},
+  };
+  for (const Case& c : cases) {
+    const ConfigLoad load = Parse(c.text, MapEnv({{"HOME", "/home/ada"}, {"EMPTY", ""}}));
+    EXPECT_FALSE(load.config.has_value()) << c.name;
+    std::string expected = "/etc/trainwatch/daemon.yaml:" + c.expected;
+    for (std::size_t at = expected.find('\n'); at != std::string::npos;
+         at = expected.find('\n', at + 1)) {
+      expected.insert(at + 1, "/etc/trainwatch/daemon.yaml:");
+    }
+    EXPECT_TRUE(Errors(load).starts_with(expected))
+        << c.name << "\n  got:      " << Errors(load) << "  expected: " << expected;
+  }
+}
+
+TEST(DaemonConfig, ReportsAllProblemsNotJustTheFirst) {
+  const ConfigLoad load = Parse(
+      "state_dir: ${NOPE}\n"
+      "incident: {settle: 2}\n"
+      "watch: {mode: fast}\n"
+      "sources:\n"
+      "  - {name: a, tags: [], kmsg: true}\n"
+      "  - {name: b, tags: [t], paths: [/x], kmsg: true}\n");
+  EXPECT_FALSE(load.config.has_value());
+  EXPECT_EQ(load.errors.size(), 5u) << Errors(load);
+}
+
+TEST(DaemonConfig, LoadsAFileAndReportsAMissingOne) {
+  const trainwatch::testing::TempDir temp;
+  const std::string path =
+      temp.Write("daemon.yaml", "sources:\n  - {name: a, tags: [t], paths: [logs/*.log]}\n");
+  const ConfigLoad load = LoadDaemonConfig(path, kEnv);
+  ASSERT_TRUE(load.config.has_value()) << Errors(load);
+  EXPECT_EQ(load.config->file, path);
+  EXPECT_EQ(load.config->sources[0].paths, std::vector<std::string>{temp.PathOf("logs/*.log")});
+
+  const ConfigLoad missing = LoadDaemonConfig(temp.PathOf("nope.yaml"), kEnv);
+  EXPECT_FALSE(missing.config.has_value());
+  ASSERT_EQ(missing.errors.size(), 1u);
+  EXPECT_TRUE(FormatDiagnostic(missing.errors[0])
+                  .starts_with(temp.PathOf("nope.yaml") + ": cannot read config file: "))
+      << FormatDiagnostic(missing.errors[0]);
+}
+
+}  // namespace
+}  // namespace trainwatch::config

@@ -1,0 +1,140 @@
+#include "app/control_commands.h"
+
+#include <nlohmann/json.hpp>
+
+#include "app/commands.h"
+#include "app/control_server.h"
+#include "app/daemon.h"
+#include "config/daemon_config.h"
+
+namespace trainwatch::app {
+namespace {
+
+using nlohmann::json;
+
+Result<json> Ask(const ControlOptions& options, const json& request, std::ostream& err) {
+  const std::string config_path =
+      options.config_path.empty() ? DefaultConfigPath() : options.config_path;
+  config::ConfigLoad load = config::LoadDaemonConfig(config_path, config::ProcessEnv());
+  if (!load.config) {
+    for (const Diagnostic& error : load.errors) {
+      err << FormatDiagnostic(error) << "\n";
+    }
+    return Error{"the config has errors"};
+  }
+  const std::string socket = load.config->state_dir + "/control.sock";
+  Result<std::string> response = ControlRequest(socket, request.dump());
+  if (!response) {
+    return Error{"no trainwatch daemon answers at " + socket + " (" + response.error().message +
+                 "); is it running with this config?"};
+  }
+  json parsed = json::parse(*response, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    return Error{"the daemon sent a reply that is not JSON: " + *response};
+  }
+  if (parsed.contains("error")) {
+    return Error{"the daemon says: " + parsed["error"].get<std::string>()};
+  }
+  return parsed;
+}
+
+void PrintStatus(const json& status, std::ostream& out) {
+  out << "trainwatch " << status.value("version", "?") << " (pid " << status.value("pid", 0)
+      << "), up " << status.value("uptime_seconds", 0) << "s, " << status.value("rules", 0)
+      << " rules, config " << status.value("config", "?") << "\n";
+  out << "incidents written: " << status.value("incidents_written", 0);
+  if (status.contains("last_incident")) {
+    out << " (last " << status["last_incident"].get<std::string>() << ")";
+  }
+  out << " -> " << status.value("incidents_file", "?") << "\n";
+  if (status.contains("open_incident")) {
+    const json& open = status["open_incident"];
+    out << "open incident " << open.value("id", "?") << ": " << open.value("kind", "?") << " — "
+        << open.value("summary", "") << "\n";
+  }
+  auto print_bars = [&](const json& stream) {
+    for (const json& bar : stream.value("bars", json::array())) {
+      out << "      bar " << (bar.value("label", "").empty() ? "(no name)" : "'" + bar.value("label", "") + "'")
+          << " " << bar.value("count", 0);
+      if (bar.contains("total")) {
+        out << "/" << bar["total"].get<long long>();
+      }
+      out << (bar.value("complete", false) ? " complete" : "")
+          << ", last advance " << bar.value("seconds_since_advance", 0) << "s ago\n";
+    }
+  };
+  for (const json& source : status.value("sources", json::array())) {
+    out << "source " << source.value("name", "?") << " [";
+    bool first = true;
+    for (const json& tag : source.value("tags", json::array())) {
+      out << (first ? "" : ", ") << tag.get<std::string>();
+      first = false;
+    }
+    out << "]";
+    if (source.contains("kmsg")) {
+      out << (source["kmsg"].get<bool>() ? ": /dev/kmsg" : ": /dev/kmsg not readable here");
+    }
+    out << "\n";
+    if (source.value("files", json::array()).empty() && !source.contains("kmsg") &&
+        source.value("streams", json::array()).empty()) {
+      out << "    no files match yet:";
+      for (const json& path : source.value("paths", json::array())) {
+        out << " " << path.get<std::string>();
+      }
+      out << "\n";
+    }
+    for (const json& file : source.value("files", json::array())) {
+      out << "    " << file.value("path", "?") << "  offset " << file.value("offset", 0)
+          << ", " << file.value("lines", 0) << " lines";
+      const json writers = file.value("writers", json::array());
+      if (!writers.empty()) {
+        out << ", written by";
+        for (const json& writer : writers) {
+          out << " " << writer.value("pid", 0) << " (" << writer.value("comm", "") << ")";
+        }
+      }
+      if (file.value("job_ended", false)) {
+        out << ", job ended";
+      }
+      if (file.value("gone", false)) {
+        out << ", gone (finishing)";
+      }
+      out << "\n";
+      print_bars(file);
+    }
+    for (const json& stream : source.value("streams", json::array())) {
+      out << "    " << stream.value("name", "?") << "  " << stream.value("lines", 0) << " lines\n";
+      print_bars(stream);
+    }
+  }
+}
+
+}  // namespace
+
+int RunStatus(const ControlOptions& options, std::ostream& out, std::ostream& err) {
+  Result<json> status = Ask(options, {{"command", "status"}}, err);
+  if (!status) {
+    err << "trainwatch status: " << status.error().message << "\n";
+    return kExitError;
+  }
+  if (options.json) {
+    out << status->dump(2) << "\n";
+  } else {
+    PrintStatus(*status, out);
+  }
+  return 0;
+}
+
+int RunSnapshot(const ControlOptions& options, std::ostream& out, std::ostream& err) {
+  Result<json> reply =
+      Ask(options, {{"command", "snapshot"}, {"reason", options.reason}}, err);
+  if (!reply) {
+    err << "trainwatch snapshot: " << reply.error().message << "\n";
+    return kExitError;
+  }
+  out << "incident " << reply->value("incident", "?") << " recorded in "
+      << reply->value("incidents_file", "?") << "\n";
+  return 0;
+}
+
+}  // namespace trainwatch::app

@@ -1,0 +1,157 @@
+#include "app/incident_log.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "core/unique_fd.h"
+
+namespace trainwatch::app {
+namespace {
+
+using nlohmann::json;
+
+std::string IsoTime(detect::WallTime time) {
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+  const std::time_t seconds = static_cast<std::time_t>(millis / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<int>(millis % 1000));
+  return text;
+}
+
+std::int64_t EpochMillis(detect::WallTime time) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+}
+
+}  // namespace
+
+std::string IncidentJson(const detect::Incident& incident) {
+  json firings = json::array();
+  for (const detect::Firing& firing : incident.firings) {
+    json entry = {{"rule", firing.event.rule_id},
+                  {"kind", rules::RuleKindName(firing.event.kind)},
+                  {"source", firing.source},
+                  {"stream", firing.stream},
+                  {"line", firing.event.line},
+                  {"text", firing.event.text},
+                  {"time", IsoTime(firing.time)},
+                  {"context", firing.context}};
+    if (!firing.event.summary.empty()) {
+      entry["summary"] = firing.event.summary;
+      entry["summary_line"] = firing.event.summary_line;
+    }
+    if (firing.event.cut) {
+      entry["cut"] = true;
+    }
+    if (!firing.file_id.empty()) {
+      entry["file_id"] = firing.file_id;
+      entry["head_bytes"] = firing.head_bytes;
+      entry["head_hash"] = firing.head_hash;
+    }
+    firings.push_back(std::move(entry));
+  }
+  json record = {{"id", incident.id},
+                 {"kind", rules::RuleKindName(incident.kind)},
+                 {"summary", incident.summary},
+                 {"rules", incident.rules},
+                 {"opened", IsoTime(incident.opened)},
+                 {"closed", IsoTime(incident.closed)},
+                 {"opened_ms", EpochMillis(incident.opened)},
+                 {"firings", std::move(firings)}};
+  if (!incident.reason.empty()) {
+    record["reason"] = incident.reason;
+  }
+  if (incident.more_firings > 0) {
+    record["more_firings"] = incident.more_firings;
+  }
+  return record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Status IncidentLog::Append(const detect::Incident& incident) {
+  const std::string line = IncidentJson(incident) + "\n";
+  UniqueFd fd(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
+  if (fd.get() < 0) {
+    return Error{path_ + ": " + std::strerror(errno)};
+  }
+  // One write of the whole line: O_APPEND keeps a reader from ever seeing half of it
+  // interleaved with another writer's.
+  const ssize_t n = ::write(fd.get(), line.data(), line.size());
+  if (n != static_cast<ssize_t>(line.size())) {
+    return Error{path_ + ": " + (n < 0 ? std::strerror(errno) : "short write (disk full?)")};
+  }
+  return Status::Ok();
+}
+
+Result<IncidentHistory> IncidentLog::ReadHistory() const {
+  IncidentHistory history;
+  UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    if (errno == ENOENT) {
+      return history;
+    }
+    return Error{path_ + ": " + std::strerror(errno)};
+  }
+  struct stat info {};
+  ::fstat(fd.get(), &info);
+  const auto size = static_cast<std::size_t>(info.st_size);
+  const std::size_t start = size > kTailBytes ? size - kTailBytes : 0;
+  std::string text(size - start, '\0');
+  const ssize_t n = ::pread(fd.get(), text.data(), text.size(), static_cast<off_t>(start));
+  text.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
+  std::size_t pos = 0;
+  if (start > 0) {
+    pos = text.find('\n') + 1;  // skip the partial first line
+  }
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) {
+      break;  // an unfinished last line (a crash mid-append): ignore it
+    }
+    const json record = json::parse(text.begin() + static_cast<std::ptrdiff_t>(pos),
+                                    text.begin() + static_cast<std::ptrdiff_t>(end), nullptr,
+                                    /*allow_exceptions=*/false);
+    pos = end + 1;
+    if (!record.is_object()) {
+      continue;
+    }
+    ++history.incidents;
+    const detect::WallTime opened{std::chrono::milliseconds(record.value("opened_ms", 0LL))};
+    for (const auto& rule : record.value("rules", json::array())) {
+      if (rule.is_string()) {
+        auto& last = history.rule_last_opened[rule.get<std::string>()];
+        last = std::max(last, opened);
+      }
+    }
+    for (const auto& firing : record.value("firings", json::array())) {
+      if (!firing.contains("file_id")) {
+        continue;
+      }
+      FiredThrough fired{firing.value("head_bytes", 0U), firing.value("head_hash", 0ULL),
+                         std::max(firing.value("line", 0ULL), firing.value("summary_line", 0ULL))};
+      const std::string id = firing.value("file_id", "");
+      bool merged = false;
+      auto [begin, stop] = history.fired.equal_range(id);
+      for (auto it = begin; it != stop; ++it) {
+        if (it->second.head_bytes == fired.head_bytes && it->second.head_hash == fired.head_hash) {
+          it->second.line = std::max(it->second.line, fired.line);
+          merged = true;
+        }
+      }
+      if (!merged) {
+        history.fired.emplace(id, fired);
+      }
+    }
+  }
+  return history;
+}
+
+}  // namespace trainwatch::app

@@ -1,0 +1,46 @@
+// Incident: one failure as the daemon reports it — the events that fired for it (eight ranks
+// printing the same traceback are one incident), with the lines before each. What
+// incidents.jsonl records and what the capture stage turns into a bundle. Value type.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "detect/event.h"
+
+namespace trainwatch::detect {
+
+using WallTime = std::chrono::system_clock::time_point;
+
+// An event with where and when it fired.
+struct Firing {
+  Event event;
+  std::string source;           // the config source's name
+  std::string stream;           // the file path, "kmsg", or "wrap:stdout"/"wrap:stderr"
+  std::string file_id;          // "dev:ino" of a tailed file, empty for other streams
+  std::uint32_t head_bytes = 0; // the file's fingerprint when it fired (see FileTail)
+  std::uint64_t head_hash = 0;
+  std::vector<std::string> context;  // up to context_lines lines before the event's line
+  WallTime time{};
+  // Where a re-read of the stream would detect this event again (its line, or the header
+  // of the traceback it ends): the daemon persists no offset past it until the incident is
+  // written. Unknown (0/0) for events of no line.
+  std::uint64_t resume_offset = 0;
+  std::uint64_t resume_line = 0;
+};
+
+struct Incident {
+  std::string id;
+  rules::RuleKind kind = rules::RuleKind::kCrash;
+  std::string summary;
+  std::string reason;  // a manual snapshot's reason; empty otherwise
+  std::vector<std::string> rules;  // distinct, in firing order
+  std::vector<Firing> firings;     // at most kMaxFirings
+  std::uint64_t more_firings = 0;  // events that joined beyond kMaxFirings
+  WallTime opened{};
+  WallTime closed{};
+};
+
+}  // namespace trainwatch::detect

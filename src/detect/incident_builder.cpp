@@ -1,0 +1,120 @@
+#include "detect/incident_builder.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <random>
+
+namespace trainwatch::detect {
+namespace {
+
+// Crash and device evidence explain a failure better than the hang they cause, and any
+// alarm better than a warning: the incident takes the kind of its most telling event.
+int Rank(rules::RuleKind kind) {
+  switch (kind) {
+    case rules::RuleKind::kDevice:
+      return 3;
+    case rules::RuleKind::kCrash:
+      return 2;
+    case rules::RuleKind::kHang:
+      return 1;
+    case rules::RuleKind::kWarning:
+      return 0;
+  }
+  return 0;
+}
+
+std::string SummaryOf(const Event& event) {
+  return event.summary.empty() ? event.text : event.summary;
+}
+
+}  // namespace
+
+std::string IncidentBuilder::NewId(WallTime wall_now) {
+  // Time first so ids sort by time; a random part so ids from two daemons (host and sidecar)
+  // or from before a restart never collide.
+  static const std::uint32_t run = std::random_device{}() & 0xffff;
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(wall_now);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char id[64];
+  std::snprintf(id, sizeof id, "%04d%02d%02dT%02d%02d%02dZ-%04x%02x", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, run,
+                ++sequence_ & 0xff);
+  return id;
+}
+
+IncidentBuilder::Disposition IncidentBuilder::Add(Firing firing, Clock::time_point now) {
+  const std::string& rule = firing.event.rule_id;
+  if (!open_) {
+    if (firing.event.kind == rules::RuleKind::kWarning) {
+      return Disposition::kWarningAlone;
+    }
+    auto last = last_opened_.find(rule);
+    if (last != last_opened_.end() && now - last->second < settings_.cooldown) {
+      return Disposition::kCoolingDown;
+    }
+    open_.emplace();
+    open_->id = NewId(firing.time);
+    open_->opened = firing.time;
+    open_->kind = firing.event.kind;
+    open_->summary = SummaryOf(firing.event);
+    opened_at_ = now;
+    open_->rules.push_back(rule);
+    last_opened_[rule] = now;
+    open_->firings.push_back(std::move(firing));
+    return Disposition::kOpened;
+  }
+  Incident& incident = *open_;
+  if (Rank(firing.event.kind) > Rank(incident.kind)) {
+    incident.kind = firing.event.kind;
+    incident.summary = SummaryOf(firing.event);
+  }
+  if (std::find(incident.rules.begin(), incident.rules.end(), rule) == incident.rules.end()) {
+    incident.rules.push_back(rule);
+  }
+  last_opened_[rule] = opened_at_;
+  if (incident.firings.size() < kMaxFirings) {
+    incident.firings.push_back(std::move(firing));
+  } else {
+    ++incident.more_firings;
+  }
+  return Disposition::kJoined;
+}
+
+Incident IncidentBuilder::Manual(std::string reason, WallTime wall_now) {
+  Incident incident;
+  incident.id = NewId(wall_now);
+  incident.kind = rules::RuleKind::kWarning;
+  incident.summary = "manual snapshot: " + reason;
+  incident.reason = std::move(reason);
+  incident.rules.push_back("manual.snapshot");
+  incident.opened = incident.closed = wall_now;
+  return incident;
+}
+
+std::optional<Incident> IncidentBuilder::TakeSettled(Clock::time_point now) {
+  if (!open_ || now - opened_at_ < settings_.settle) {
+    return std::nullopt;
+  }
+  std::optional<Incident> done = std::move(open_);
+  open_.reset();
+  done->closed = std::chrono::system_clock::now();
+  return done;
+}
+
+std::optional<IncidentBuilder::Clock::time_point> IncidentBuilder::SettlesAt() const {
+  if (!open_) {
+    return std::nullopt;
+  }
+  return opened_at_ + settings_.settle;
+}
+
+void IncidentBuilder::RestoreCooldown(const std::string& rule, Clock::time_point opened_at) {
+  auto& last = last_opened_[rule];
+  last = std::max(last, opened_at);
+}
+
+}  // namespace trainwatch::detect

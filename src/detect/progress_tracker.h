@@ -1,0 +1,62 @@
+// ProgressTracker: the bars of one stream (tqdm, Lightning, HF Trainer, Keras, step lines)
+// and when each last advanced, for `progress` rules. A bar advances when its count moves
+// (tqdm reprints the same count every 10 s while stuck, so a refresh is not an advance); it
+// is stalled when it has not advanced for `stall_after`, or, before its first advance, for
+// `startup_grace` (Gaudi graph compilation keeps a bar at 0% for many minutes). A complete
+// bar, or any bar once its job has ended, is never stalled. Each stall is reported once,
+// until the bar advances again. Bounded: at most kMaxBars bars, the least recently updated
+// forgotten first. Single thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/quantity.h"
+#include "detect/progress_parser.h"
+
+namespace trainwatch::detect {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+struct Bar {
+  std::string key;
+  std::string label;
+  std::int64_t count = 0;
+  std::optional<std::int64_t> total;
+  std::uint64_t line = 0;  // line of the last update
+  std::string text;        // the last update as printed (capped)
+  SteadyTime first_seen{};
+  SteadyTime last_advance{};  // first_seen until it advances
+  SteadyTime last_update{};
+  bool advanced = false;
+  bool complete = false;
+  std::vector<std::size_t> reported;  // progress rules that reported this stall
+};
+
+class ProgressTracker {
+ public:
+  static constexpr std::size_t kMaxBars = 64;
+
+  void OnUpdate(const ProgressUpdate& update, std::uint64_t line, std::string_view text,
+                SteadyTime now);
+  // Bars stalled at `now` under the rule numbered `rule` that it has not reported yet; they
+  // count as reported from here on.
+  std::vector<const Bar*> TakeStalled(std::size_t rule, Duration stall_after,
+                                      Duration startup_grace, SteadyTime now);
+  // The job behind this stream ended: its bars are finished, whatever they show.
+  void EndJob() { ended_ = true; }
+  bool ended() const { return ended_; }
+  // The bar updated most recently, if any.
+  const Bar* Latest() const;
+  const std::map<std::string, Bar>& bars() const { return bars_; }
+
+ private:
+  std::map<std::string, Bar> bars_;
+  bool ended_ = false;
+};
+
+}  // namespace trainwatch::detect

@@ -1,0 +1,148 @@
+#include "source/file_tail.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace trainwatch::source {
+namespace {
+
+// Up to `length` bytes from the start of `fd`; shorter when the file is.
+std::string ReadHead(int fd, std::size_t length) {
+  std::string head(length, '\0');
+  std::size_t got = 0;
+  while (got < length) {
+    const ssize_t n = ::pread(fd, head.data() + got, length - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      break;
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  head.resize(got);
+  return head;
+}
+
+}  // namespace
+
+Fingerprint FingerprintOf(std::string_view head) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : head) {
+    hash = (hash ^ c) * 1099511628211ull;
+  }
+  return {static_cast<std::uint32_t>(head.size()), hash};
+}
+
+std::optional<Fingerprint> ReadFingerprint(int fd, std::uint32_t length) {
+  const std::string head = ReadHead(fd, length);
+  if (head.size() < length) {
+    return std::nullopt;
+  }
+  return FingerprintOf(head);
+}
+
+FileTail::FileTail(std::string path, UniqueFd fd, FileId id, std::size_t chunk_bytes)
+    : path_(std::move(path)),
+      fd_(std::move(fd)),
+      id_(id),
+      framer_(kDefaultMaxLineBytes, chunk_bytes) {}
+
+Result<FileTail> FileTail::Open(const std::string& path, std::optional<TailPosition> start,
+                                std::size_t chunk_bytes) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) {
+    return Error{path + ": " + std::strerror(errno)};
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) {
+    return Error{path + ": " + std::strerror(errno)};
+  }
+  if (!S_ISREG(info.st_mode)) {
+    return Error{path + ": not a regular file"};
+  }
+  FileTail tail(path, std::move(fd), FileId{info.st_dev, info.st_ino}, chunk_bytes);
+  const auto size = static_cast<std::uint64_t>(info.st_size);
+  TailPosition at = start.value_or(TailPosition{size, 1});
+  if (at.offset > size) {
+    at = TailPosition{};  // shorter than where we were: it was truncated while we were away
+  }
+  tail.read_offset_ = at.offset;
+  tail.framer_.set_next_line(at.next_line);
+  tail.head_ = ReadHead(tail.fd(), Fingerprint::kHeadBytes);
+  return tail;
+}
+
+TailPosition FileTail::position() const {
+  return {read_offset_ - framer_.pending_bytes(), framer_.lines_completed() + 1};
+}
+
+void FileTail::Restart() {
+  before_truncation_ = position();
+  framer_ = LineFramer(framer_.max_line_bytes(), kDefaultChunkBytes);
+  read_offset_ = 0;
+  head_.clear();
+}
+
+void FileTail::Drain(bool end_of_input, const Sink& sink) {
+  while (true) {
+    const std::uint64_t batch_offset = read_offset_ - framer_.pending_bytes();
+    const LineBatch* batch = framer_.NextBatch(end_of_input);
+    if (batch == nullptr) {
+      return;
+    }
+    sink(*batch, batch_offset);
+  }
+}
+
+FileTail::ReadOutcome FileTail::Read(std::size_t budget, const Sink& sink) {
+  ReadOutcome outcome;
+  struct stat info {};
+  if (::fstat(fd(), &info) != 0) {
+    outcome.error = true;
+    return outcome;
+  }
+  const auto size = static_cast<std::uint64_t>(info.st_size);
+  // Both checks cost one small pread: a file truncated and refilled past our offset between
+  // two reads (copytruncate under a busy writer) has a size that looks fine, but its first
+  // bytes are no longer the ones we read.
+  std::string head = ReadHead(fd(), Fingerprint::kHeadBytes);
+  if (size < read_offset_ || head.compare(0, head_.size(), head_) != 0) {
+    Restart();
+    outcome.truncated = true;
+  }
+  if (head.size() > head_.size()) {
+    head_ = std::move(head);
+  }
+  while (budget > 0) {
+    std::span<char> space = framer_.WritableSpace();
+    const std::size_t want = std::min(space.size(), budget);
+    const ssize_t n = ::pread(fd(), space.data(), want, static_cast<off_t>(read_offset_));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      outcome.error = true;
+      break;
+    }
+    if (n == 0) {
+      break;
+    }
+    framer_.Commit(static_cast<std::size_t>(n));
+    read_offset_ += static_cast<std::uint64_t>(n);
+    outcome.bytes += static_cast<std::uint64_t>(n);
+    budget -= static_cast<std::size_t>(n);
+    Drain(false, sink);
+    if (budget == 0) {
+      outcome.more = true;
+    }
+  }
+  return outcome;
+}
+
+void FileTail::Flush(const Sink& sink) { Drain(true, sink); }
+
+}  // namespace trainwatch::source

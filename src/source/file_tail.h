@@ -1,0 +1,95 @@
+// FileTail: reads one open file from an offset as it grows, framing lines for a sink, and
+// notices when the file is truncated or rewritten (copytruncate) so no line is read from
+// the middle of someone else's content. Keeps the descriptor open, so a renamed or deleted
+// file is finished from the same inode. Knows nothing of loops: the owner calls Read() when
+// the file may have grown. Single thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+#include "core/unique_fd.h"
+#include "source/file_id.h"
+#include "source/line_batch.h"
+#include "source/line_framer.h"
+
+namespace trainwatch::source {
+
+// The file's first bytes (up to kHeadBytes): with the FileId they tell a file we have read
+// from an unrelated file that reuses its inode, and from a copy of it made by copytruncate.
+struct Fingerprint {
+  static constexpr std::size_t kHeadBytes = 256;
+  std::uint32_t length = 0;  // how many bytes the hash covers
+  std::uint64_t hash = 0;    // FNV-1a of those bytes
+  bool operator==(const Fingerprint&) const = default;
+};
+Fingerprint FingerprintOf(std::string_view head);
+// Reads the first `length` bytes of `fd` and fingerprints them; nullopt when the file is
+// now shorter than that.
+std::optional<Fingerprint> ReadFingerprint(int fd, std::uint32_t length);
+
+// Where reading resumes: the byte after the last complete line handed to the sink, and that
+// line's successor's number.
+struct TailPosition {
+  std::uint64_t offset = 0;
+  std::uint64_t next_line = 1;
+};
+
+class FileTail {
+ public:
+  // `batch_offset` is the file offset of the batch's first byte.
+  using Sink = std::function<void(const LineBatch& batch, std::uint64_t batch_offset)>;
+
+  // Opens `path` for reading; at `start` when given, else at its end (rounded back to no
+  // line: the end of a file is a line boundary for our purposes).
+  static Result<FileTail> Open(const std::string& path, std::optional<TailPosition> start,
+                               std::size_t chunk_bytes);
+
+  struct ReadOutcome {
+    std::uint64_t bytes = 0;
+    bool more = false;       // stopped at the budget with more to read
+    bool truncated = false;  // the content was replaced; reading restarted at 0 (see below)
+    bool error = false;      // the read failed (logged by the owner)
+  };
+  // Reads up to `budget` bytes, handing complete lines to `sink`. When the file shrank below
+  // the read offset or its first bytes changed, the pending partial line is dropped,
+  // `truncated` is set with `before_truncation` holding where it was, and reading starts
+  // over at 0 with line 1.
+  ReadOutcome Read(std::size_t budget, const Sink& sink);
+  // Hands over an unterminated last line (the file is finished: renamed away and quiet, or
+  // deleted).
+  void Flush(const Sink& sink);
+
+  const std::string& path() const { return path_; }
+  void set_path(std::string path) { path_ = std::move(path); }
+  FileId id() const { return id_; }
+  int fd() const { return fd_.get(); }
+  Fingerprint fingerprint() const { return FingerprintOf(head_); }
+  // Where a restart must resume so that no line is lost and none repeated.
+  TailPosition position() const;
+  TailPosition before_truncation() const { return before_truncation_; }
+  std::uint64_t read_offset() const { return read_offset_; }
+  // The unfinished last line (see LineFramer::PendingText).
+  std::string_view pending() const { return framer_.PendingText(); }
+  // Frees the framing buffer while the file is quiet.
+  void Idle() { framer_.Release(); }
+
+ private:
+  FileTail(std::string path, UniqueFd fd, FileId id, std::size_t chunk_bytes);
+  void Restart();
+  void Drain(bool end_of_input, const Sink& sink);
+
+  std::string path_;
+  UniqueFd fd_;
+  FileId id_;
+  LineFramer framer_;
+  std::uint64_t read_offset_ = 0;
+  std::string head_;  // the first bytes read from offset 0, up to kHeadBytes
+  bool head_known_ = false;  // head_ is valid (we started at 0, or read it at open)
+  TailPosition before_truncation_;
+};
+
+}  // namespace trainwatch::source

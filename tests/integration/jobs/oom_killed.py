@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""oom_killed.py: a tiny real PyTorch job that trains with a tqdm bar and then
+dies from SIGKILL in the middle of the bar, printing nothing more.
+
+Exists for trainwatch's integration tests: it ends the way a job killed by the
+kernel's OOM killer does: the log stops mid-bar (no newline, no traceback) and
+the process exits by signal 9 (a shell reports status 137).
+
+usage: /usr/bin/python3 oom_killed.py [--steps N] [--kill-at K] [--step-seconds S]
+"""
+import argparse
+import os
+import signal
+import sys
+import time
+
+import torch
+from tqdm import tqdm
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--kill-at", type=int, default=15)
+    p.add_argument("--step-seconds", type=float, default=0.05)
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 4)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(32, 16), torch.randn(32, 4)
+    print(f"starting training: {args.steps} steps", flush=True)
+    # stderr is a file, not a tty, so tqdm writes \r-separated refreshes.
+    for step in tqdm(range(args.steps), desc="Epoch 0", file=sys.stderr, mininterval=0):
+        if step == args.kill_at:
+            # What the OOM killer does: SIGKILL, no chance to print anything.
+            os.kill(os.getpid(), signal.SIGKILL)
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        time.sleep(args.step_seconds)
+
+
+if __name__ == "__main__":
+    main()
