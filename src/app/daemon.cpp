@@ -170,9 +170,11 @@ class Daemon {
   UvHandle<uv_timer_t> traceback_timer_;
   UvHandle<uv_timer_t> save_timer_;
   UvHandle<uv_timer_t> watchdog_;
+  UvHandle<uv_timer_t> writer_soon_;
   std::vector<UvHandle<uv_signal_t>> signals_;
   Clock::time_point last_writer_scan_{};
   bool writer_scan_running_ = false;
+  bool writer_scan_again_ = false;
   bool stopping_ = false;
   bool stop_after_settle_ = false;
   int exit_code_ = 0;
@@ -241,6 +243,18 @@ std::unique_ptr<Stream> Daemon::MakeStream(SourceState& source, const std::strin
   if (!stream) {
     spdlog::error("source {}: {}: {}", source.config.name, name, stream.error().message);
     return nullptr;
+  }
+  if (is_file && writer_soon_ && !uv_is_active(writer_soon_.base())) {
+    // Who writes a new file is best learned while the writer is young: a job killed a second
+    // after it started must still be known to have died.
+    uv_timer_start(
+        writer_soon_.get(),
+        [](uv_timer_t* timer) {
+          if (auto* self = static_cast<Daemon*>(timer->data)) {
+            self->StartWriterScan();
+          }
+        },
+        200, 0);
   }
   if (is_file) {
     // Lines of this file that already fired before a restart must not fire again.
@@ -549,7 +563,11 @@ void Daemon::CheckWriters(Clock::time_point now) {
 }
 
 void Daemon::StartWriterScan() {
-  if (writer_scan_running_ || stopping_) {
+  if (stopping_) {
+    return;
+  }
+  if (writer_scan_running_) {
+    writer_scan_again_ = true;  // files came after this scan began
     return;
   }
   struct Scan {
@@ -587,6 +605,9 @@ void Daemon::StartWriterScan() {
         self->writer_scan_running_ = false;
         if (self->stopping_) {
           return;
+        }
+        if (std::exchange(self->writer_scan_again_, false)) {
+          self->StartWriterScan();
         }
         for (auto& source : self->sources_) {
           if (!source->tails) {
@@ -797,6 +818,7 @@ void Daemon::Stop(int exit_code) {
   traceback_timer_.Reset();
   save_timer_.Reset();
   watchdog_.Reset();
+  writer_soon_.Reset();
   signals_.clear();
   child_.reset();
 }
@@ -1016,7 +1038,8 @@ int Daemon::Run() {
 
   uv_loop_init(&loop_);
   int status = 0;
-  for (auto* timer : {&tick_, &settle_, &traceback_timer_, &save_timer_, &watchdog_}) {
+  for (auto* timer :
+       {&tick_, &settle_, &traceback_timer_, &save_timer_, &watchdog_, &writer_soon_}) {
     *timer = UvHandle<uv_timer_t>::Make(&loop_, status, uv_timer_init);
     (*timer)->data = this;
   }

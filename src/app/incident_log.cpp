@@ -13,7 +13,7 @@
 namespace trainwatch::app {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 std::string IsoTime(detect::WallTime time) {
   const auto millis =

@@ -1,0 +1,92 @@
+// A temp directory with a daemon config for integration tests: logs/ for the job logs,
+// state/ for the daemon, the shipped rule packs plus a test pack with short deadlines (the
+// shipped ones wait minutes), and a daemon started on it.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "support/daemon_process.h"
+#include "support/temp_dir.h"
+
+namespace trainwatch::testing {
+
+struct DaemonSettings {
+  std::string settle = "300ms";
+  std::string cooldown = "1m";
+  std::string paths = "logs/**/*.log";
+  std::string extra_rules;  // appended to the test pack
+};
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  std::string Dir(const std::string& name) const { return temp_.PathOf(name); }
+  std::string state() const { return Dir("state"); }
+  std::string config() const { return Dir("trainwatch.yaml"); }
+
+  void WriteConfig(const DaemonSettings& settings) {
+    std::filesystem::create_directories(Dir("logs"));
+    std::ofstream(Dir("test-rules.yaml"))
+        << "rules:\n"
+           "  - id: test.stall\n"
+           "    kind: hang\n"
+           "    tags: [train]\n"
+           "    description: A bar that stops for 3s (the shipped rule waits 10m)\n"
+           "    progress: {stall_after: 3s, startup_grace: 60s}\n"
+           "  - id: test.silence\n"
+           "    kind: hang\n"
+           "    tags: [quiet]\n"
+           "    description: No output for 3s\n"
+           "    silence: {after: 3s}\n"
+           "  - id: test.marker\n"
+           "    kind: crash\n"
+           "    tags: [train]\n"
+           "    description: A numbered marker line\n"
+           "    pattern: 'MARK \\d+ FIRE'\n"
+           "    examples: {fires: ['MARK 100 FIRE'], quiet: ['line 100']}\n"
+        << settings.extra_rules;
+    std::ofstream(config()) << "state_dir: state\n"
+                               "rules: [" TRAINWATCH_TEST_RULES_DIR ", test-rules.yaml]\n"
+                               "incident: {settle: " << settings.settle
+                            << ", cooldown: " << settings.cooldown
+                            << ", context_lines: 5}\n"
+                               "watch: {rescan_interval: 1s}\n"
+                               "sources:\n"
+                               "  - name: train\n"
+                               "    tags: [train]\n"
+                               "    paths: [\"" << settings.paths << "\"]\n"
+                               "    start_at: beginning\n"
+                               "  - name: quiet\n"
+                               "    tags: [quiet]\n"
+                               "    paths: [\"quiet/*.log\"]\n";
+  }
+
+  DaemonProcess& StartDaemon(std::vector<std::string> env = {}) {
+    daemon_ = std::make_unique<DaemonProcess>(
+        std::vector<std::string>{"daemon", "--config", config()}, Dir("daemon.log"), env);
+    EXPECT_TRUE(daemon_->WaitReady(state())) << daemon_->Log();
+    return *daemon_;
+  }
+
+  // Incidents that have `rule` among their rules.
+  std::vector<Json> IncidentsOf(const std::string& rule) const {
+    std::vector<Json> found;
+    for (const Json& incident : ReadIncidents(state())) {
+      for (const Json& r : incident["rules"]) {
+        if (r == rule) {
+          found.push_back(incident);
+          break;
+        }
+      }
+    }
+    return found;
+  }
+
+  TempDir temp_;
+  std::unique_ptr<DaemonProcess> daemon_;
+};
+
+}  // namespace trainwatch::testing

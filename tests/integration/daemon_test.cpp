@@ -1,0 +1,238 @@
+// The real daemon on real files: incidents from a live file, settle and cooldown, control
+// socket commands, SIGHUP with a broken and a good config, SIGTERM, sd_notify, config checks.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+#include "core/unique_fd.h"
+#include "integration/daemon_fixture.h"
+#include "support/run_binary.h"
+
+namespace trainwatch::testing {
+namespace {
+
+void Append(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::app) << text << std::flush;
+}
+
+const char* kTraceback =
+    "Traceback (most recent call last):\n"
+    "  File \"train.py\", line 9, in <module>\n"
+    "    main()\n"
+    "RuntimeError: CUDA error: an illegal memory access was encountered\n";
+
+TEST_F(DaemonTest, EightRanksPrintingOneTracebackMakeOneIncident) {
+  WriteConfig({.settle = "1s"});
+  StartDaemon();
+  for (int rank = 0; rank < 8; ++rank) {
+    std::filesystem::create_directories(Dir("logs/rank" + std::to_string(rank)));
+    Append(Dir("logs/rank" + std::to_string(rank) + "/train.log"),
+           "step 1 loss 0.5\n" + std::string(kTraceback));
+  }
+  ASSERT_TRUE(WaitUntil([&] { return !ReadIncidents(state()).empty(); }, 10s)) << daemon_->Log();
+  std::this_thread::sleep_for(1500ms);  // nothing more may come
+  const std::vector<Json> incidents = ReadIncidents(state());
+  ASSERT_EQ(incidents.size(), 1u) << daemon_->Log();
+  const Json& incident = incidents[0];
+  EXPECT_EQ(incident["kind"], "crash");
+  EXPECT_EQ(incident["summary"], "RuntimeError: CUDA error: an illegal memory access was encountered");
+  std::set<std::string> streams;
+  for (const Json& firing : incident["firings"]) {
+    if (firing["rule"] == "python.traceback") {
+      streams.insert(firing["stream"].get<std::string>());
+      EXPECT_EQ(firing["line"], 2);
+      EXPECT_EQ(firing["context"], Json::array({"step 1 loss 0.5"}));
+    }
+  }
+  EXPECT_EQ(streams.size(), 8u) << incident.dump(1);
+}
+
+TEST_F(DaemonTest, CooldownKeepsARepeatingRuleToOneIncident) {
+  WriteConfig({.settle = "200ms", .cooldown = "1h"});
+  StartDaemon();
+  const std::string log = Dir("logs/job.log");
+  Append(log, "MARK 1 FIRE\n");
+  ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.marker").size() == 1; }, 10s));
+  Append(log, "MARK 2 FIRE\n");
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_EQ(IncidentsOf("test.marker").size(), 1u) << daemon_->Log();
+  EXPECT_NE(daemon_->Log().find("in cooldown"), std::string::npos);
+}
+
+TEST_F(DaemonTest, StatusAndSnapshotGoThroughThePrivateControlSocket) {
+  WriteConfig({});
+  StartDaemon();
+  Append(Dir("logs/job.log"), "Epoch 0:  50%|#####     | 5/10 [00:01<00:01,  4.00it/s]\n");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const Json status = daemon_->Status(state());
+        return !status.is_null() && !status["sources"][0]["files"].empty() &&
+               status["sources"][0]["files"][0]["lines"] == 1;
+      },
+      10s));
+  struct stat info {};
+  ASSERT_EQ(::stat((state() + "/control.sock").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+
+  const RunResult text =
+      RunBinary({TrainwatchBinary(), "status", "--config", config()}, "", 30s);
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(Dir("logs/job.log") + "  offset 56, 1 lines"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("bar 'Epoch 0' 5/10"), std::string::npos) << text.out;
+
+  const RunResult json =
+      RunBinary({TrainwatchBinary(), "status", "--json", "--config", config()}, "", 30s);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const Json status = Json::parse(json.out);
+  EXPECT_EQ(status["sources"][0]["files"][0]["bars"][0]["total"], 10);
+
+  const RunResult snapshot = RunBinary(
+      {TrainwatchBinary(), "snapshot", "--reason", "checking by hand", "--config", config()}, "",
+      30s);
+  EXPECT_EQ(snapshot.exit_code, 0) << snapshot.err;
+  const std::vector<Json> incidents = ReadIncidents(state());
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0]["reason"], "checking by hand");
+  EXPECT_NE(snapshot.out.find(incidents[0]["id"].get<std::string>()), std::string::npos);
+}
+
+TEST_F(DaemonTest, StatusWithoutADaemonSaysSo) {
+  WriteConfig({});
+  const RunResult result = RunBinary({TrainwatchBinary(), "status", "--config", config()}, "", 30s);
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("no trainwatch daemon answers"), std::string::npos) << result.err;
+}
+
+TEST_F(DaemonTest, ABrokenConfigOnSighupIsRejectedAndTheOldOneKeepsWorking) {
+  WriteConfig({});
+  StartDaemon();
+  const std::string log = Dir("logs/job.log");
+  Append(log, "warming up\n");
+  ASSERT_TRUE(WaitUntil([&] { return daemon_->Log().find("following") != std::string::npos; }, 10s));
+
+  std::ofstream(config()) << "state_dir: state\nsources:\n  - name: train\n    tags: train]\n";
+  daemon_->Signal(SIGHUP);
+  ASSERT_TRUE(WaitUntil([&] { return daemon_->Log().find("reload rejected") != std::string::npos; },
+                        10s));
+  EXPECT_NE(daemon_->Log().find("trainwatch.yaml:4:"), std::string::npos) << daemon_->Log();
+
+  Append(log, "MARK 7 FIRE\n");
+  ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.marker").size() == 1; }, 10s))
+      << daemon_->Log();
+  EXPECT_EQ(IncidentsOf("test.marker")[0]["firings"][0]["line"], 2);  // offsets were kept
+
+  // A good config with a new rule, sent with several SIGHUPs in a row: the last one counts.
+  WriteConfig({.extra_rules = "  - id: test.new\n    kind: crash\n    tags: [train]\n"
+                              "    description: added by the reload\n    pattern: 'NEW RULE'\n"
+                              "    examples: {fires: ['NEW RULE'], quiet: ['old rule']}\n"});
+  for (int i = 0; i < 3; ++i) {
+    daemon_->Signal(SIGHUP);
+  }
+  ASSERT_TRUE(WaitUntil([&] { return daemon_->Log().find("reloaded:") != std::string::npos; }, 10s));
+  std::this_thread::sleep_for(500ms);
+  Append(log, "NEW RULE\n");
+  ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.new").size() == 1; }, 10s))
+      << daemon_->Log();
+  EXPECT_EQ(IncidentsOf("test.new")[0]["firings"][0]["line"], 3);
+  daemon_->Signal(SIGTERM);
+  EXPECT_EQ(daemon_->Wait(5s), 0);
+}
+
+TEST_F(DaemonTest, SigtermSavesOffsetsAndExitsCleanlyWithinTwoSeconds) {
+  WriteConfig({});
+  StartDaemon();
+  Append(Dir("logs/job.log"), "one\ntwo\nthree (unfinished");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const Json status = daemon_->Status(state());
+        return !status.is_null() && !status["sources"][0]["files"].empty() &&
+               status["sources"][0]["files"][0]["lines"] == 2;
+      },
+      10s));
+  const auto start = std::chrono::steady_clock::now();
+  daemon_->Signal(SIGTERM);
+  EXPECT_EQ(daemon_->Wait(5s), 0) << daemon_->Log();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  EXPECT_EQ(daemon_->Log().find("did not close cleanly"), std::string::npos) << daemon_->Log();
+  EXPECT_FALSE(std::filesystem::exists(state() + "/control.sock"));
+  std::ifstream in(state() + "/offsets.json");
+  const Json offsets = Json::parse(in);
+  ASSERT_EQ(offsets["tails"].size(), 1u);
+  EXPECT_EQ(offsets["tails"][0]["offset"], 8);  // after "two\n": the unfinished line is re-read
+  EXPECT_EQ(offsets["tails"][0]["next_line"], 3);
+}
+
+TEST_F(DaemonTest, ASecondDaemonOnTheSameStateDirRefusesToStart) {
+  WriteConfig({});
+  StartDaemon();
+  DaemonProcess second({"daemon", "--config", config()}, Dir("second.log"));
+  EXPECT_EQ(second.Wait(10s), 2);
+  EXPECT_NE(second.Log().find("another trainwatch daemon uses state_dir"), std::string::npos)
+      << second.Log();
+}
+
+TEST_F(DaemonTest, NotifiesSystemdReadyStatusAndWatchdog) {
+  WriteConfig({});
+  const std::string socket_path = Dir("notify.sock");
+  UniqueFd notify(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, socket_path.c_str(), sizeof address.sun_path - 1);
+  ASSERT_EQ(::bind(notify.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  timeval timeout{0, 200000};
+  ::setsockopt(notify.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  StartDaemon({"NOTIFY_SOCKET=" + socket_path, "WATCHDOG_USEC=400000"});
+  std::string messages;
+  WaitUntil(
+      [&] {
+        char buffer[4096];
+        const ssize_t n = ::recv(notify.get(), buffer, sizeof buffer, 0);
+        if (n > 0) {
+          messages.append(buffer, static_cast<std::size_t>(n)).append("\n");
+        }
+        return messages.find("WATCHDOG=1\nWATCHDOG=1") != std::string::npos;
+      },
+      10s);
+  EXPECT_NE(messages.find("READY=1"), std::string::npos) << messages;
+  EXPECT_NE(messages.find("STATUS=watching 0 files in 2 sources"), std::string::npos) << messages;
+  EXPECT_NE(messages.find("WATCHDOG=1\nWATCHDOG=1"), std::string::npos) << messages;
+}
+
+TEST_F(DaemonTest, CheckConfigReportsEveryProblemWithFileLineAndColumn) {
+  WriteConfig({});
+  const RunResult good = RunBinary({TrainwatchBinary(), "check", "--config", config()}, "", 60s);
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find("ok: 2 sources"), std::string::npos) << good.out;
+
+  std::ofstream(config()) << "state_dir: state\n"
+                             "incident: {settle: 2 seconds}\n"
+                             "sources:\n"
+                             "  - name: train\n"
+                             "    tags: [train]\n"
+                             "    path: [logs/*.log]\n";
+  const RunResult bad = RunBinary({TrainwatchBinary(), "check", "--config", config()}, "", 60s);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("trainwatch.yaml:2:"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("trainwatch.yaml:6:5"), std::string::npos) << bad.err;
+
+  const RunResult daemon = RunBinary({TrainwatchBinary(), "daemon", "--config", config()}, "", 60s);
+  EXPECT_EQ(daemon.exit_code, 2);
+  EXPECT_NE(daemon.err.find("trainwatch.yaml:6:5"), std::string::npos) << daemon.err;
+}
+
+TEST_F(DaemonTest, TheShippedDefaultConfigIsValid) {
+  const RunResult result = RunBinary(
+      {TrainwatchBinary(), "check", "--config",
+       std::string(TRAINWATCH_TEST_SOURCE_DIR) + "/../daemon/trainwatch.yaml"},
+      "", 60s);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+}
+
+}  // namespace
+}  // namespace trainwatch::testing

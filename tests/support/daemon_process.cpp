@@ -1,0 +1,178 @@
+#include "support/daemon_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "app/control_server.h"
+#include "support/run_binary.h"
+
+namespace trainwatch::testing {
+namespace {
+
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path,
+            const std::vector<std::string>& env, bool own_group) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (own_group) {
+      ::setpgid(0, 0);
+    }
+    const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    const int null = ::open("/dev/null", O_RDONLY);
+    ::dup2(null, 0);
+    ::dup2(log, 1);
+    ::dup2(log, 2);
+    for (const std::string& entry : env) {
+      ::putenv(const_cast<char*>(entry.c_str()));
+    }
+    std::vector<char*> args;
+    for (const std::string& arg : argv) {
+      args.push_back(const_cast<char*>(arg.c_str()));
+    }
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int Reap(pid_t pid, std::chrono::milliseconds timeout, bool& reaped) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) {
+      reaped = true;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return -1;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+}  // namespace
+
+DaemonProcess::DaemonProcess(std::vector<std::string> args, std::string log_path,
+                             std::vector<std::string> env)
+    : log_path_(std::move(log_path)) {
+  args.insert(args.begin(), TrainwatchBinary());
+  pid_ = Spawn(args, log_path_, env, /*own_group=*/false);
+}
+
+DaemonProcess::~DaemonProcess() {
+  if (pid_ > 0 && status_ < 0) {
+    ::kill(pid_, SIGKILL);
+    bool reaped = false;
+    Reap(pid_, 5s, reaped);
+  }
+}
+
+bool DaemonProcess::running() {
+  if (status_ >= 0) {
+    return false;
+  }
+  bool reaped = false;
+  const int code = Reap(pid_, 0ms, reaped);
+  if (reaped) {
+    status_ = code;
+  }
+  return !reaped;
+}
+
+bool DaemonProcess::WaitReady(const std::string& state_dir, std::chrono::milliseconds timeout) {
+  return WaitUntil(
+      [&] {
+        if (!running()) {
+          return true;
+        }
+        return app::ControlRequest(state_dir + "/control.sock", R"({"command":"status"})").ok();
+      },
+      timeout) &&
+         running();
+}
+
+Json DaemonProcess::Status(const std::string& state_dir) const {
+  Result<std::string> reply =
+      app::ControlRequest(state_dir + "/control.sock", R"({"command":"status"})");
+  return reply ? Json::parse(*reply, nullptr, false) : Json();
+}
+
+void DaemonProcess::Signal(int signum) const { ::kill(pid_, signum); }
+
+int DaemonProcess::Wait(std::chrono::milliseconds timeout) {
+  if (status_ >= 0) {
+    return status_;
+  }
+  bool reaped = false;
+  const int code = Reap(pid_, timeout, reaped);
+  if (reaped) {
+    status_ = code;
+  }
+  return code;
+}
+
+std::string DaemonProcess::Log() const {
+  std::ifstream in(log_path_);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+JobProcess::JobProcess(const std::string& script, std::vector<std::string> args,
+                       const std::string& log_path) {
+  args.insert(args.begin(), script);
+  args.insert(args.begin(), "/usr/bin/python3");
+  pid_ = Spawn(args, log_path, {}, /*own_group=*/true);
+}
+
+JobProcess::~JobProcess() { KillGroup(); }
+
+void JobProcess::KillGroup() {
+  if (pid_ > 0 && !reaped_) {
+    ::kill(-pid_, SIGKILL);
+    Reap(pid_, 5s, reaped_);
+  }
+}
+
+int JobProcess::Wait(std::chrono::milliseconds timeout) { return Reap(pid_, timeout, reaped_); }
+
+bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return done();
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
+
+std::vector<Json> ReadIncidents(const std::string& state_dir) {
+  std::vector<Json> incidents;
+  std::ifstream in(state_dir + "/incidents.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    incidents.push_back(Json::parse(line));
+  }
+  return incidents;
+}
+
+bool HavePyTorch() {
+  static const bool have =
+      ::access("/usr/bin/python3", X_OK) == 0 &&
+      std::system("/usr/bin/python3 -c 'import torch, tqdm' >/dev/null 2>&1") == 0;
+  return have;
+}
+
+std::string JobScript(const std::string& name) {
+  return std::string(TRAINWATCH_TEST_SOURCE_DIR) + "/integration/jobs/" + name;
+}
+
+}  // namespace trainwatch::testing
