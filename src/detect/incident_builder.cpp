@@ -26,6 +26,11 @@ int Rank(rules::RuleKind kind) {
   return 0;
 }
 
+// Within a kind, a line rule that names the failure ("gloo timed out") tells more than the
+// final line of whichever traceback came first (often a launcher's wrapper exception), or an
+// exit code. Only those events come without a summary of their own.
+int Specificity(const Event& event) { return event.summary.empty() ? 1 : 0; }
+
 std::string SummaryOf(const Event& event) {
   return event.summary.empty() ? event.text : event.summary;
 }
@@ -61,6 +66,7 @@ IncidentBuilder::Disposition IncidentBuilder::Add(Firing firing, Clock::time_poi
     open_->opened = firing.time;
     open_->kind = firing.event.kind;
     open_->summary = SummaryOf(firing.event);
+    summary_specificity_ = Specificity(firing.event);
     opened_at_ = now;
     open_->rules.push_back(rule);
     last_opened_[rule] = now;
@@ -68,9 +74,12 @@ IncidentBuilder::Disposition IncidentBuilder::Add(Firing firing, Clock::time_poi
     return Disposition::kOpened;
   }
   Incident& incident = *open_;
-  if (Rank(firing.event.kind) > Rank(incident.kind)) {
+  const int rank = Rank(firing.event.kind);
+  if (rank > Rank(incident.kind) ||
+      (rank == Rank(incident.kind) && Specificity(firing.event) > summary_specificity_)) {
     incident.kind = firing.event.kind;
     incident.summary = SummaryOf(firing.event);
+    summary_specificity_ = Specificity(firing.event);
   }
   if (std::find(incident.rules.begin(), incident.rules.end(), rule) == incident.rules.end()) {
     incident.rules.push_back(rule);

@@ -3,7 +3,10 @@
 // has passed the incident is complete. A rule that opened or joined an incident does not
 // open another within `cooldown` of that incident's opening: a crash loop printing the same
 // traceback every minute makes one incident per cooldown, not one per minute. Warnings join
-// an open incident but never open one. Time comes from the caller. Single thread.
+// an open incident but never open one. The incident takes its kind and summary from its most
+// telling event: device over crash over hang over warning, then a line rule naming the failure over
+// a traceback's last line or an exit status, then the earliest. Time comes from the caller. Single
+// thread.
 #pragma once
 
 #include <chrono>
@@ -50,6 +53,7 @@ class IncidentBuilder {
   IncidentSettings settings_;
   std::optional<Incident> open_;
   Clock::time_point opened_at_{};
+  int summary_specificity_ = 0;  // of the event the open incident's summary came from
   std::map<std::string, Clock::time_point> last_opened_;  // per rule
   std::uint32_t sequence_ = 0;
 };

@@ -1,0 +1,155 @@
+// Real PyTorch training jobs (Debian's python3-torch, run with /usr/bin/python3) that crash,
+// hang or go quiet, watched by the real daemon through their log files. Skipped with a
+// message where PyTorch is not installed.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "integration/daemon_fixture.h"
+
+namespace trainwatch::testing {
+namespace {
+
+class JobTest : public DaemonTest {
+ protected:
+  void SetUp() override {
+    if (!HavePyTorch()) {
+      GTEST_SKIP() << kNoPyTorch;
+    }
+  }
+  // When `path` last grew, watched until `done` holds.
+  static std::uint64_t Size(const std::string& path) {
+    struct stat info {};
+    return ::stat(path.c_str(), &info) == 0 ? static_cast<std::uint64_t>(info.st_size) : 0;
+  }
+};
+
+std::int64_t MillisOf(const Json& iso_time_ms) { return iso_time_ms.get<std::int64_t>(); }
+
+TEST_F(JobTest, ATrainingJobThatRaisesMakesOneIncidentNamedByItsException) {
+  WriteConfig({.settle = "1s"});
+  StartDaemon();
+  JobProcess job(JobScript("crash_after_training.py"), {"--steps", "20"}, Dir("logs/job.log"));
+  EXPECT_EQ(job.Wait(60s), 1);
+  ASSERT_TRUE(WaitUntil([&] { return !ReadIncidents(state()).empty(); }, 10s)) << daemon_->Log();
+  std::this_thread::sleep_for(1500ms);
+  const std::vector<Json> incidents = ReadIncidents(state());
+  ASSERT_EQ(incidents.size(), 1u) << daemon_->Log();
+  EXPECT_EQ(incidents[0]["kind"], "crash");
+  EXPECT_EQ(incidents[0]["summary"],
+            "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x12 and 16x4)");
+  // The job's own bar finished: no stall, and its writer's exit is no crash of its own.
+  for (const Json& rule : incidents[0]["rules"]) {
+    EXPECT_NE(rule, "test.stall");
+  }
+}
+
+TEST_F(JobTest, TwoGlooRanksWhereOneSleepsForeverAreAProgressStall) {
+  WriteConfig({});
+  StartDaemon();
+  const std::string log = Dir("logs/ranks.log");
+  JobProcess job(JobScript("gloo_ranks.py"), {"--mode", "stall", "--stall-at", "10"}, log);
+  // The bar stops when rank 1 stops; from then on the log does not grow.
+  std::uint64_t size = 0;
+  auto last_growth = std::chrono::system_clock::now();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        if (const std::uint64_t now = Size(log); now != size) {
+          size = now;
+          last_growth = std::chrono::system_clock::now();
+        }
+        return !IncidentsOf("test.stall").empty();
+      },
+      60s))
+      << daemon_->Log();
+  const Json incident = IncidentsOf("test.stall")[0];
+  EXPECT_EQ(incident["kind"], "hang");
+  const Json& firing = incident["firings"][0];
+  EXPECT_NE(firing["summary"].get<std::string>().find("'Epoch 0' at 10/40 has not advanced"),
+            std::string::npos)
+      << firing.dump(1);
+  const auto stalled_at = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              last_growth.time_since_epoch())
+                              .count();
+  // stall_after is 3 s; the detector must say so within 2 s of that deadline (the file was
+  // polled every 50 ms here, so growth is known to that precision).
+  EXPECT_LE(MillisOf(incident["opened_ms"]) - stalled_at, 3000 + 2000 + 50);
+  EXPECT_GE(MillisOf(incident["opened_ms"]) - stalled_at, 3000 - 100);
+  EXPECT_TRUE(IncidentsOf("writer.exited").empty());
+}
+
+TEST_F(JobTest, AShortGlooTimeoutFiresTheTimeoutRule) {
+  WriteConfig({.settle = "1s"});
+  StartDaemon();
+  JobProcess job(JobScript("gloo_ranks.py"), {"--mode", "timeout", "--timeout-seconds", "3"},
+                 Dir("logs/ranks.log"));
+  EXPECT_EQ(job.Wait(60s), 1);
+  ASSERT_TRUE(WaitUntil([&] { return !IncidentsOf("pytorch.gloo.error").empty(); }, 10s))
+      << daemon_->Log();
+  const Json incident = IncidentsOf("pytorch.gloo.error")[0];
+  EXPECT_EQ(incident["kind"], "crash");
+  EXPECT_NE(incident["summary"].get<std::string>().find("Timed out waiting 3000ms"),
+            std::string::npos)
+      << incident.dump(1);
+}
+
+TEST_F(JobTest, AJobThatGoesSilentIsASilenceIncident) {
+  WriteConfig({});
+  std::filesystem::create_directories(Dir("quiet"));
+  StartDaemon();
+  JobProcess job(JobScript("go_silent.py"), {"--steps", "5"}, Dir("quiet/job.log"));
+  ASSERT_TRUE(WaitUntil([&] { return !IncidentsOf("test.silence").empty(); }, 60s))
+      << daemon_->Log();
+  const Json incident = IncidentsOf("test.silence")[0];
+  EXPECT_EQ(incident["kind"], "hang");
+  EXPECT_NE(incident["summary"].get<std::string>().find("no output from source quiet"),
+            std::string::npos);
+  // The last lines the job printed come with it.
+  EXPECT_EQ(incident["firings"][0]["context"].back(), "step 4 loss 0.9752");
+}
+
+TEST_F(JobTest, AJobKilledMidBarWithoutAWordIsAWriterExitCrash) {
+  WriteConfig({});
+  StartDaemon();
+  JobProcess job(JobScript("oom_killed.py"), {"--kill-at", "15"}, Dir("logs/job.log"));
+  EXPECT_EQ(job.Wait(60s), 128 + SIGKILL);
+  ASSERT_TRUE(WaitUntil([&] { return !IncidentsOf("writer.exited").empty(); }, 10s))
+      << daemon_->Log();
+  const Json incident = IncidentsOf("writer.exited")[0];
+  EXPECT_EQ(incident["kind"], "crash");
+  EXPECT_NE(incident["summary"].get<std::string>().find("(python3) stopped with 'Epoch 0' at 15/40"),
+            std::string::npos)
+      << incident.dump(1);
+  std::this_thread::sleep_for(4s);  // past stall_after: a dead job's bar is no hang
+  EXPECT_TRUE(IncidentsOf("test.stall").empty()) << daemon_->Log();
+}
+
+TEST_F(JobTest, WrapPassesOutputThroughAndExitsWithTheJobsStatus) {
+  WriteConfig({.settle = "500ms"});
+  std::ofstream(config(), std::ios::app) << "wrap: {log_file: \"logs/wrapped-{pid}.log\"}\n";
+  DaemonProcess wrap({"wrap", "--config", config(), "--", "/usr/bin/python3",
+                      JobScript("crash_after_training.py"), "--steps", "5"},
+                     Dir("wrap.out"));
+  EXPECT_EQ(wrap.Wait(60s), 1) << wrap.Log();
+  const std::string out = wrap.Log();
+  EXPECT_NE(out.find("RuntimeError: mat1 and mat2 shapes cannot be multiplied"), std::string::npos);
+  const std::vector<Json> incidents = ReadIncidents(state());
+  ASSERT_EQ(incidents.size(), 1u) << out;
+  EXPECT_EQ(incidents[0]["summary"],
+            "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x12 and 16x4)");
+  std::set<std::string> rules(incidents[0]["rules"].begin(), incidents[0]["rules"].end());
+  EXPECT_TRUE(rules.count("exit.failed")) << incidents[0].dump(1);
+  // The tee'd log has the job's output, and was not watched a second time as a file.
+  std::string teed;
+  for (const auto& entry : std::filesystem::directory_iterator(Dir("logs"))) {
+    teed = entry.path().string();
+  }
+  ASSERT_NE(teed.find("wrapped-"), std::string::npos);
+  for (const Json& firing : incidents[0]["firings"]) {
+    EXPECT_NE(firing["stream"], teed);
+  }
+}
+
+}  // namespace
+}  // namespace trainwatch::testing
