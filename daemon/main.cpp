@@ -34,11 +34,11 @@ int main(int argc, char** argv) {
 
   trainwatch::app::DaemonOptions wrap;
   auto* wrap_cmd = cli.add_subcommand(
-      "wrap", "Run a training command, pass its output through, watch it (and the configured "
-              "sources) until it ends; exit with its status");
+      "wrap",
+      "Run a training command, pass its output through, watch it (and the configured "
+      "sources) until it ends; exit with its status");
   wrap_cmd->add_option("--config", wrap.config_path, "Config file (default as for daemon)");
-  wrap_cmd->add_option("command", wrap.wrap, "The command and its arguments, after --")
-      ->required();
+  wrap_cmd->add_option("command", wrap.wrap, "The command and its arguments, after --")->required();
   wrap_cmd->prefix_command(false);
 
   trainwatch::app::ControlOptions control;

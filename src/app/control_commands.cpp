@@ -54,13 +54,14 @@ void PrintStatus(const json& status, std::ostream& out) {
   }
   auto print_bars = [&](const json& stream) {
     for (const json& bar : stream.value("bars", json::array())) {
-      out << "      bar " << (bar.value("label", "").empty() ? "(no name)" : "'" + bar.value("label", "") + "'")
+      out << "      bar "
+          << (bar.value("label", "").empty() ? "(no name)" : "'" + bar.value("label", "") + "'")
           << " " << bar.value("count", 0);
       if (bar.contains("total")) {
         out << "/" << bar["total"].get<long long>();
       }
-      out << (bar.value("complete", false) ? " complete" : "")
-          << ", last advance " << bar.value("seconds_since_advance", 0) << "s ago\n";
+      out << (bar.value("complete", false) ? " complete" : "") << ", last advance "
+          << bar.value("seconds_since_advance", 0) << "s ago\n";
     }
   };
   for (const json& source : status.value("sources", json::array())) {
@@ -84,8 +85,8 @@ void PrintStatus(const json& status, std::ostream& out) {
       out << "\n";
     }
     for (const json& file : source.value("files", json::array())) {
-      out << "    " << file.value("path", "?") << "  offset " << file.value("offset", 0)
-          << ", " << file.value("lines", 0) << " lines";
+      out << "    " << file.value("path", "?") << "  offset " << file.value("offset", 0) << ", "
+          << file.value("lines", 0) << " lines";
       const json writers = file.value("writers", json::array());
       if (!writers.empty()) {
         out << ", written by";
@@ -126,8 +127,7 @@ int RunStatus(const ControlOptions& options, std::ostream& out, std::ostream& er
 }
 
 int RunSnapshot(const ControlOptions& options, std::ostream& out, std::ostream& err) {
-  Result<json> reply =
-      Ask(options, {{"command", "snapshot"}, {"reason", options.reason}}, err);
+  Result<json> reply = Ask(options, {{"command", "snapshot"}, {"reason", options.reason}}, err);
   if (!reply) {
     err << "trainwatch snapshot: " << reply.error().message << "\n";
     return kExitError;

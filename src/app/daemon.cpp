@@ -78,7 +78,8 @@ Result<Setup> LoadSetup(const std::string& config_path) {
 }
 
 bool AnyTag(const rules::Rule& rule, const std::vector<std::string>& tags) {
-  return std::any_of(tags.begin(), tags.end(), [&](const std::string& t) { return rule.HasTag(t); });
+  return std::any_of(tags.begin(), tags.end(),
+                     [&](const std::string& t) { return rule.HasTag(t); });
 }
 
 std::string Describe(const detect::Bar& bar) {
@@ -108,6 +109,8 @@ struct SourceState {
   std::unique_ptr<Stream> kmsg_stream;
   std::vector<std::unique_ptr<Stream>> wrap_streams;  // stdout, stderr of `wrap`
   Clock::time_point last_bytes = Clock::now();
+  std::uint64_t lines = 0;  // read from all its streams since the start, closed ones too
+  std::uint64_t bytes = 0;
   std::set<std::string> silence_reported;
   bool wrapped_ended = false;
 };
@@ -137,7 +140,8 @@ class Daemon {
   void CheckSilence(SourceState& source, Clock::time_point now);
   void CheckWriters(Clock::time_point now);
   void StartWriterScan();
-  void JobEnded(SourceState& source, Stream& stream, const std::vector<source::WriterProcess>& gone);
+  void JobEnded(SourceState& source, Stream& stream,
+                const std::vector<source::WriterProcess>& gone);
   void CloseQuietTracebacks();
   void SaveStateSoon();
   void SaveState();
@@ -326,6 +330,8 @@ void Daemon::OnBatch(SourceState& source, Stream& stream, const source::LineBatc
                      std::uint64_t offset) {
   const Clock::time_point now = Clock::now();
   source.last_bytes = now;
+  source.lines += batch.cut ? 0 : batch.size();
+  source.bytes += batch.text.size();
   source.silence_reported.clear();
   std::vector<detect::Firing> firings;
   stream.OnBatch(batch, offset, now, std::chrono::system_clock::now(), firings);
@@ -374,8 +380,10 @@ void Daemon::OnFirings(std::vector<detect::Firing>& firings, Stream* stream) {
   const Clock::time_point now = Clock::now();
   for (detect::Firing& firing : firings) {
     const std::string rule = firing.event.rule_id;
-    const std::string where = firing.stream + (firing.event.line ? ":" + std::to_string(firing.event.line) : "");
-    const std::string what = firing.event.summary.empty() ? firing.event.text : firing.event.summary;
+    const std::string where =
+        firing.stream + (firing.event.line ? ":" + std::to_string(firing.event.line) : "");
+    const std::string what =
+        firing.event.summary.empty() ? firing.event.text : firing.event.summary;
     if (stream != nullptr) {
       // Held before Add moves the firing; released when the incident is written (or at
       // once, below, when it joined nothing).
@@ -417,9 +425,7 @@ void Daemon::ScheduleSettle() {
           self->WriteSettled();
         }
       },
-      static_cast<std::uint64_t>(
-          std::chrono::ceil<std::chrono::milliseconds>(delay).count()),
-      0);
+      static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::milliseconds>(delay).count()), 0);
 }
 
 void Daemon::WriteSettled() {
@@ -461,9 +467,11 @@ void Daemon::CheckStalls(SourceState& source, Stream& stream, Clock::time_point 
       event.kind = rule.kind;
       event.line = bar->line;
       event.text = bar->text;
-      event.summary = Describe(*bar) + (bar->advanced ? " has not advanced for " : " has not started for ") +
+      event.summary = Describe(*bar) +
+                      (bar->advanced ? " has not advanced for " : " has not started for ") +
                       SecondsAgo(bar->last_advance, now);
-      std::vector<detect::Firing> firings{stream.MakeFiring(std::move(event), std::chrono::system_clock::now())};
+      std::vector<detect::Firing> firings{
+          stream.MakeFiring(std::move(event), std::chrono::system_clock::now())};
       OnFirings(firings, nullptr);
     }
   }
@@ -496,7 +504,8 @@ void Daemon::CheckSilence(SourceState& source, Clock::time_point now) {
     event.text = "no output from source " + source.config.name + " for " +
                  SecondsAgo(source.last_bytes, now);
     event.summary = event.text;
-    std::vector<detect::Firing> firings{live->MakeFiring(std::move(event), std::chrono::system_clock::now())};
+    std::vector<detect::Firing> firings{
+        live->MakeFiring(std::move(event), std::chrono::system_clock::now())};
     OnFirings(firings, nullptr);
   }
 }
@@ -527,7 +536,8 @@ void Daemon::JobEnded(SourceState& source, Stream& stream,
   event.text = bar->text;
   event.summary = "writer exited: " + who + " stopped with " + Describe(*bar) +
                   ", without an error in the log (killed? OOM killer?)";
-  std::vector<detect::Firing> firings{stream.MakeFiring(std::move(event), std::chrono::system_clock::now())};
+  std::vector<detect::Firing> firings{
+      stream.MakeFiring(std::move(event), std::chrono::system_clock::now())};
   OnFirings(firings, nullptr);
 }
 
@@ -755,7 +765,6 @@ Status Daemon::Apply(Setup setup, bool initial) {
   return Status::Ok();
 }
 
-
 void Daemon::SwapRules(SourceState& source) {
   auto swap = [&](Stream& stream) {
     if (Status swapped = stream.SetRules(source.line_rules); !swapped) {
@@ -825,10 +834,9 @@ void Daemon::Stop(int exit_code) {
 
 void Daemon::OnChildEnd(const ChildEnd& end) {
   child_end_ = end;
-  const std::string how = end.signal != 0
-                              ? "was killed by signal " + std::to_string(end.signal) + " (" +
-                                    strsignal(end.signal) + ")"
-                              : "exited with code " + std::to_string(end.exit_code);
+  const std::string how = end.signal != 0 ? "was killed by signal " + std::to_string(end.signal) +
+                                                " (" + strsignal(end.signal) + ")"
+                                          : "exited with code " + std::to_string(end.exit_code);
   spdlog::info("wrap: the command {}", how);
   if (wrap_source_) {
     std::vector<detect::Firing> firings;
@@ -841,12 +849,11 @@ void Daemon::OnChildEnd(const ChildEnd& end) {
     for (const rules::Rule& rule : wrap_source_->exit_rules) {
       const auto& exit = std::get<rules::ExitDetector>(rule.detector);
       const bool fires =
-          end.signal != 0
-              ? exit.any_nonzero || std::find(exit.signals.begin(), exit.signals.end(),
-                                              end.signal) != exit.signals.end()
-              : (exit.any_nonzero && end.exit_code != 0) ||
-                    std::find(exit.codes.begin(), exit.codes.end(), end.exit_code) !=
-                        exit.codes.end();
+          end.signal != 0 ? exit.any_nonzero || std::find(exit.signals.begin(), exit.signals.end(),
+                                                          end.signal) != exit.signals.end()
+                          : (exit.any_nonzero && end.exit_code != 0) ||
+                                std::find(exit.codes.begin(), exit.codes.end(), end.exit_code) !=
+                                    exit.codes.end();
       if (!fires) {
         continue;
       }
@@ -893,24 +900,26 @@ json Daemon::StatusJson() const {
   auto stream_json = [&](const Stream& stream) {
     json bars = json::array();
     for (const auto& [key, bar] : stream.progress().bars()) {
-      json entry = {{"label", bar.label},
-                    {"count", bar.count},
-                    {"complete", bar.complete},
-                    {"advanced", bar.advanced},
-                    {"seconds_since_advance",
-                     std::chrono::duration_cast<std::chrono::seconds>(now - bar.last_advance).count()}};
+      json entry = {
+          {"label", bar.label},
+          {"count", bar.count},
+          {"complete", bar.complete},
+          {"advanced", bar.advanced},
+          {"seconds_since_advance",
+           std::chrono::duration_cast<std::chrono::seconds>(now - bar.last_advance).count()}};
       if (bar.total) {
         entry["total"] = *bar.total;
       }
       bars.push_back(std::move(entry));
     }
-    return json{{"name", stream.identity().name},
-                {"lines", stream.lines()},
-                {"bytes", stream.bytes()},
-                {"job_ended", stream.progress().ended()},
-                {"seconds_since_output",
-                 std::chrono::duration_cast<std::chrono::seconds>(now - stream.last_output()).count()},
-                {"bars", std::move(bars)}};
+    return json{
+        {"name", stream.identity().name},
+        {"lines", stream.lines()},
+        {"bytes", stream.bytes()},
+        {"job_ended", stream.progress().ended()},
+        {"seconds_since_output",
+         std::chrono::duration_cast<std::chrono::seconds>(now - stream.last_output()).count()},
+        {"bars", std::move(bars)}};
   };
   auto source_json = [&](const SourceState& source) {
     json files = json::array();
@@ -938,8 +947,9 @@ json Daemon::StatusJson() const {
     for (const auto& stream : source.wrap_streams) {
       streams.push_back(stream_json(*stream));
     }
-    json entry = {{"name", source.config.name}, {"tags", source.config.tags},
-                  {"paths", source.config.paths}, {"files", std::move(files)},
+    json entry = {{"name", source.config.name},   {"tags", source.config.tags},
+                  {"paths", source.config.paths}, {"lines", source.lines},
+                  {"bytes", source.bytes},        {"files", std::move(files)},
                   {"streams", std::move(streams)}};
     if (source.config.kmsg) {
       entry["kmsg"] = source.kmsg && source.kmsg->running();
@@ -955,16 +965,16 @@ json Daemon::StatusJson() const {
   if (wrap_source_) {
     sources.push_back(source_json(*wrap_source_));
   }
-  json status = {{"version", TRAINWATCH_VERSION},
-                 {"pid", ::getpid()},
-                 {"config", setup_.config.file},
-                 {"state_dir", setup_.config.state_dir},
-                 {"uptime_seconds",
-                  std::chrono::duration_cast<std::chrono::seconds>(now - started_).count()},
-                 {"rules", setup_.rules.size()},
-                 {"incidents_written", incidents_written_},
-                 {"incidents_file", incident_log_->path()},
-                 {"sources", std::move(sources)}};
+  json status = {
+      {"version", TRAINWATCH_VERSION},
+      {"pid", ::getpid()},
+      {"config", setup_.config.file},
+      {"state_dir", setup_.config.state_dir},
+      {"uptime_seconds", std::chrono::duration_cast<std::chrono::seconds>(now - started_).count()},
+      {"rules", setup_.rules.size()},
+      {"incidents_written", incidents_written_},
+      {"incidents_file", incident_log_->path()},
+      {"sources", std::move(sources)}};
   if (!last_incident_.empty()) {
     status["last_incident"] = last_incident_;
   }
@@ -987,8 +997,8 @@ std::string Daemon::HandleControl(const std::string& request_text) {
     return StatusJson().dump(-1, ' ', false, json::error_handler_t::replace);
   }
   if (command == "snapshot") {
-    detect::Incident incident =
-        incidents_.Manual(request.value("reason", "manual snapshot"), std::chrono::system_clock::now());
+    detect::Incident incident = incidents_.Manual(request.value("reason", "manual snapshot"),
+                                                  std::chrono::system_clock::now());
     WriteIncident(incident);
     return json{{"incident", incident.id}, {"incidents_file", incident_log_->path()}}.dump();
   }
@@ -1074,10 +1084,9 @@ int Daemon::Run() {
   if (Status applied = Apply(std::move(*setup), /*initial=*/true); !applied) {
     spdlog::error("cannot start: {}", applied.error().message);
     Stop(2);
-  } else if (Status listening = control_.Start(&loop_, state_dir + "/control.sock",
-                                               [this](const std::string& request) {
-                                                 return HandleControl(request);
-                                               });
+  } else if (Status listening = control_.Start(
+                 &loop_, state_dir + "/control.sock",
+                 [this](const std::string& request) { return HandleControl(request); });
              !listening) {
     spdlog::error("cannot start the control socket: {}", listening.error().message);
     Stop(2);

@@ -13,8 +13,8 @@
 namespace trainwatch::app {
 
 struct DaemonOptions {
-  std::string config_path;          // empty: the default config (see DefaultConfigPath)
-  std::vector<std::string> wrap;    // `trainwatch wrap -- CMD...`: the command; empty otherwise
+  std::string config_path;        // empty: the default config (see DefaultConfigPath)
+  std::vector<std::string> wrap;  // `trainwatch wrap -- CMD...`: the command; empty otherwise
   std::string kmsg_device = "/dev/kmsg";
 };
 

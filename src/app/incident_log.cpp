@@ -37,14 +37,10 @@ std::int64_t EpochMillis(detect::WallTime time) {
 std::string IncidentJson(const detect::Incident& incident) {
   json firings = json::array();
   for (const detect::Firing& firing : incident.firings) {
-    json entry = {{"rule", firing.event.rule_id},
-                  {"kind", rules::RuleKindName(firing.event.kind)},
-                  {"source", firing.source},
-                  {"stream", firing.stream},
-                  {"line", firing.event.line},
-                  {"text", firing.event.text},
-                  {"time", IsoTime(firing.time)},
-                  {"context", firing.context}};
+    json entry = {{"rule", firing.event.rule_id}, {"kind", rules::RuleKindName(firing.event.kind)},
+                  {"source", firing.source},      {"stream", firing.stream},
+                  {"line", firing.event.line},    {"text", firing.event.text},
+                  {"time", IsoTime(firing.time)}, {"context", firing.context}};
     if (!firing.event.summary.empty()) {
       entry["summary"] = firing.event.summary;
       entry["summary_line"] = firing.event.summary_line;

@@ -84,7 +84,8 @@ void KmsgReader::OnReadable() {
     if (n <= 0) {
       break;
     }
-    const std::string line = ToDmesgLine(std::string_view(record, static_cast<std::size_t>(n))) + "\n";
+    const std::string line =
+        ToDmesgLine(std::string_view(record, static_cast<std::size_t>(n))) + "\n";
     std::string_view rest = line;
     while (!rest.empty()) {
       std::span<char> space = framer_.WritableSpace();

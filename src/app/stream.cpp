@@ -52,7 +52,8 @@ Status Stream::SetRules(std::shared_ptr<const rules::CompiledRules> rules) {
 }
 
 std::optional<std::uint64_t> Stream::OffsetOf(std::uint64_t line) const {
-  if (batch_ != nullptr && line >= batch_->first_line && line - batch_->first_line < batch_->size()) {
+  if (batch_ != nullptr && line >= batch_->first_line &&
+      line - batch_->first_line < batch_->size()) {
     return batch_offset_ + batch_->Begin(line - batch_->first_line);
   }
   for (const Recent& recent : recent_) {
@@ -146,8 +147,8 @@ void Stream::Remember(const source::LineBatch& batch, std::uint64_t batch_offset
   const std::size_t capacity = context_lines_ + kExtraRecentLines;
   const std::size_t first = batch.size() > capacity ? batch.size() - capacity : 0;
   for (std::size_t i = first; i < batch.size(); ++i) {
-    recent_.push_back({batch.LineNumber(i), batch_offset + batch.Begin(i),
-                       Capped(batch.LastSegment(i))});
+    recent_.push_back(
+        {batch.LineNumber(i), batch_offset + batch.Begin(i), Capped(batch.LastSegment(i))});
   }
   while (recent_.size() > capacity) {
     recent_.pop_front();
@@ -215,7 +216,8 @@ void Stream::OnPending(std::string_view text, std::uint64_t line, SteadyTime now
   }
   // Only the refreshes that came since the last call: a bar line grows by one refresh at a
   // time, and parsing all of it each time would cost the square of its length.
-  const std::size_t last_separator = text.rfind('\r', pending_parsed_ == 0 ? 0 : pending_parsed_ - 1);
+  const std::size_t last_separator =
+      text.rfind('\r', pending_parsed_ == 0 ? 0 : pending_parsed_ - 1);
   const std::size_t from = last_separator == std::string_view::npos ? 0 : last_separator + 1;
   ParseProgress(text.substr(from), '\r', line, now);
   pending_parsed_ = text.size();

@@ -81,8 +81,7 @@ class Stream {
   };
   Stream(StreamIdentity identity, std::unique_ptr<detect::LineDetector> detector,
          std::size_t context_lines, bool track_progress);
-  void ParseProgress(std::string_view record, char separator, std::uint64_t line,
-                     SteadyTime now);
+  void ParseProgress(std::string_view record, char separator, std::uint64_t line, SteadyTime now);
   std::vector<std::string> ContextBefore(std::uint64_t line) const;
   std::optional<std::uint64_t> OffsetOf(std::uint64_t line) const;
   void Remember(const source::LineBatch& batch, std::uint64_t batch_offset);
@@ -99,8 +98,8 @@ class Stream {
   const source::LineBatch* batch_ = nullptr;  // during OnBatch
   std::uint64_t batch_offset_ = 0;
   std::uint64_t suppress_through_ = 0;
-  std::uint64_t pending_line_ = 0;   // the unfinished line OnPending saw last
-  std::size_t pending_parsed_ = 0;   // how much of it was parsed
+  std::uint64_t pending_line_ = 0;  // the unfinished line OnPending saw last
+  std::size_t pending_parsed_ = 0;  // how much of it was parsed
   std::optional<source::TailPosition> traceback_hold_;
   std::optional<source::TailPosition> incident_hold_;
   std::uint64_t lines_ = 0;

@@ -1,7 +1,7 @@
 #include "app/tail_set.h"
 
-#include <spdlog/spdlog.h>
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
@@ -23,6 +23,9 @@ constexpr std::size_t kChunkBytes = 256 * 1024;
 // Copies are recognised by their first bytes; fewer than this say too little.
 constexpr std::uint32_t kMinCopyFingerprint = 16;
 constexpr auto kRetiredFor = std::chrono::minutes(2);
+// How long a short new file that may be a copy in the making waits before it is read as a
+// file of its own.
+constexpr auto kCopyWait = std::chrono::seconds(2);
 constexpr std::size_t kMaxRetired = 32;
 // A file gone from the globs is read for this long, then closed: a writer may still be
 // writing to the renamed file until it reopens its log.
@@ -191,6 +194,12 @@ void TailSet::Rescan() {
   for (auto it = parked_.begin(); it != parked_.end();) {
     it = matched.count(*it) ? std::next(it) : parked_.erase(it);
   }
+  for (auto it = deferred_.begin(); it != deferred_.end();) {
+    it = matched.count(it->first) ? std::next(it) : deferred_.erase(it);
+  }
+  if (!deferred_.empty()) {
+    ScheduleRescan();  // until they grow or their wait is over
+  }
 }
 
 void TailSet::UpdateWatches(const std::set<std::string>& dirs) {
@@ -270,6 +279,17 @@ void TailSet::Follow(const std::string& path) {
   auto same = [&](const source::Fingerprint& fingerprint) {
     return source::ReadFingerprint(probe.get(), fingerprint.length) == fingerprint;
   };
+  // A copy still being written (copytruncate copies with a read/write loop) can be shorter
+  // than the fingerprint it will match: wait for it to grow, a little while.
+  if (static_cast<std::uint64_t>(info.st_size) < source::Fingerprint::kHeadBytes &&
+      MayBecomeACopy(path, static_cast<std::uint64_t>(info.st_size))) {
+    const SteadyTime now = std::chrono::steady_clock::now();
+    const SteadyTime since = deferred_.try_emplace(path, now).first->second;
+    if (now - since < kCopyWait) {
+      return;  // its growth (an inotify event) or the next rescan brings it back here
+    }
+  }
+  deferred_.erase(path);
   // 1. The same file as before a restart.
   for (auto it = saved_.begin(); it != saved_.end(); ++it) {
     if (it->id == id && same(it->fingerprint)) {
@@ -319,6 +339,27 @@ void TailSet::Follow(const std::string& path) {
     start.reset();
   }
   Open(path, start);
+}
+
+bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) const {
+  auto longer = [&](const source::Fingerprint& fingerprint, const std::string& dir,
+                    const std::string& stem) {
+    return fingerprint.length >= kMinCopyFingerprint && fingerprint.length > size &&
+           IsCopyName(path, dir, stem);
+  };
+  for (const Retired& retired : retired_) {
+    if (longer(retired.fingerprint, retired.dir, retired.stem)) {
+      return true;
+    }
+  }
+  for (const auto& [id, file] : files_) {
+    auto fingerprint = fingerprints_.find(id);
+    if (fingerprint != fingerprints_.end() &&
+        longer(fingerprint->second, DirOf(file->tail.path()), StemOf(file->tail.path()))) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void TailSet::Open(const std::string& path, std::optional<source::TailPosition> start) {
@@ -418,8 +459,8 @@ void TailSet::ReadFile(TailedFile& file, std::size_t budget) {
                  std::strerror(errno));
   }
   if (outcome.truncated) {
-    spdlog::info("source {}: {} was truncated at byte {}; reading it from the start",
-                 source_.name, file.tail.path(), file.tail.before_truncation().offset);
+    spdlog::info("source {}: {} was truncated at byte {}; reading it from the start", source_.name,
+                 file.tail.path(), file.tail.before_truncation().offset);
     file.stream->SuppressThrough(0);
     Retire(file, before);
   }

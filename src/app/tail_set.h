@@ -36,7 +36,7 @@ struct TailedFile {
   TailSet* owner = nullptr;
   source::FileTail tail;
   std::unique_ptr<Stream> stream;
-  UvHandle<uv_fs_poll_t> poll;  // when the file is polled rather than watched
+  UvHandle<uv_fs_poll_t> poll;           // when the file is polled rather than watched
   std::optional<SteadyTime> gone_since;  // no longer matched, renamed away or deleted
   std::vector<source::WriterProcess> writers;
   bool had_writers = false;  // writers were seen once: their absence now means the job ended
@@ -108,6 +108,8 @@ class TailSet {
   void Follow(const std::string& path);
   void Open(const std::string& path, std::optional<source::TailPosition> start);
   bool UsePolling(const std::string& dir) const;
+  // Whether a new file of `size` bytes could still turn out to be a copy of one we read.
+  bool MayBecomeACopy(const std::string& path, std::uint64_t size) const;
   void StartPolling(TailedFile& file);
   // Reads up to `budget` bytes; queues the file when there is more.
   void ReadFile(TailedFile& file, std::size_t budget);
@@ -127,12 +129,14 @@ class TailSet {
   std::map<std::string, source::FileId> by_path_;
   std::map<std::string, std::unique_ptr<DirWatch>> watches_;
   std::set<std::string> excluded_;
-  std::set<std::string> parked_;  // copies of live files waiting for the original's truncation
+  std::set<std::string> parked_;
+  std::map<std::string, SteadyTime> deferred_;  // short new files that may be copies  // copies of
+                                                // live files waiting for the original's truncation
   std::deque<Retired> retired_;
-  std::deque<source::FileId> queue_;  // files with more to read
-  UvHandle<uv_timer_t> rescan_timer_;      // periodic rescan
-  UvHandle<uv_timer_t> rescan_soon_;       // debounced rescan after a directory event
-  UvHandle<uv_idle_t> reader_;             // drains queue_ between loop iterations
+  std::deque<source::FileId> queue_;   // files with more to read
+  UvHandle<uv_timer_t> rescan_timer_;  // periodic rescan
+  UvHandle<uv_timer_t> rescan_soon_;   // debounced rescan after a directory event
+  UvHandle<uv_idle_t> reader_;         // drains queue_ between loop iterations
   std::map<source::FileId, source::Fingerprint> fingerprints_;  // last seen, per file
   bool closed_ = false;
 };

@@ -17,10 +17,10 @@ using WallTime = std::chrono::system_clock::time_point;
 // An event with where and when it fired.
 struct Firing {
   Event event;
-  std::string source;           // the config source's name
-  std::string stream;           // the file path, "kmsg", or "wrap:stdout"/"wrap:stderr"
-  std::string file_id;          // "dev:ino" of a tailed file, empty for other streams
-  std::uint32_t head_bytes = 0; // the file's fingerprint when it fired (see FileTail)
+  std::string source;            // the config source's name
+  std::string stream;            // the file path, "kmsg", or "wrap:stdout"/"wrap:stderr"
+  std::string file_id;           // "dev:ino" of a tailed file, empty for other streams
+  std::uint32_t head_bytes = 0;  // the file's fingerprint when it fired (see FileTail)
   std::uint64_t head_hash = 0;
   std::vector<std::string> context;  // up to context_lines lines before the event's line
   WallTime time{};
@@ -35,7 +35,7 @@ struct Incident {
   std::string id;
   rules::RuleKind kind = rules::RuleKind::kCrash;
   std::string summary;
-  std::string reason;  // a manual snapshot's reason; empty otherwise
+  std::string reason;              // a manual snapshot's reason; empty otherwise
   std::vector<std::string> rules;  // distinct, in firing order
   std::vector<Firing> firings;     // at most kMaxFirings
   std::uint64_t more_firings = 0;  // events that joined beyond kMaxFirings

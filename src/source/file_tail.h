@@ -87,7 +87,7 @@ class FileTail {
   FileId id_;
   LineFramer framer_;
   std::uint64_t read_offset_ = 0;
-  std::string head_;  // the first bytes read from offset 0, up to kHeadBytes
+  std::string head_;         // the first bytes read from offset 0, up to kHeadBytes
   bool head_known_ = false;  // head_ is valid (we started at 0, or read it at open)
   TailPosition before_truncation_;
 };

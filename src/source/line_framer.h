@@ -56,8 +56,8 @@ class LineFramer {
   std::size_t max_line_bytes_;
   std::size_t capacity_;
   std::unique_ptr<char[]> buffer_;  // allocated on first use, uninitialised
-  std::size_t begin_ = 0;  // first byte not yet delivered
-  std::size_t end_ = 0;    // one past the last byte read
+  std::size_t begin_ = 0;           // first byte not yet delivered
+  std::size_t end_ = 0;             // one past the last byte read
   std::uint64_t next_line_ = 1;
   bool in_cut_line_ = false;  // earlier pieces of the current line were delivered
   LineBatch batch_;

@@ -49,15 +49,18 @@ class DaemonTest : public ::testing::Test {
            "    examples: {fires: ['MARK 100 FIRE'], quiet: ['line 100']}\n"
         << settings.extra_rules;
     std::ofstream(config()) << "state_dir: state\n"
-                               "rules: [" TRAINWATCH_TEST_RULES_DIR ", test-rules.yaml]\n"
-                               "incident: {settle: " << settings.settle
-                            << ", cooldown: " << settings.cooldown
+                               "rules: [" TRAINWATCH_TEST_RULES_DIR
+                               ", test-rules.yaml]\n"
+                               "incident: {settle: "
+                            << settings.settle << ", cooldown: " << settings.cooldown
                             << ", context_lines: 5}\n"
                                "watch: {rescan_interval: 1s}\n"
                                "sources:\n"
                                "  - name: train\n"
                                "    tags: [train]\n"
-                               "    paths: [\"" << settings.paths << "\"]\n"
+                               "    paths: [\""
+                            << settings.paths
+                            << "\"]\n"
                                "    start_at: beginning\n"
                                "  - name: quiet\n"
                                "    tags: [quiet]\n"

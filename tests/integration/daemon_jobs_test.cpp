@@ -69,9 +69,8 @@ TEST_F(JobTest, TwoGlooRanksWhereOneSleepsForeverAreAProgressStall) {
   EXPECT_NE(firing["summary"].get<std::string>().find("'Epoch 0' at 10/40 has not advanced"),
             std::string::npos)
       << firing.dump(1);
-  const auto stalled_at = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              last_growth.time_since_epoch())
-                              .count();
+  const auto stalled_at =
+      std::chrono::duration_cast<std::chrono::milliseconds>(last_growth.time_since_epoch()).count();
   // stall_after is 3 s; the detector must say so within 2 s of that deadline (the file was
   // polled every 50 ms here, so growth is known to that precision).
   EXPECT_LE(MillisOf(incident["opened_ms"]) - stalled_at, 3000 + 2000 + 50);
@@ -118,8 +117,9 @@ TEST_F(JobTest, AJobKilledMidBarWithoutAWordIsAWriterExitCrash) {
       << daemon_->Log();
   const Json incident = IncidentsOf("writer.exited")[0];
   EXPECT_EQ(incident["kind"], "crash");
-  EXPECT_NE(incident["summary"].get<std::string>().find("(python3) stopped with 'Epoch 0' at 15/40"),
-            std::string::npos)
+  EXPECT_NE(
+      incident["summary"].get<std::string>().find("(python3) stopped with 'Epoch 0' at 15/40"),
+      std::string::npos)
       << incident.dump(1);
   std::this_thread::sleep_for(4s);  // past stall_after: a dead job's bar is no hang
   EXPECT_TRUE(IncidentsOf("test.stall").empty()) << daemon_->Log();

@@ -40,7 +40,8 @@ TEST_F(DaemonTest, EightRanksPrintingOneTracebackMakeOneIncident) {
   ASSERT_EQ(incidents.size(), 1u) << daemon_->Log();
   const Json& incident = incidents[0];
   EXPECT_EQ(incident["kind"], "crash");
-  EXPECT_EQ(incident["summary"], "RuntimeError: CUDA error: an illegal memory access was encountered");
+  EXPECT_EQ(incident["summary"],
+            "RuntimeError: CUDA error: an illegal memory access was encountered");
   std::set<std::string> streams;
   for (const Json& firing : incident["firings"]) {
     if (firing["rule"] == "python.traceback") {
@@ -79,8 +80,7 @@ TEST_F(DaemonTest, StatusAndSnapshotGoThroughThePrivateControlSocket) {
   ASSERT_EQ(::stat((state() + "/control.sock").c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);
 
-  const RunResult text =
-      RunBinary({TrainwatchBinary(), "status", "--config", config()}, "", 30s);
+  const RunResult text = RunBinary({TrainwatchBinary(), "status", "--config", config()}, "", 30s);
   EXPECT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find(Dir("logs/job.log") + "  offset 56, 1 lines"), std::string::npos)
       << text.out;
@@ -114,12 +114,13 @@ TEST_F(DaemonTest, ABrokenConfigOnSighupIsRejectedAndTheOldOneKeepsWorking) {
   StartDaemon();
   const std::string log = Dir("logs/job.log");
   Append(log, "warming up\n");
-  ASSERT_TRUE(WaitUntil([&] { return daemon_->Log().find("following") != std::string::npos; }, 10s));
+  ASSERT_TRUE(
+      WaitUntil([&] { return daemon_->Log().find("following") != std::string::npos; }, 10s));
 
   std::ofstream(config()) << "state_dir: state\nsources:\n  - name: train\n    tags: train]\n";
   daemon_->Signal(SIGHUP);
-  ASSERT_TRUE(WaitUntil([&] { return daemon_->Log().find("reload rejected") != std::string::npos; },
-                        10s));
+  ASSERT_TRUE(
+      WaitUntil([&] { return daemon_->Log().find("reload rejected") != std::string::npos; }, 10s));
   EXPECT_NE(daemon_->Log().find("trainwatch.yaml:4:"), std::string::npos) << daemon_->Log();
 
   Append(log, "MARK 7 FIRE\n");
@@ -134,7 +135,8 @@ TEST_F(DaemonTest, ABrokenConfigOnSighupIsRejectedAndTheOldOneKeepsWorking) {
   for (int i = 0; i < 3; ++i) {
     daemon_->Signal(SIGHUP);
   }
-  ASSERT_TRUE(WaitUntil([&] { return daemon_->Log().find("reloaded:") != std::string::npos; }, 10s));
+  ASSERT_TRUE(
+      WaitUntil([&] { return daemon_->Log().find("reloaded:") != std::string::npos; }, 10s));
   std::this_thread::sleep_for(500ms);
   Append(log, "NEW RULE\n");
   ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.new").size() == 1; }, 10s))
@@ -227,10 +229,10 @@ TEST_F(DaemonTest, CheckConfigReportsEveryProblemWithFileLineAndColumn) {
 }
 
 TEST_F(DaemonTest, TheShippedDefaultConfigIsValid) {
-  const RunResult result = RunBinary(
-      {TrainwatchBinary(), "check", "--config",
-       std::string(TRAINWATCH_TEST_SOURCE_DIR) + "/../daemon/trainwatch.yaml"},
-      "", 60s);
+  const RunResult result =
+      RunBinary({TrainwatchBinary(), "check", "--config",
+                 std::string(TRAINWATCH_TEST_SOURCE_DIR) + "/../daemon/trainwatch.yaml"},
+                "", 60s);
   EXPECT_EQ(result.exit_code, 0) << result.err;
 }
 

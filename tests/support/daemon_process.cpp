@@ -88,13 +88,14 @@ bool DaemonProcess::running() {
 
 bool DaemonProcess::WaitReady(const std::string& state_dir, std::chrono::milliseconds timeout) {
   return WaitUntil(
-      [&] {
-        if (!running()) {
-          return true;
-        }
-        return app::ControlRequest(state_dir + "/control.sock", R"({"command":"status"})").ok();
-      },
-      timeout) &&
+             [&] {
+               if (!running()) {
+                 return true;
+               }
+               return app::ControlRequest(state_dir + "/control.sock", R"({"command":"status"})")
+                   .ok();
+             },
+             timeout) &&
          running();
 }
 
