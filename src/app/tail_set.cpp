@@ -6,12 +6,14 @@
 #include <sys/vfs.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
 #include "core/unique_fd.h"
 #include "source/glob.h"
+#include "source/rotated_name.h"
 
 namespace trainwatch::app {
 namespace {
@@ -35,16 +37,8 @@ std::string DirOf(const std::string& path) {
   return std::filesystem::path(path).parent_path().string();
 }
 
-// "train" for "train.log": a copy made by logrotate is named after the original
-// (train.log.1, train.log-20260101, train.1.log).
-std::string StemOf(const std::string& path) {
-  const std::string name = std::filesystem::path(path).filename().string();
-  return name.substr(0, name.find('.'));
-}
-
-bool IsCopyName(const std::string& copy, const std::string& dir, const std::string& stem) {
-  return DirOf(copy) == dir && !stem.empty() &&
-         std::filesystem::path(copy).filename().string().starts_with(stem);
+std::string NameOf(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
 }
 
 // File systems whose changes inotify does not see (made on another host) are polled.
@@ -300,8 +294,8 @@ void TailSet::Follow(const std::string& path) {
   }
   // 2. A copy of a file we were reading (copytruncate): continue where the original was.
   for (auto it = retired_.begin(); it != retired_.end(); ++it) {
-    if (it->fingerprint.length >= kMinCopyFingerprint && IsCopyName(path, it->dir, it->stem) &&
-        same(it->fingerprint)) {
+    if (it->fingerprint.length >= kMinCopyFingerprint &&
+        source::IsRotatedCopyName(path, it->dir, it->name) && same(it->fingerprint)) {
       const source::TailPosition position = it->position;
       retired_.erase(it);
       spdlog::info("source {}: {} is a rotated copy; continuing at byte {}", source_.name, path,
@@ -311,8 +305,8 @@ void TailSet::Follow(const std::string& path) {
   }
   for (auto it = saved_.begin(); it != saved_.end(); ++it) {
     if (it->fingerprint.length >= kMinCopyFingerprint &&
-        IsCopyName(path, DirOf(it->path), StemOf(it->path)) && same(it->fingerprint) &&
-        !files_.count(it->id)) {
+        source::IsRotatedCopyName(path, DirOf(it->path), NameOf(it->path)) &&
+        same(it->fingerprint) && !files_.count(it->id)) {
       const source::TailPosition position = it->position;
       saved_.erase(it);
       return Open(path, position);
@@ -323,7 +317,7 @@ void TailSet::Follow(const std::string& path) {
   for (auto& [other_id, other] : files_) {
     const source::Fingerprint fingerprint = fingerprints_[other_id];
     if (fingerprint.length >= kMinCopyFingerprint &&
-        IsCopyName(path, DirOf(other->tail.path()), StemOf(other->tail.path())) &&
+        source::IsRotatedCopyName(path, DirOf(other->tail.path()), NameOf(other->tail.path())) &&
         same(fingerprint)) {
       ReadFile(*other, kReadBudget);
       if (!retired_.empty() && retired_.back().fingerprint == fingerprint) {
@@ -345,17 +339,17 @@ bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) const 
   auto longer = [&](const source::Fingerprint& fingerprint, const std::string& dir,
                     const std::string& stem) {
     return fingerprint.length >= kMinCopyFingerprint && fingerprint.length > size &&
-           IsCopyName(path, dir, stem);
+           source::IsRotatedCopyName(path, dir, stem);
   };
   for (const Retired& retired : retired_) {
-    if (longer(retired.fingerprint, retired.dir, retired.stem)) {
+    if (longer(retired.fingerprint, retired.dir, retired.name)) {
       return true;
     }
   }
   for (const auto& [id, file] : files_) {
     auto fingerprint = fingerprints_.find(id);
     if (fingerprint != fingerprints_.end() &&
-        longer(fingerprint->second, DirOf(file->tail.path()), StemOf(file->tail.path()))) {
+        longer(fingerprint->second, DirOf(file->tail.path()), NameOf(file->tail.path()))) {
       return true;
     }
   }
@@ -484,14 +478,14 @@ void TailSet::Retire(TailedFile& file, source::Fingerprint old_fingerprint) {
     return;
   }
   retired_.push_back({old_fingerprint, file.tail.before_truncation(), DirOf(file.tail.path()),
-                      StemOf(file.tail.path()), std::chrono::steady_clock::now()});
+                      NameOf(file.tail.path()), std::chrono::steady_clock::now()});
   while (retired_.size() > kMaxRetired) {
     retired_.pop_front();
   }
   // A copy that showed up before the truncation was noticed can go now.
   for (auto it = parked_.begin(); it != parked_.end();) {
     const std::string path = *it;
-    if (IsCopyName(path, retired_.back().dir, retired_.back().stem)) {
+    if (source::IsRotatedCopyName(path, retired_.back().dir, retired_.back().name)) {
       it = parked_.erase(it);
       Follow(path);
     } else {

@@ -97,7 +97,7 @@ class TailSet {
     source::Fingerprint fingerprint;
     source::TailPosition position;
     std::string dir;
-    std::string stem;
+    std::string name;  // its file name then
     SteadyTime when;
   };
 
