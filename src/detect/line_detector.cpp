@@ -11,7 +11,6 @@ using rules::ThresholdDetector;
 LineDetector::LineDetector(rules::LineMatcher matcher) : matcher_(std::move(matcher)) {
   const auto& line_rules = matcher_.rules().rules();
   grouping_of_rule_.assign(line_rules.size(), -1);
-  threshold_hits_.resize(line_rules.size());
   for (std::size_t i = 0; i < line_rules.size(); ++i) {
     const auto* pattern = std::get_if<PatternDetector>(&line_rules[i].rule.detector);
     if (pattern != nullptr && pattern->multiline == rules::Multiline::kPythonTraceback) {

@@ -8,6 +8,7 @@
 #include <array>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,9 +62,11 @@ class LineDetector {
   rules::LineMatcher matcher_;
   std::vector<rules::SegmentMatch> matches_;  // reused between batches
   std::vector<Grouping> groupings_;
-  std::vector<int> grouping_of_rule_;                  // rule index -> groupings_ index, or -1
-  std::vector<Header> headers_;                        // per grouping, for the current record
-  std::vector<std::deque<TimePoint>> threshold_hits_;  // per rule; bounded by its count
+  std::vector<int> grouping_of_rule_;  // rule index -> groupings_ index, or -1
+  std::vector<Header> headers_;        // per grouping, for the current record
+  // Per threshold rule that matched; bounded by its count. A map, not a slot per rule: an
+  // empty deque costs half a kilobyte, and the daemon has a detector per tailed file.
+  std::map<std::size_t, std::deque<TimePoint>> threshold_hits_;
   std::vector<Traceback> finished_;
   std::array<std::string_view, TracebackGrouper::kMarkerWindow> before_;
   // The last lines of the previous batch, nearest first: a header at the top of a batch still

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "rules/database_cache.h"
 #include "rules/regex_options.h"
 
 namespace trainwatch::rules {
@@ -25,9 +26,14 @@ struct CompileAttempt {
 };
 
 CompileAttempt TryCompile(const std::vector<const char*>& expressions,
-                          const std::vector<unsigned>& ids) {
+                          const std::vector<unsigned>& ids, const std::string& cache_dir) {
   CompileAttempt attempt;
   std::vector<unsigned> flags(expressions.size(), kFlags);
+  const std::uint64_t key = DatabaseKey(expressions, flags, ids);
+  if (HsDatabase cached = LoadCachedDatabase(cache_dir, key)) {
+    attempt.database = std::move(cached);
+    return attempt;
+  }
   hs_database_t* db = nullptr;
   hs_compile_error_t* raw_error = nullptr;
   const hs_error_t rc = hs_compile_multi(expressions.data(), flags.data(), ids.data(),
@@ -36,6 +42,7 @@ CompileAttempt TryCompile(const std::vector<const char*>& expressions,
   std::unique_ptr<hs_compile_error_t, CompileErrorDeleter> error(raw_error);
   if (rc == HS_SUCCESS) {
     attempt.database.reset(db);
+    StoreCachedDatabase(cache_dir, key, db);
     return attempt;
   }
   attempt.failed_index = error ? error->expression : -1;
@@ -104,7 +111,7 @@ std::optional<std::string> ForHyperscan(const std::string& regex, std::string* w
 
 Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
     const std::vector<Rule>& rules, const std::vector<std::string>& tags,
-    std::vector<Diagnostic>* notes) {
+    std::vector<Diagnostic>* notes, const std::string& cache_dir) {
   if (hs_valid_platform() != HS_SUCCESS) {
     return Error{"this CPU lacks the SSSE3 instructions the Hyperscan matcher needs"};
   }
@@ -174,7 +181,7 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
       expressions.push_back(vectorscan_forms[index].c_str());
       ids.push_back(static_cast<unsigned>(index));
     }
-    CompileAttempt attempt = TryCompile(expressions, ids);
+    CompileAttempt attempt = TryCompile(expressions, ids, cache_dir);
     if (attempt.database) {
       compiled->database_ = std::move(attempt.database);
       break;

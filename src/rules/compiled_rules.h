@@ -40,10 +40,12 @@ class CompiledRules {
   // pattern Hyperscan cannot
   // take (a construct outside its syntax) still works, RE2 alone checks it on every segment;
   // each such rule adds a note to `notes`, since it slows every scan down.
-  // REQUIRES: the rules were loaded without errors (their regexes compile).
+  // With `cache_dir`, compiled databases are loaded from and saved to that directory (see
+  // database_cache.h). REQUIRES: the rules were loaded without errors (their regexes compile).
   static Result<std::shared_ptr<const CompiledRules>> Build(const std::vector<Rule>& rules,
                                                             const std::vector<std::string>& tags,
-                                                            std::vector<Diagnostic>* notes);
+                                                            std::vector<Diagnostic>* notes,
+                                                            const std::string& cache_dir = {});
 
   const std::vector<LineRule>& rules() const { return rules_; }
   // Null when no rule is prefiltered.

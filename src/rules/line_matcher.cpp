@@ -5,14 +5,18 @@
 
 namespace trainwatch::rules {
 
+LineMatcher::Scratch::~Scratch() { hs_free_scratch(space); }
+
 Result<LineMatcher> LineMatcher::Create(std::shared_ptr<const CompiledRules> rules) {
   LineMatcher matcher(std::move(rules));
   if (const hs_database_t* db = matcher.rules_->database()) {
-    hs_scratch_t* scratch = nullptr;
-    if (hs_alloc_scratch(db, &scratch) != HS_SUCCESS) {
+    // One scratch per thread, grown to fit every database used there: the daemon's hundred
+    // tailed files have a hundred matchers on the loop thread, and never two scans at once.
+    thread_local const std::shared_ptr<Scratch> shared = std::make_shared<Scratch>();
+    if (hs_alloc_scratch(db, &shared->space) != HS_SUCCESS) {
       return Error{"cannot allocate Hyperscan scratch space"};
     }
-    matcher.scratch_.reset(scratch);
+    matcher.scratch_ = shared;
   }
   matcher.last_segment_.resize(matcher.rules_->rules().size());
   matcher.covered_until_.resize(matcher.rules_->rules().size());
@@ -56,7 +60,7 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
   if (scratch_) {
     scan_failed =
         hs_scan(rules_->database(), batch.text.data(), static_cast<unsigned>(batch.text.size()), 0,
-                scratch_.get(), &LineMatcher::OnCandidate, this) != HS_SUCCESS;
+                scratch_->space, &LineMatcher::OnCandidate, this) != HS_SUCCESS;
     if (scan_failed) {
       candidates_.clear();
     }

@@ -1,7 +1,8 @@
 // LineMatcher: finds which line rules match which segments of a LineBatch. One Hyperscan
 // pass over the whole batch proposes (rule, offset) candidates; RE2 confirms each on its
 // segment and checks `unless`. Cost is one pass over the bytes plus work per candidate,
-// not per rule. Owns its Hyperscan scratch: one matcher per thread.
+// not per rule. Uses its thread's Hyperscan scratch: a matcher belongs to the thread that
+// created it.
 #pragma once
 
 #include <hs/hs.h>
@@ -37,8 +38,10 @@ class LineMatcher {
   const CompiledRules& rules() const { return *rules_; }
 
  private:
-  struct ScratchDeleter {
-    void operator()(hs_scratch_t* scratch) const { hs_free_scratch(scratch); }
+  // Hyperscan's scratch space, shared by the matchers of one thread.
+  struct Scratch {
+    hs_scratch_t* space = nullptr;
+    ~Scratch();
   };
   struct Candidate {
     std::uint64_t end;  // offset one past the candidate match's last byte
@@ -51,7 +54,7 @@ class LineMatcher {
   bool Confirm(const LineRule& rule, std::string_view segment) const;
 
   std::shared_ptr<const CompiledRules> rules_;
-  std::unique_ptr<hs_scratch_t, ScratchDeleter> scratch_;
+  std::shared_ptr<Scratch> scratch_;
   std::vector<Candidate> candidates_;      // reused between batches
   std::vector<const char*> last_segment_;  // per rule: segment already judged this batch
   // Per rule: the end of the segment it already has a candidate in. Hyperscan reports every

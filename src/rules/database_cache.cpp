@@ -1,0 +1,112 @@
+#include "rules/database_cache.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace trainwatch::rules {
+namespace {
+
+namespace fs = std::filesystem;
+
+void Mix(std::uint64_t& hash, std::string_view bytes) {
+  for (unsigned char c : bytes) {
+    hash = (hash ^ c) * 1099511628211ull;
+  }
+  hash = (hash ^ 0xff) * 1099511628211ull;  // a separator, so "ab","c" differs from "a","bc"
+}
+
+std::string PathOf(const std::string& dir, std::uint64_t key) {
+  char name[40];
+  std::snprintf(name, sizeof name, "hs-%016llx.db", static_cast<unsigned long long>(key));
+  return (fs::path(dir) / name).string();
+}
+
+void Prune(const std::string& dir) {
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, fs::path>> cached;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("hs-") && name.ends_with(".db")) {
+      cached.emplace_back(entry.last_write_time(ec), entry.path());
+    }
+  }
+  if (cached.size() <= kMaxCached) {
+    return;
+  }
+  std::sort(cached.begin(), cached.end(), std::greater<>());
+  for (std::size_t i = kMaxCached; i < cached.size(); ++i) {
+    fs::remove(cached[i].second, ec);
+  }
+}
+
+}  // namespace
+
+std::uint64_t DatabaseKey(const std::vector<const char*>& expressions,
+                          const std::vector<unsigned>& flags, const std::vector<unsigned>& ids) {
+  std::uint64_t hash = 14695981039346656037ull;
+  Mix(hash, hs_version());  // a database is only valid for the library that wrote it
+  for (std::size_t i = 0; i < expressions.size(); ++i) {
+    Mix(hash, expressions[i]);
+    Mix(hash, std::to_string(flags[i]) + "/" + std::to_string(ids[i]));
+  }
+  return hash;
+}
+
+HsDatabase LoadCachedDatabase(const std::string& dir, std::uint64_t key) {
+  if (dir.empty()) {
+    return nullptr;
+  }
+  const std::string path = PathOf(dir, key);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return nullptr;
+  }
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  const std::string data = bytes.str();
+  hs_database_t* db = nullptr;
+  // Hyperscan checks the platform and version recorded in the bytes, and refuses others.
+  if (hs_deserialize_database(data.data(), data.size(), &db) != HS_SUCCESS) {
+    std::error_code ec;
+    fs::remove(path, ec);
+    return nullptr;
+  }
+  std::error_code ec;
+  fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
+  return HsDatabase(db);
+}
+
+void StoreCachedDatabase(const std::string& dir, std::uint64_t key, const hs_database_t* db) {
+  if (dir.empty()) {
+    return;
+  }
+  char* bytes = nullptr;
+  std::size_t length = 0;
+  if (hs_serialize_database(db, &bytes, &length) != HS_SUCCESS) {
+    return;
+  }
+  std::unique_ptr<char, decltype(&std::free)> owned(bytes, &std::free);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const std::string path = PathOf(dir, key);
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(bytes, static_cast<std::streamsize>(length));
+    if (!out) {
+      fs::remove(temporary, ec);
+      return;
+    }
+  }
+  fs::rename(temporary, path, ec);
+  Prune(dir);
+}
+
+}  // namespace trainwatch::rules
