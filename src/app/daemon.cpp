@@ -42,7 +42,8 @@ constexpr auto kTick = std::chrono::seconds(1);
 // A traceback is over when its writer has been quiet this long: Python prints one at once.
 constexpr auto kTracebackQuiet = std::chrono::milliseconds(300);
 constexpr auto kStateSaveDelay = std::chrono::milliseconds(100);
-constexpr auto kWriterScanEvery = std::chrono::seconds(10);
+// New files are scanned for at once; this catches a new writer of a file already followed.
+constexpr auto kWriterScanEvery = std::chrono::seconds(30);
 // The writer of a bar must have been seen updating it this recently for its disappearance to
 // count as a crash: a bar left behind long ago by a job that went on to other output is not.
 constexpr auto kWriterExitWindow = std::chrono::minutes(10);

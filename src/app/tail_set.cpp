@@ -495,6 +495,13 @@ void TailSet::Retire(TailedFile& file, source::Fingerprint old_fingerprint) {
 }
 
 void TailSet::Sweep(SteadyTime now) {
+  // Inotify reports growth as it happens; this is the safety net for what it misses (a full
+  // event queue, a file renamed out of the watched directories), cheap enough at the rescan
+  // pace and too costly for an idle daemon each second.
+  if (now - last_sweep_ < watch_.rescan_interval) {
+    return;
+  }
+  last_sweep_ = now;
   while (!retired_.empty() && now - retired_.front().when > kRetiredFor) {
     retired_.pop_front();
   }

@@ -72,8 +72,8 @@ class TailSet {
   void Exclude(const std::string& path) { excluded_.insert(path); }
   // A reload changed the source's paths or watch settings.
   void Reconfigure(config::SourceConfig source, config::WatchConfig watch);
-  // Every tick: read what grew without an event (a missed or overflowed inotify queue),
-  // finish and close files gone for long enough.
+  // Called every tick; every rescan_interval reads what grew without an event (a missed or
+  // overflowed inotify queue), and finishes and closes files gone for long enough.
   void Sweep(SteadyTime now);
   // Positions to persist.
   void SaveTo(std::vector<source::SavedTail>& out) const;
@@ -138,6 +138,7 @@ class TailSet {
   UvHandle<uv_timer_t> rescan_soon_;   // debounced rescan after a directory event
   UvHandle<uv_idle_t> reader_;         // drains queue_ between loop iterations
   std::map<source::FileId, source::Fingerprint> fingerprints_;  // last seen, per file
+  SteadyTime last_sweep_{};
   bool closed_ = false;
 };
 
