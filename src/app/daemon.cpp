@@ -42,13 +42,12 @@ constexpr auto kTick = std::chrono::seconds(1);
 // A traceback is over when its writer has been quiet this long: Python prints one at once.
 constexpr auto kTracebackQuiet = std::chrono::milliseconds(300);
 constexpr auto kStateSaveDelay = std::chrono::milliseconds(100);
-// New files are scanned for at once; this catches a new writer of a file already followed.
+// New files are scanned for at once; a file that grows while no writer is known is scanned
+// for at most this often (its writer may be in another PID namespace, invisible to us).
 constexpr auto kWriterScanEvery = std::chrono::seconds(30);
 // The writer of a bar must have been seen updating it this recently for its disappearance to
 // count as a crash: a bar left behind long ago by a job that went on to other output is not.
 constexpr auto kWriterExitWindow = std::chrono::minutes(10);
-
-std::string Ms(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + "ms"; }
 
 // Everything a config file brings: the config itself and the rules it names.
 struct Setup {
@@ -301,6 +300,9 @@ void Daemon::StartSource(SourceState& source) {
   hooks.on_batch = [this, state](TailedFile& file, const source::LineBatch& batch,
                                  std::uint64_t offset) {
     OnBatch(*state, *file.stream, batch, offset);
+    if (file.writers.empty() && Clock::now() - last_writer_scan_ >= kWriterScanEvery) {
+      StartWriterScan();  // a quiet daemon scans nothing; one reading unknown writers does
+    }
   };
   hooks.on_pending = [this, state](TailedFile& file) {
     if (!file.tail.pending().empty()) {
@@ -433,7 +435,8 @@ void Daemon::ScheduleSettle() {
 }
 
 void Daemon::WriteSettled() {
-  if (std::optional<detect::Incident> incident = incidents_.TakeSettled(Clock::now())) {
+  if (std::optional<detect::Incident> incident =
+          incidents_.TakeSettled(Clock::now(), std::chrono::system_clock::now())) {
     WriteIncident(*incident);
   } else {
     ScheduleSettle();
@@ -526,11 +529,8 @@ void Daemon::JobEnded(SourceState& source, Stream& stream,
                stream.identity().name, who);
   // A bar that was still moving and was the last thing its writer printed: the process died
   // mid-training without a word (the OOM killer's SIGKILL leaves no traceback).
-  if (bar == nullptr || bar->complete || bar->line + 1 < stream.last_line() + 1 ||
+  if (bar == nullptr || bar->complete || bar->line < stream.last_line() ||
       Clock::now() - bar->last_update > kWriterExitWindow) {
-    return;
-  }
-  if (bar->line < stream.last_line()) {
     return;
   }
   detect::Event event;
@@ -564,15 +564,10 @@ void Daemon::CheckWriters(Clock::time_point now) {
       });
       if (!gone.empty() && file->writers.empty()) {
         // Read what the writer left last, then judge.
-        file->tail.Read(1 << 20, [&](const source::LineBatch& batch, std::uint64_t offset) {
-          OnBatch(*source, *file->stream, batch, offset);
-        });
+        source->tails->ReadNow(*file);
         JobEnded(*source, *file->stream, gone);
       }
     }
-  }
-  if (now - last_writer_scan_ >= kWriterScanEvery) {
-    StartWriterScan();
   }
 }
 
@@ -1075,8 +1070,12 @@ int Daemon::Run() {
           if (signum == SIGHUP) {
             self->Reload();
           } else if (self->child_ && self->child_->running()) {
-            spdlog::info("{}: passing it to the command", strsignal(signum));
-            self->child_->Signal(signum);
+            // At a terminal, Ctrl-C reaches the command directly (same process group): passing
+            // it on would interrupt its own handling of the first.
+            if (signum != SIGINT || !::isatty(STDIN_FILENO)) {
+              spdlog::info("{}: passing it to the command", strsignal(signum));
+              self->child_->Signal(signum);
+            }
           } else {
             spdlog::info("{}: stopping", strsignal(signum));
             self->Stop(0);

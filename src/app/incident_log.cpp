@@ -73,10 +73,17 @@ std::string IncidentJson(const detect::Incident& incident) {
 }
 
 Status IncidentLog::Append(const detect::Incident& incident) {
-  const std::string line = IncidentJson(incident) + "\n";
-  UniqueFd fd(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
+  std::string line = IncidentJson(incident) + "\n";
+  UniqueFd fd(::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
   if (fd.get() < 0) {
     return Error{path_ + ": " + std::strerror(errno)};
+  }
+  // A torn last line (a short write on a full disk) must not swallow this record too.
+  struct stat info {};
+  char last = '\n';
+  if (::fstat(fd.get(), &info) == 0 && info.st_size > 0 &&
+      ::pread(fd.get(), &last, 1, info.st_size - 1) == 1 && last != '\n') {
+    line.insert(0, 1, '\n');
   }
   // One write of the whole line: O_APPEND keeps a reader from ever seeing half of it
   // interleaved with another writer's.
@@ -104,8 +111,10 @@ Result<IncidentHistory> IncidentLog::ReadHistory() const {
   const ssize_t n = ::pread(fd.get(), text.data(), text.size(), static_cast<off_t>(start));
   text.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
   std::size_t pos = 0;
-  if (start > 0) {
-    pos = text.find('\n') + 1;  // skip the partial first line
+  char before = '\n';
+  if (start > 0 &&
+      (::pread(fd.get(), &before, 1, static_cast<off_t>(start - 1)) != 1 || before != '\n')) {
+    pos = text.find('\n') + 1;  // the tail begins mid-line: skip to the next whole one
   }
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);

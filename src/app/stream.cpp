@@ -43,12 +43,17 @@ Status Stream::SetRules(std::shared_ptr<const rules::CompiledRules> rules) {
   if (!matcher) {
     return matcher.error();
   }
-  // Tracebacks open under the old rules end here, so none is lost with the old detector.
-  std::vector<detect::Event> ignored;
-  detector_->Finish(ignored);
-  detector_ = std::make_unique<detect::LineDetector>(std::move(*matcher));
-  traceback_hold_.reset();
+  // A traceback open under the old rules finishes under them: the swap waits for it.
+  pending_matcher_.emplace(std::move(*matcher));
+  SwapRulesWhenIdle();
   return Status::Ok();
+}
+
+void Stream::SwapRulesWhenIdle() {
+  if (pending_matcher_ && !detector_->AnyTracebackOpen()) {
+    detector_ = std::make_unique<detect::LineDetector>(std::move(*pending_matcher_));
+    pending_matcher_.reset();
+  }
 }
 
 std::optional<std::uint64_t> Stream::OffsetOf(std::uint64_t line) const {
@@ -176,7 +181,15 @@ void Stream::OnBatch(const source::LineBatch& batch, std::uint64_t batch_offset,
   }
   if (track_progress_) {
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      ParseProgress(batch.Record(i), '\n', batch.LineNumber(i), now);
+      std::string_view record = batch.Record(i);
+      if (batch.LineNumber(i) == pending_line_ && !batch.cut) {
+        // Its refreshes up to here were parsed while it was unfinished (OnPending): parsing
+        // them again would replay old counts as fresh advances.
+        record.remove_prefix(std::min(record.size(), UnparsedFrom(record, '\n')));
+        pending_line_ = 0;
+        pending_parsed_ = 0;
+      }
+      ParseProgress(record, '\n', batch.LineNumber(i), now);
     }
   }
   if (!batch.cut || batch.size() > 0) {
@@ -184,6 +197,7 @@ void Stream::OnBatch(const source::LineBatch& batch, std::uint64_t batch_offset,
   }
   Remember(batch, batch_offset);
   batch_ = nullptr;
+  SwapRulesWhenIdle();
 }
 
 void Stream::ParseProgress(std::string_view record, char separator, std::uint64_t line,
@@ -216,17 +230,24 @@ void Stream::OnPending(std::string_view text, std::uint64_t line, SteadyTime now
   }
   // Only the refreshes that came since the last call: a bar line grows by one refresh at a
   // time, and parsing all of it each time would cost the square of its length.
-  const std::size_t last_separator =
-      text.rfind('\r', pending_parsed_ == 0 ? 0 : pending_parsed_ - 1);
-  const std::size_t from = last_separator == std::string_view::npos ? 0 : last_separator + 1;
-  ParseProgress(text.substr(from), '\r', line, now);
+  ParseProgress(text.substr(UnparsedFrom(text, '\r')), '\r', line, now);
   pending_parsed_ = text.size();
+}
+
+std::size_t Stream::UnparsedFrom(std::string_view text, char separator) const {
+  // The segment that was still being written at the last parse is parsed again, whole.
+  if (pending_parsed_ == 0 || text.empty()) {
+    return 0;
+  }
+  const std::size_t last = text.rfind(separator, std::min(text.size(), pending_parsed_) - 1);
+  return last == std::string_view::npos ? 0 : last + 1;
 }
 
 void Stream::CloseTracebacks(detect::WallTime wall, std::vector<detect::Firing>& out) {
   detector_->Finish(events_);
   Emit(events_, wall, out);
   traceback_hold_.reset();
+  SwapRulesWhenIdle();
 }
 
 }  // namespace trainwatch::app

@@ -47,7 +47,8 @@ class Stream {
   // traceback, so waiting for the next line would wait forever).
   void CloseTracebacks(detect::WallTime wall, std::vector<detect::Firing>& out);
   bool TracebackOpen() const { return detector_->AnyTracebackOpen(); }
-  // Swaps in reloaded rules; progress bars, context and holds stay.
+  // Swaps in reloaded rules; progress bars, context and holds stay. A traceback open now
+  // finishes under the old rules first.
   Status SetRules(std::shared_ptr<const rules::CompiledRules> rules);
 
   // A firing for a time-based event (stall, silence, exit) with this stream's last lines.
@@ -85,11 +86,15 @@ class Stream {
   std::vector<std::string> ContextBefore(std::uint64_t line) const;
   std::optional<std::uint64_t> OffsetOf(std::uint64_t line) const;
   void Remember(const source::LineBatch& batch, std::uint64_t batch_offset);
+  void SwapRulesWhenIdle();
+  // Where in the unfinished line the refreshes not yet parsed begin.
+  std::size_t UnparsedFrom(std::string_view text, char separator) const;
   void Emit(std::vector<detect::Event>& events, detect::WallTime wall,
             std::vector<detect::Firing>& out);
 
   StreamIdentity identity_;
   std::unique_ptr<detect::LineDetector> detector_;
+  std::optional<rules::LineMatcher> pending_matcher_;  // reloaded rules, once no traceback is open
   std::size_t context_lines_;
   bool track_progress_;
   detect::ProgressTracker progress_;

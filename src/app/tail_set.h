@@ -45,6 +45,7 @@ struct TailedFile {
 
 class TailSet {
  public:
+  static constexpr std::size_t kReadNowBudget = 1 << 20;
   struct Hooks {
     // The stream for a newly followed file (null when it cannot be made; logged there).
     std::function<std::unique_ptr<Stream>(const std::string& path, source::FileId id,
@@ -75,6 +76,8 @@ class TailSet {
   // Called every tick; every rescan_interval reads what grew without an event (a missed or
   // overflowed inotify queue), and finishes and closes files gone for long enough.
   void Sweep(SteadyTime now);
+  // Reads what `file` has now (its writer just exited: its last words first).
+  void ReadNow(TailedFile& file) { ReadFile(file, kReadNowBudget); }
   // Positions to persist.
   void SaveTo(std::vector<source::SavedTail>& out) const;
   // Stops watching and closes every file (flushing their streams).

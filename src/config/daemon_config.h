@@ -16,7 +16,8 @@
 //   watch:
 //     mode: auto              # auto (inotify, else polling) | inotify | poll
 //     poll_interval: 1s       # how often polling stats files (at least 100ms)
-//     rescan_interval: 5s     # how often path globs are expanded again (at least 100ms)
+//     rescan_interval: 30s    # how often globs are expanded again and files checked for growth
+//                             # inotify missed (at least 100ms); directory changes rescan at once
 //   wrap:
 //     log_file: "${TRAINWATCH_LOGS:-~/trainwatch-logs}/wrap-{pid}.log"
 //                             # where `trainwatch wrap` tees the child's output; "{pid}" is
@@ -68,7 +69,7 @@ struct IncidentConfig {
 struct WatchConfig {
   WatchMode mode = WatchMode::kAuto;
   Duration poll_interval{1000};
-  Duration rescan_interval{5000};
+  Duration rescan_interval{30000};
 };
 
 struct DaemonConfig {

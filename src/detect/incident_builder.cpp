@@ -45,9 +45,9 @@ std::string IncidentBuilder::NewId(WallTime wall_now) {
   std::tm utc{};
   gmtime_r(&seconds, &utc);
   char id[64];
-  std::snprintf(id, sizeof id, "%04d%02d%02dT%02d%02d%02dZ-%04x%02x", utc.tm_year + 1900,
+  std::snprintf(id, sizeof id, "%04d%02d%02dT%02d%02d%02dZ-%04x%06x", utc.tm_year + 1900,
                 utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, run,
-                ++sequence_ & 0xff);
+                ++sequence_ & 0xffffff);
   return id;
 }
 
@@ -104,13 +104,13 @@ Incident IncidentBuilder::Manual(std::string reason, WallTime wall_now) {
   return incident;
 }
 
-std::optional<Incident> IncidentBuilder::TakeSettled(Clock::time_point now) {
+std::optional<Incident> IncidentBuilder::TakeSettled(Clock::time_point now, WallTime wall_now) {
   if (!open_ || now - opened_at_ < settings_.settle) {
     return std::nullopt;
   }
   std::optional<Incident> done = std::move(open_);
   open_.reset();
-  done->closed = std::chrono::system_clock::now();
+  done->closed = wall_now;
   return done;
 }
 

@@ -39,7 +39,7 @@ class IncidentBuilder {
   Incident Manual(std::string reason, WallTime wall_now);
 
   // The open incident once its settle time has passed by `now`.
-  std::optional<Incident> TakeSettled(Clock::time_point now);
+  std::optional<Incident> TakeSettled(Clock::time_point now, WallTime wall_now);
   // When the open incident settles, if one is open.
   std::optional<Clock::time_point> SettlesAt() const;
   const std::optional<Incident>& open() const { return open_; }

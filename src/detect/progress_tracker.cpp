@@ -37,17 +37,22 @@ void ProgressTracker::OnUpdate(const ProgressUpdate& update, std::uint64_t line,
   bar.line = line;
   bar.text.assign(text.substr(0, kMaxBarText));
   bar.last_update = now;
+  bar.ended = false;
   ended_ = false;  // output again: a new job writes here
+}
+
+void ProgressTracker::EndJob() {
+  ended_ = true;
+  for (auto& [key, bar] : bars_) {
+    bar.ended = true;
+  }
 }
 
 std::vector<const Bar*> ProgressTracker::TakeStalled(std::size_t rule, Duration stall_after,
                                                      Duration startup_grace, SteadyTime now) {
   std::vector<const Bar*> stalled;
-  if (ended_) {
-    return stalled;
-  }
   for (auto& [key, bar] : bars_) {
-    if (bar.complete ||
+    if (bar.complete || bar.ended ||
         std::find(bar.reported.begin(), bar.reported.end(), rule) != bar.reported.end()) {
       continue;
     }

@@ -34,6 +34,7 @@ struct Bar {
   SteadyTime last_update{};
   bool advanced = false;
   bool complete = false;
+  bool ended = false;                 // its job ended; a later update (a new job) revives it
   std::vector<std::size_t> reported;  // progress rules that reported this stall
 };
 
@@ -47,8 +48,9 @@ class ProgressTracker {
   // count as reported from here on.
   std::vector<const Bar*> TakeStalled(std::size_t rule, Duration stall_after,
                                       Duration startup_grace, SteadyTime now);
-  // The job behind this stream ended: its bars are finished, whatever they show.
-  void EndJob() { ended_ = true; }
+  // The job behind this stream ended: its bars are finished, whatever they show. Bars a
+  // later job prints are tracked anew.
+  void EndJob();
   bool ended() const { return ended_; }
   // The bar updated most recently, if any.
   const Bar* Latest() const;

@@ -49,6 +49,7 @@ FileTail::FileTail(std::string path, UniqueFd fd, FileId id, std::size_t chunk_b
     : path_(std::move(path)),
       fd_(std::move(fd)),
       id_(id),
+      chunk_bytes_(chunk_bytes),
       framer_(kDefaultMaxLineBytes, chunk_bytes) {}
 
 Result<FileTail> FileTail::Open(const std::string& path, std::optional<TailPosition> start,
@@ -82,7 +83,7 @@ TailPosition FileTail::position() const {
 
 void FileTail::Restart() {
   before_truncation_ = position();
-  framer_ = LineFramer(framer_.max_line_bytes(), kDefaultChunkBytes);
+  framer_ = LineFramer(framer_.max_line_bytes(), chunk_bytes_);
   read_offset_ = 0;
   head_.clear();
 }

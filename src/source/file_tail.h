@@ -85,10 +85,10 @@ class FileTail {
   std::string path_;
   UniqueFd fd_;
   FileId id_;
+  std::size_t chunk_bytes_;
   LineFramer framer_;
   std::uint64_t read_offset_ = 0;
-  std::string head_;         // the first bytes read from offset 0, up to kHeadBytes
-  bool head_known_ = false;  // head_ is valid (we started at 0, or read it at open)
+  std::string head_;  // the first bytes read from offset 0, up to kHeadBytes
   TailPosition before_truncation_;
 };
 

@@ -105,7 +105,7 @@ TEST(DaemonConfig, DefaultsForAnEmptyFile) {
     EXPECT_EQ(config.incident.context_lines, 20u);
     EXPECT_EQ(config.watch.mode, WatchMode::kAuto);
     EXPECT_EQ(config.watch.poll_interval, seconds(1));
-    EXPECT_EQ(config.watch.rescan_interval, seconds(5));
+    EXPECT_EQ(config.watch.rescan_interval, seconds(30));
     EXPECT_TRUE(config.wrap_log_file.empty());
     EXPECT_TRUE(config.sources.empty());
   }

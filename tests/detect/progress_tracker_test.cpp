@@ -1,0 +1,260 @@
+#include "detect/progress_tracker.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace trainwatch::detect {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+const SteadyTime kT0 = SteadyTime{} + std::chrono::hours(100);
+constexpr Duration kStallAfter = seconds(30);
+constexpr Duration kNoGrace = Duration(0);
+constexpr std::size_t kRule = 0;
+
+ProgressUpdate Update(std::string key, std::int64_t count,
+                      std::optional<std::int64_t> total = 100) {
+  return ProgressUpdate{key, "label of " + key, count, total};
+}
+
+// The keys of the bars TakeStalled reports, in its order.
+std::vector<std::string> Stalled(ProgressTracker& tracker, SteadyTime now,
+                                 Duration stall_after = kStallAfter,
+                                 Duration startup_grace = kNoGrace, std::size_t rule = kRule) {
+  std::vector<std::string> keys;
+  for (const Bar* bar : tracker.TakeStalled(rule, stall_after, startup_grace, now)) {
+    keys.push_back(bar->key);
+  }
+  return keys;
+}
+
+using Keys = std::vector<std::string>;
+
+TEST(ProgressTracker, FirstUpdateRecordsTheBar) {
+  ProgressTracker tracker;
+  tracker.OnUpdate(ProgressUpdate{"tqdm:Epoch #", "Epoch 3", 5, 10}, 42, "Epoch 3: 50%|#####", kT0);
+  ASSERT_EQ(tracker.bars().size(), 1u);
+  const Bar& bar = tracker.bars().at("tqdm:Epoch #");
+  EXPECT_EQ(bar.key, "tqdm:Epoch #");
+  EXPECT_EQ(bar.label, "Epoch 3");
+  EXPECT_EQ(bar.count, 5);
+  EXPECT_EQ(bar.total, 10);
+  EXPECT_EQ(bar.line, 42u);
+  EXPECT_EQ(bar.text, "Epoch 3: 50%|#####");
+  EXPECT_EQ(bar.first_seen, kT0);
+  EXPECT_EQ(bar.last_advance, kT0);
+  EXPECT_EQ(bar.last_update, kT0);
+  EXPECT_FALSE(bar.advanced);
+  EXPECT_FALSE(bar.complete);
+}
+
+TEST(ProgressTracker, BarTextIsCapped) {
+  ProgressTracker tracker;
+  const std::string huge(100000, '#');
+  tracker.OnUpdate(Update("tqdm:", 1), 1, huge, kT0);
+  const std::string& text = tracker.bars().at("tqdm:").text;
+  EXPECT_LT(text.size(), 4096u);
+  EXPECT_TRUE(huge.starts_with(text));
+}
+
+TEST(ProgressTracker, AdvancingBarIsNotStalled) {
+  ProgressTracker tracker;
+  for (int i = 0; i <= 10; ++i) {
+    tracker.OnUpdate(Update("tqdm:", i), 1, "", kT0 + i * seconds(20));
+    EXPECT_EQ(Stalled(tracker, kT0 + i * seconds(20) + seconds(29)), Keys{}) << i;
+  }
+  const Bar& bar = tracker.bars().at("tqdm:");
+  EXPECT_TRUE(bar.advanced);
+  EXPECT_EQ(bar.count, 10);
+  EXPECT_EQ(bar.last_advance, kT0 + seconds(200));
+}
+
+TEST(ProgressTracker, StoppedBarIsStalledAfterStallAfterNotBefore) {
+  ProgressTracker tracker;
+  tracker.OnUpdate(Update("tqdm:", 1), 1, "", kT0);
+  tracker.OnUpdate(Update("tqdm:", 2), 1, "", kT0 + seconds(1));
+  const SteadyTime due = kT0 + seconds(1) + kStallAfter;
+  EXPECT_EQ(Stalled(tracker, due - milliseconds(1)), Keys{});
+  EXPECT_EQ(Stalled(tracker, due), Keys{"tqdm:"});
+  EXPECT_EQ(tracker.bars().at("tqdm:").reported, std::vector<std::size_t>{kRule});
+}
+
+TEST(ProgressTracker, StallIsReportedOnceUntilTheBarAdvancesAndStopsAgain) {
+  ProgressTracker tracker;
+  tracker.OnUpdate(Update("tqdm:", 1), 1, "", kT0);
+  tracker.OnUpdate(Update("tqdm:", 2), 1, "", kT0 + seconds(1));
+  EXPECT_EQ(Stalled(tracker, kT0 + seconds(40)), Keys{"tqdm:"});
+  EXPECT_EQ(Stalled(tracker, kT0 + seconds(41)), Keys{});
+  EXPECT_EQ(Stalled(tracker, kT0 + minutes(60)), Keys{});
+
+  // A refresh of the same count is no advance: still not reported again.
+  tracker.OnUpdate(Update("tqdm:", 2), 2, "", kT0 + minutes(61));
+  EXPECT_EQ(Stalled(tracker, kT0 + minutes(62)), Keys{});
+
+  const SteadyTime moved = kT0 + minutes(63);
+  tracker.OnUpdate(Update("tqdm:", 3), 3, "", moved);
+  EXPECT_TRUE(tracker.bars().at("tqdm:").reported.empty());
+  EXPECT_EQ(Stalled(tracker, moved + kStallAfter - milliseconds(1)), Keys{});
+  EXPECT_EQ(Stalled(tracker, moved + kStallAfter), Keys{"tqdm:"});
+  EXPECT_EQ(Stalled(tracker, moved + 2 * kStallAfter), Keys{});
+}
+
+struct GraceCase {
+  Duration stall_after;
+  Duration startup_grace;
+  Duration allowed;  // how long a bar that never advanced may sit still
+};
+
+TEST(ProgressTracker, BeforeTheFirstAdvanceTheLongerOfGraceAndStallAfterApplies) {
+  for (const GraceCase& c : {GraceCase{seconds(30), minutes(10), minutes(10)},
+                             GraceCase{seconds(30), seconds(10), seconds(30)},
+                             GraceCase{seconds(30), kNoGrace, seconds(30)}}) {
+    ProgressTracker tracker;
+    tracker.OnUpdate(Update("tqdm:", 0), 1, "", kT0);
+    // Refreshes of 0% while the graph compiles.
+    tracker.OnUpdate(Update("tqdm:", 0), 1, "", kT0 + seconds(5));
+    EXPECT_EQ(Stalled(tracker, kT0 + c.allowed - milliseconds(1), c.stall_after, c.startup_grace),
+              Keys{})
+        << c.startup_grace.count();
+    EXPECT_EQ(Stalled(tracker, kT0 + c.allowed, c.stall_after, c.startup_grace), Keys{"tqdm:"})
+        << c.startup_grace.count();
+    EXPECT_FALSE(tracker.bars().at("tqdm:").advanced);
+  }
+}
+
+TEST(ProgressTracker, OnceAdvancedGraceNoLongerApplies) {
+  ProgressTracker tracker;
+  tracker.OnUpdate(Update("tqdm:", 0), 1, "", kT0);
+  tracker.OnUpdate(Update("tqdm:", 1), 1, "", kT0 + minutes(5));
+  EXPECT_EQ(Stalled(tracker, kT0 + minutes(5) + kStallAfter, kStallAfter, minutes(10)),
+            Keys{"tqdm:"});
+}
+
+TEST(ProgressTracker, ReprintingTheSameCountIsNotAnAdvance) {
+  ProgressTracker tracker;
+  tracker.OnUpdate(Update("tqdm:", 4), 1, "", kT0);
+  tracker.OnUpdate(Update("tqdm:", 5), 1, "", kT0 + seconds(1));
+  for (int i = 1; i <= 3; ++i) {  // tqdm's refresh every 10 s while stuck
+    tracker.OnUpdate(Update("tqdm:", 5), 1 + i, "", kT0 + seconds(1) + i * seconds(10));
+  }
+  const Bar& bar = tracker.bars().at("tqdm:");
+  EXPECT_EQ(bar.last_advance, kT0 + seconds(1));
+  EXPECT_EQ(bar.last_update, kT0 + seconds(31));
+  EXPECT_EQ(bar.line, 4u);
+  EXPECT_EQ(Stalled(tracker, kT0 + seconds(31)), Keys{"tqdm:"});
+}
+
+TEST(ProgressTracker, ACountGoingBackIsAnAdvance) {
+  // "Epoch 0" and "Epoch 1" share a key; the count restarts each epoch.
+  ProgressTracker tracker;
+  tracker.OnUpdate(Update("tqdm:Epoch #", 100), 1, "", kT0);
+  tracker.OnUpdate(Update("tqdm:Epoch #", 0), 2, "", kT0 + seconds(20));
+  EXPECT_EQ(tracker.bars().at("tqdm:Epoch #").last_advance, kT0 + seconds(20));
+  EXPECT_EQ(Stalled(tracker, kT0 + seconds(49)), Keys{});
+}
+
+TEST(ProgressTracker, CompleteBarIsNeverStalled) {
+  ProgressTracker tracker;
+  tracker.OnUpdate(Update("tqdm:done", 99), 1, "", kT0);
+  tracker.OnUpdate(Update("tqdm:done", 100), 1, "", kT0 + seconds(1));
+  tracker.OnUpdate(Update("tqdm:no total", 7, std::nullopt), 2, "", kT0 + seconds(1));
+  EXPECT_TRUE(tracker.bars().at("tqdm:done").complete);
+  EXPECT_FALSE(tracker.bars().at("tqdm:no total").complete);
+  EXPECT_EQ(Stalled(tracker, kT0 + std::chrono::hours(24), kStallAfter, minutes(10)),
+            Keys{"tqdm:no total"});
+}
+
+TEST(ProgressTracker, EndJobStopsEveryStallAndANewUpdateLiftsIt) {
+  ProgressTracker tracker;
+  tracker.OnUpdate(Update("tqdm:a", 1), 1, "", kT0);
+  tracker.OnUpdate(Update("tqdm:a", 2), 1, "", kT0 + seconds(1));
+  EXPECT_FALSE(tracker.ended());
+  tracker.EndJob();
+  EXPECT_TRUE(tracker.ended());
+  EXPECT_EQ(Stalled(tracker, kT0 + minutes(30)), Keys{});
+
+  // The next job writes: its bars are watched again.
+  tracker.OnUpdate(Update("tqdm:a", 0), 2, "", kT0 + minutes(31));
+  EXPECT_FALSE(tracker.ended());
+  EXPECT_EQ(Stalled(tracker, kT0 + minutes(31) + kStallAfter), Keys{"tqdm:a"});
+}
+
+TEST(ProgressTracker, BarsOfAnEndedJobStayFinishedWhenTheNextJobWrites) {
+  ProgressTracker tracker;
+  tracker.OnUpdate(Update("tqdm:[rank7]: Epoch #", 1), 1, "", kT0);
+  tracker.OnUpdate(Update("tqdm:[rank7]: Epoch #", 2), 1, "", kT0 + seconds(1));
+  tracker.EndJob();  // killed at 2%; the header: any bar once its job has ended is not stalled
+
+  const SteadyTime next_job = kT0 + minutes(20);
+  tracker.OnUpdate(Update("tqdm:[rank0]: Epoch #", 0), 2, "", next_job);
+  tracker.OnUpdate(Update("tqdm:[rank0]: Epoch #", 1), 3, "", next_job + seconds(1));
+  EXPECT_EQ(Stalled(tracker, next_job + seconds(2)), Keys{});
+}
+
+TEST(ProgressTracker, EachRuleReportsAStallOnItsOwn) {
+  ProgressTracker tracker;
+  tracker.OnUpdate(Update("tqdm:", 1), 1, "", kT0);
+  tracker.OnUpdate(Update("tqdm:", 2), 1, "", kT0 + seconds(1));
+  const SteadyTime start = kT0 + seconds(1);
+  // Rule 0 warns after 30 s, rule 1 raises a hang after 5 min.
+  EXPECT_EQ(Stalled(tracker, start + seconds(30), seconds(30), kNoGrace, 0), Keys{"tqdm:"});
+  EXPECT_EQ(Stalled(tracker, start + seconds(30), minutes(5), kNoGrace, 1), Keys{});
+  EXPECT_EQ(Stalled(tracker, start + minutes(5), seconds(30), kNoGrace, 0), Keys{});
+  EXPECT_EQ(Stalled(tracker, start + minutes(5), minutes(5), kNoGrace, 1), Keys{"tqdm:"});
+  EXPECT_EQ(tracker.bars().at("tqdm:").reported, (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(Stalled(tracker, start + minutes(6), minutes(5), kNoGrace, 1), Keys{});
+}
+
+TEST(ProgressTracker, EachBarStallsOnItsOwn) {
+  ProgressTracker tracker;
+  for (const char* key : {"tqdm:[rank0]: ", "tqdm:[rank1]: "}) {
+    tracker.OnUpdate(Update(key, 1), 1, "", kT0);
+  }
+  for (int i = 1; i <= 6; ++i) {  // only rank 0 moves
+    tracker.OnUpdate(Update("tqdm:[rank0]: ", 1 + i), 1, "", kT0 + i * seconds(10));
+  }
+  EXPECT_EQ(Stalled(tracker, kT0 + seconds(60)), Keys{"tqdm:[rank1]: "});
+}
+
+TEST(ProgressTracker, KeepsAtMostMaxBarsForgettingTheLeastRecentlyUpdated) {
+  ProgressTracker tracker;
+  auto key = [](std::size_t i) { return "step:" + std::to_string(i); };
+  for (std::size_t i = 0; i < ProgressTracker::kMaxBars; ++i) {
+    tracker.OnUpdate(Update(key(i), 1), i, "", kT0 + seconds(i));
+  }
+  ASSERT_EQ(tracker.bars().size(), ProgressTracker::kMaxBars);
+  // Bar 0 is updated again: bar 1 becomes the least recently updated.
+  tracker.OnUpdate(Update(key(0), 2), 100, "", kT0 + seconds(100));
+  tracker.OnUpdate(Update("step:new", 1), 101, "", kT0 + seconds(101));
+
+  EXPECT_EQ(tracker.bars().size(), ProgressTracker::kMaxBars);
+  EXPECT_EQ(tracker.bars().count(key(1)), 0u);
+  EXPECT_EQ(tracker.bars().count(key(0)), 1u);
+  EXPECT_EQ(tracker.bars().count(key(2)), 1u);
+  EXPECT_EQ(tracker.bars().count("step:new"), 1u);
+
+  // Updating a known bar forgets nothing.
+  tracker.OnUpdate(Update(key(2), 5), 102, "", kT0 + seconds(102));
+  EXPECT_EQ(tracker.bars().size(), ProgressTracker::kMaxBars);
+  EXPECT_EQ(tracker.bars().count(key(3)), 1u);
+}
+
+TEST(ProgressTracker, LatestIsTheBarUpdatedLast) {
+  ProgressTracker tracker;
+  EXPECT_EQ(tracker.Latest(), nullptr);
+  tracker.OnUpdate(Update("tqdm:b", 1), 1, "", kT0);
+  tracker.OnUpdate(Update("tqdm:a", 1), 2, "", kT0 + seconds(1));
+  ASSERT_NE(tracker.Latest(), nullptr);
+  EXPECT_EQ(tracker.Latest()->key, "tqdm:a");
+  tracker.OnUpdate(Update("tqdm:b", 1), 3, "", kT0 + seconds(2));  // a refresh counts
+  EXPECT_EQ(tracker.Latest()->key, "tqdm:b");
+  EXPECT_EQ(tracker.Latest()->line, 3u);
+}
+
+}  // namespace
+}  // namespace trainwatch::detect
