@@ -81,7 +81,14 @@ void KmsgReader::OnReadable() {
     if (n < 0 && errno == EINTR) {
       continue;
     }
-    if (n <= 0) {
+    if (n == 0) {
+      // End of file: not something /dev/kmsg does, but a stand-in device (a FIFO whose writer
+      // left) would otherwise wake the loop forever.
+      spdlog::warn("kmsg: {} ended; kernel messages are no longer watched", device_);
+      Stop();
+      return;
+    }
+    if (n < 0) {
       break;
     }
     const std::string line =

@@ -1,5 +1,6 @@
 // The real daemon on real files: incidents from a live file, settle and cooldown, control
 // socket commands, SIGHUP with a broken and a good config, SIGTERM, sd_notify, config checks.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -234,6 +235,53 @@ TEST_F(DaemonTest, TheShippedDefaultConfigIsValid) {
                  std::string(TRAINWATCH_TEST_SOURCE_DIR) + "/../daemon/trainwatch.yaml"},
                 "", 60s);
   EXPECT_EQ(result.exit_code, 0) << result.err;
+}
+
+}  // namespace
+}  // namespace trainwatch::testing
+
+namespace trainwatch::testing {
+namespace {
+
+TEST_F(DaemonTest, KernelMessagesComeAsDmesgLinesForTheKmsgRules) {
+  WriteConfig({});
+  std::ofstream(config(), std::ios::app) << "  - name: kernel\n    tags: [kmsg]\n    kmsg: true\n";
+  // A FIFO stands in for /dev/kmsg: the same record format, one record per write.
+  const std::string device = Dir("kmsg");
+  ASSERT_EQ(::mkfifo(device.c_str(), 0600), 0);
+  daemon_ = std::make_unique<DaemonProcess>(
+      std::vector<std::string>{"daemon", "--config", config(), "--kmsg-device", device},
+      Dir("daemon.log"));
+  ASSERT_TRUE(daemon_->WaitReady(state())) << daemon_->Log();
+  UniqueFd writer(::open(device.c_str(), O_WRONLY | O_CLOEXEC));
+  ASSERT_GE(writer.get(), 0);
+  const std::string record =
+      "3,1234,5123456789,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python3, GPU has "
+      "fallen off the bus.\n SUBSYSTEM=pci\n";
+  ASSERT_EQ(::write(writer.get(), record.data(), record.size()),
+            static_cast<ssize_t>(record.size()));
+  ASSERT_TRUE(WaitUntil([&] { return !ReadIncidents(state()).empty(); }, 10s)) << daemon_->Log();
+  const Json incident = ReadIncidents(state())[0];
+  EXPECT_EQ(incident["kind"], "device") << incident.dump(1);
+  EXPECT_EQ(incident["firings"][0]["stream"], "kmsg");
+  EXPECT_EQ(incident["firings"][0]["text"],
+            "[ 5123.456789] NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python3, GPU has "
+            "fallen off the bus.");
+}
+
+TEST_F(DaemonTest, AnUnreadableKernelLogIsReportedOnceAndTheRestWorks) {
+  WriteConfig({});
+  std::ofstream(config(), std::ios::app) << "  - name: kernel\n    tags: [kmsg]\n    kmsg: true\n";
+  daemon_ = std::make_unique<DaemonProcess>(
+      std::vector<std::string>{"daemon", "--config", config(), "--kmsg-device",
+                               Dir("no-such-kmsg")},
+      Dir("daemon.log"));
+  ASSERT_TRUE(daemon_->WaitReady(state())) << daemon_->Log();
+  Append(Dir("logs/job.log"), "MARK 1 FIRE\n");
+  ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.marker").size() == 1; }, 10s));
+  const std::string log = daemon_->Log();
+  EXPECT_NE(log.find("kmsg: cannot read " + Dir("no-such-kmsg")), std::string::npos) << log;
+  EXPECT_EQ(log.find("kmsg: cannot read"), log.rfind("kmsg: cannot read"));
 }
 
 }  // namespace
