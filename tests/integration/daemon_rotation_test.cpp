@@ -36,16 +36,27 @@ void CopyFile(const std::string& from, const std::string& to) {
 }
 
 // How often each marker line fired, over all incidents.
-std::map<int, int> MarkersFired(const std::vector<Json>& incidents) {
+// How often each marker line fired, over all incidents; and how many firings incidents only
+// counted (an incident records its first 64: a daemon that reads a large backlog at once,
+// slowed down by a sanitizer, puts more marker lines than that into one incident).
+struct Markers {
   std::map<int, int> fired;
+  std::uint64_t uncounted = 0;
+  std::size_t total() const { return fired.size() + uncounted; }
+};
+
+Markers MarkersFired(const std::vector<Json>& incidents) {
+  Markers markers;
+  std::map<int, int>& fired = markers.fired;
   for (const Json& incident : incidents) {
+    markers.uncounted += incident.value("more_firings", 0ULL);
     for (const Json& firing : incident["firings"]) {
       if (firing["rule"] == "test.marker") {
         ++fired[std::stoi(firing["text"].get<std::string>().substr(5, 6))];
       }
     }
   }
-  return fired;
+  return markers;
 }
 
 std::uint64_t SourceLines(DaemonProcess& daemon, const std::string& state_dir) {
@@ -53,7 +64,8 @@ std::uint64_t SourceLines(DaemonProcess& daemon, const std::string& state_dir) {
   return status.is_null() ? 0 : status["sources"][0]["lines"].get<std::uint64_t>();
 }
 
-void ExpectEveryMarkerOnce(const std::map<int, int>& fired, int lines) {
+void ExpectEveryMarkerOnce(const Markers& markers, int lines) {
+  const std::map<int, int>& fired = markers.fired;
   std::string missing;
   std::string repeated;
   for (int n = 100; n <= lines; n += 100) {
@@ -64,9 +76,12 @@ void ExpectEveryMarkerOnce(const std::map<int, int>& fired, int lines) {
       repeated += " " + std::to_string(n);
     }
   }
-  EXPECT_EQ(missing, "");
+  if (markers.uncounted == 0) {
+    EXPECT_EQ(missing, "");
+  }
   EXPECT_EQ(repeated, "");
-  EXPECT_EQ(fired.size(), static_cast<std::size_t>(lines / 100));
+  EXPECT_EQ(markers.total(), static_cast<std::size_t>(lines / 100))
+      << markers.uncounted << " firings only counted";
 }
 
 TEST_F(DaemonTest, RotationByRenameAndByCopytruncateLosesAndRepeatsNoLine) {
@@ -127,7 +142,7 @@ TEST_F(DaemonTest, KillNineAndRestartLosesNothingAndFiresNothingTwice) {
   ::close(fd);
   ASSERT_GT(lines_before_kill, 0u);
   EXPECT_TRUE(
-      WaitUntil([&] { return MarkersFired(ReadIncidents(state())).size() == kLines / 100; }, 60s))
+      WaitUntil([&] { return MarkersFired(ReadIncidents(state())).total() == kLines / 100; }, 60s))
       << daemon_->Log();
   std::this_thread::sleep_for(1s);
   ExpectEveryMarkerOnce(MarkersFired(ReadIncidents(state())), kLines);
