@@ -300,7 +300,7 @@ void Daemon::StartSource(SourceState& source) {
   hooks.on_batch = [this, state](TailedFile& file, const source::LineBatch& batch,
                                  std::uint64_t offset) {
     OnBatch(*state, *file.stream, batch, offset);
-    if (file.writers.empty() && Clock::now() - last_writer_scan_ >= kWriterScanEvery) {
+    if (file.stream->writers().empty() && Clock::now() - last_writer_scan_ >= kWriterScanEvery) {
       StartWriterScan();  // a quiet daemon scans nothing; one reading unknown writers does
     }
   };
@@ -542,6 +542,7 @@ void Daemon::JobEnded(SourceState& source, Stream& stream,
                   ", without an error in the log (killed? OOM killer?)";
   std::vector<detect::Firing> firings{
       stream.MakeFiring(std::move(event), std::chrono::system_clock::now())};
+  firings.back().writers = gone;  // gone, but the capture stage should know whom it lost
   OnFirings(firings, nullptr);
 }
 
@@ -551,18 +552,19 @@ void Daemon::CheckWriters(Clock::time_point now) {
       continue;
     }
     for (auto& [id, file] : source->tails->files()) {
-      if (file->writers.empty()) {
+      std::vector<source::WriterProcess>& writers = file->stream->writers();
+      if (writers.empty()) {
         continue;
       }
       std::vector<source::WriterProcess> gone;
-      std::erase_if(file->writers, [&](const source::WriterProcess& writer) {
+      std::erase_if(writers, [&](const source::WriterProcess& writer) {
         if (Alive(writer.pid)) {
           return false;
         }
         gone.push_back(writer);
         return true;
       });
-      if (!gone.empty() && file->writers.empty()) {
+      if (!gone.empty() && writers.empty()) {
         // Read what the writer left last, then judge.
         source->tails->ReadNow(*file);
         JobEnded(*source, *file->stream, gone);
@@ -627,8 +629,7 @@ void Daemon::StartWriterScan() {
             if (found == scan->found.end() || found->second.empty()) {
               continue;  // exits are noticed by CheckWriters, process by process
             }
-            file->writers = found->second;
-            file->had_writers = true;
+            file->stream->set_writers(found->second);
           }
         }
       });
@@ -935,7 +936,7 @@ json Daemon::StatusJson() const {
         entry["offset"] = file->tail.position().offset;
         entry["durable_offset"] = file->stream->Durable(file->tail.position()).offset;
         json writers = json::array();
-        for (const source::WriterProcess& writer : file->writers) {
+        for (const source::WriterProcess& writer : file->stream->writers()) {
           writers.push_back({{"pid", writer.pid}, {"comm", writer.comm}});
         }
         entry["writers"] = std::move(writers);
@@ -1128,6 +1129,11 @@ int Daemon::Run() {
         if (source->tails && !log_file.empty()) {
           source->tails->Exclude(log_file);
         }
+      }
+      const source::WriterProcess command{
+          child_->pid(), std::filesystem::path(options_.wrap.front()).filename().string()};
+      for (auto& stream : wrap->wrap_streams) {
+        stream->set_writers({command});
       }
     }
   }

@@ -48,6 +48,13 @@ std::string IncidentJson(const detect::Incident& incident) {
     if (firing.event.cut) {
       entry["cut"] = true;
     }
+    if (!firing.writers.empty()) {
+      json writers = json::array();
+      for (const source::WriterProcess& writer : firing.writers) {
+        writers.push_back({{"pid", writer.pid}, {"comm", writer.comm}});
+      }
+      entry["writers"] = std::move(writers);
+    }
     if (!firing.file_id.empty()) {
       entry["file_id"] = firing.file_id;
       entry["head_bytes"] = firing.head_bytes;

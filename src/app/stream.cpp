@@ -107,6 +107,7 @@ detect::Firing Stream::MakeFiring(detect::Event event, detect::WallTime wall) co
   firing.head_bytes = identity_.fingerprint.length;
   firing.head_hash = identity_.fingerprint.hash;
   firing.time = wall;
+  firing.writers = writers_;
   return firing;
 }
 

@@ -18,6 +18,7 @@
 #include "detect/progress_tracker.h"
 #include "rules/compiled_rules.h"
 #include "source/file_tail.h"
+#include "source/writers.h"
 
 namespace trainwatch::app {
 
@@ -64,6 +65,12 @@ class Stream {
   // incident is written.
   void HoldForIncident(const detect::Firing& firing);
 
+  // The processes writing this stream (a file's, from /proc; the wrapped command): firings
+  // carry them, so the capture stage knows whose environment and stacks to collect.
+  void set_writers(std::vector<source::WriterProcess> writers) { writers_ = std::move(writers); }
+  const std::vector<source::WriterProcess>& writers() const { return writers_; }
+  std::vector<source::WriterProcess>& writers() { return writers_; }
+
   void set_fingerprint(source::Fingerprint fingerprint) { identity_.fingerprint = fingerprint; }
   void set_name(std::string name) { identity_.name = std::move(name); }
   const StreamIdentity& identity() const { return identity_; }
@@ -102,6 +109,7 @@ class Stream {
   std::vector<detect::Event> events_;
   const source::LineBatch* batch_ = nullptr;  // during OnBatch
   std::uint64_t batch_offset_ = 0;
+  std::vector<source::WriterProcess> writers_;
   std::uint64_t suppress_through_ = 0;
   std::uint64_t pending_line_ = 0;  // the unfinished line OnPending saw last
   std::size_t pending_parsed_ = 0;  // how much of it was parsed

@@ -125,8 +125,12 @@ bool TailSet::UsePolling(const std::string& dir) const {
   if (watch_.mode == config::WatchMode::kInotify) {
     return false;
   }
+  // On overlayfs inotify sees writes made through this mount, not those made to its layers
+  // from outside (the host writing into a container's upper directory): poll as well.
+  constexpr long kOverlayFs = 0x794c7630;
   struct statfs info {};
-  return ::statfs(dir.c_str(), &info) == 0 && IsNetworkFileSystem(info.f_type);
+  return ::statfs(dir.c_str(), &info) == 0 &&
+         (IsNetworkFileSystem(info.f_type) || info.f_type == kOverlayFs);
 }
 
 void TailSet::Rescan() {

@@ -25,7 +25,6 @@
 #include "core/uv_handle.h"
 #include "source/file_tail.h"
 #include "source/tail_state.h"
-#include "source/writers.h"
 
 namespace trainwatch::app {
 
@@ -38,8 +37,6 @@ struct TailedFile {
   std::unique_ptr<Stream> stream;
   UvHandle<uv_fs_poll_t> poll;           // when the file is polled rather than watched
   std::optional<SteadyTime> gone_since;  // no longer matched, renamed away or deleted
-  std::vector<source::WriterProcess> writers;
-  bool had_writers = false;  // writers were seen once: their absence now means the job ended
   bool queued = false;
 };
 

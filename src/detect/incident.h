@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "detect/event.h"
+#include "source/writers.h"
 
 namespace trainwatch::detect {
 
@@ -22,7 +23,8 @@ struct Firing {
   std::string file_id;           // "dev:ino" of a tailed file, empty for other streams
   std::uint32_t head_bytes = 0;  // the file's fingerprint when it fired (see FileTail)
   std::uint64_t head_hash = 0;
-  std::vector<std::string> context;  // up to context_lines lines before the event's line
+  std::vector<std::string> context;            // up to context_lines lines before the event's line
+  std::vector<source::WriterProcess> writers;  // the processes writing the stream, if known
   WallTime time{};
   // Where a re-read of the stream would detect this event again (its line, or the header
   // of the traceback it ends): the daemon persists no offset past it until the incident is

@@ -19,6 +19,8 @@ struct DaemonSettings {
   std::string cooldown = "1m";
   std::string paths = "logs/**/*.log";
   std::string extra_rules;  // appended to the test pack
+  std::string watch_mode = "auto";
+  std::string rescan = "1s";
 };
 
 class DaemonTest : public ::testing::Test {
@@ -54,7 +56,9 @@ class DaemonTest : public ::testing::Test {
                                "incident: {settle: "
                             << settings.settle << ", cooldown: " << settings.cooldown
                             << ", context_lines: 5}\n"
-                               "watch: {rescan_interval: 1s}\n"
+                            << "watch: {mode: " << settings.watch_mode
+                            << ", poll_interval: 200ms, rescan_interval: " << settings.rescan
+                            << "}\n"
                                "sources:\n"
                                "  - name: train\n"
                                "    tags: [train]\n"

@@ -148,6 +148,7 @@ TEST_F(JobTest, WrapPassesOutputThroughAndExitsWithTheJobsStatus) {
   ASSERT_NE(teed.find("wrapped-"), std::string::npos);
   for (const Json& firing : incidents[0]["firings"]) {
     EXPECT_NE(firing["stream"], teed);
+    EXPECT_EQ(firing["writers"][0]["comm"], "python3") << firing.dump(1);
   }
 }
 

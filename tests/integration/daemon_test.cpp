@@ -103,6 +103,23 @@ TEST_F(DaemonTest, StatusAndSnapshotGoThroughThePrivateControlSocket) {
   EXPECT_NE(snapshot.out.find(incidents[0]["id"].get<std::string>()), std::string::npos);
 }
 
+TEST_F(DaemonTest, PollModeSeesGrowthWithinThePollInterval) {
+  // No inotify, and the rescan (which would also notice growth) far away: only the 200 ms
+  // uv_fs_poll of the file can see the marker in time.
+  WriteConfig({.settle = "100ms", .watch_mode = "poll", .rescan = "1m"});
+  const std::string log = Dir("logs/job.log");
+  Append(log, "warming up\n");
+  StartDaemon();
+  ASSERT_NE(daemon_->Log().find("following"), std::string::npos) << daemon_->Log();
+  std::this_thread::sleep_for(1500ms);  // past the first tick's sweep
+  Append(log, "MARK 3 FIRE\n");
+  const auto written = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.marker").size() == 1; }, 5s))
+      << daemon_->Log();
+  EXPECT_LT(std::chrono::steady_clock::now() - written, 1500ms);
+  EXPECT_EQ(IncidentsOf("test.marker")[0]["firings"][0]["line"], 2);
+}
+
 TEST_F(DaemonTest, StatusWithoutADaemonSaysSo) {
   WriteConfig({});
   const RunResult result = RunBinary({TrainwatchBinary(), "status", "--config", config()}, "", 30s);
