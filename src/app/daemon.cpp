@@ -149,6 +149,8 @@ class Daemon {
   void SaveState();
   void Reload();
   void Stop(int exit_code);
+  // Runs the wrapped command, its output as two streams of the "wrap" source.
+  void StartWrap();
   void OnChildEnd(const ChildEnd& end);
   void UpdateStatus();
   void SwapRules(SourceState& source);
@@ -284,6 +286,9 @@ void Daemon::StartSource(SourceState& source) {
   SourceState* state = &source;
   if (source.config.kmsg) {
     source.kmsg_stream = MakeStream(source, "kmsg", {}, {}, false);
+    if (source.kmsg_stream) {
+      source.kmsg_stream->MarkLive();
+    }
     source.kmsg = std::make_unique<KmsgReader>();
     if (source.kmsg_stream) {
       source.kmsg->Start(&loop_, options_.kmsg_device, [this, state](const source::LineBatch& b) {
@@ -299,6 +304,9 @@ void Daemon::StartSource(SourceState& source) {
   };
   hooks.on_batch = [this, state](TailedFile& file, const source::LineBatch& batch,
                                  std::uint64_t offset) {
+    if (file.caught_up) {
+      file.stream->MarkLive();
+    }
     OnBatch(*state, *file.stream, batch, offset);
     if (file.stream->writers().empty() && Clock::now() - last_writer_scan_ >= kWriterScanEvery) {
       StartWriterScan();  // a quiet daemon scans nothing; one reading unknown writers does
@@ -306,6 +314,9 @@ void Daemon::StartSource(SourceState& source) {
   };
   hooks.on_pending = [this, state](TailedFile& file) {
     if (!file.tail.pending().empty()) {
+      if (file.caught_up) {
+        file.stream->MarkLive();
+      }
       file.stream->OnPending(file.tail.pending(), file.tail.position().next_line, Clock::now());
       state->last_bytes = Clock::now();
     }
@@ -492,7 +503,7 @@ void Daemon::CheckSilence(SourceState& source, Clock::time_point now) {
   // not ended (a finished job is quiet for good reason).
   Stream* live = nullptr;
   ForEachStream([&](SourceState& owner, Stream& stream, TailedFile*) {
-    if (&owner == &source && !stream.progress().ended() && live == nullptr) {
+    if (&owner == &source && stream.live() && !stream.progress().ended() && live == nullptr) {
       live = &stream;
     }
   });
@@ -644,7 +655,7 @@ void Daemon::Tick() {
   }
   CheckWriters(now);
   ForEachStream([&](SourceState& source, Stream& stream, TailedFile*) {
-    if (!source.progress_rules.empty()) {
+    if (!source.progress_rules.empty() && stream.live()) {
       CheckStalls(source, stream, now);
     }
   });
@@ -1010,6 +1021,48 @@ std::string Daemon::HandleControl(const std::string& request_text) {
   return json{{"error", "unknown command: " + command}}.dump();
 }
 
+void Daemon::StartWrap() {
+  SourceState* wrap = wrap_source_.get();
+  for (const char* name : {"wrap:stdout", "wrap:stderr"}) {
+    wrap->wrap_streams.push_back(MakeStream(*wrap, name, {}, {}, false));
+    if (!wrap->wrap_streams.back()) {
+      Stop(2);  // logged by MakeStream
+      return;
+    }
+    wrap->wrap_streams.back()->MarkLive();
+  }
+  std::string log_file = setup_.config.wrap_log_file;
+  if (const std::size_t at = log_file.find("{pid}"); at != std::string::npos) {
+    log_file.replace(at, 5, std::to_string(::getpid()));
+  }
+  WrappedChild::Hooks hooks;
+  hooks.on_batch = [this, wrap](int index, const source::LineBatch& batch) {
+    OnBatch(*wrap, *wrap->wrap_streams[static_cast<std::size_t>(index)], batch, 0);
+  };
+  hooks.on_pending = [wrap](int index, std::string_view pending) {
+    Stream& stream = *wrap->wrap_streams[static_cast<std::size_t>(index)];
+    stream.OnPending(pending, stream.last_line() + 1, Clock::now());
+    wrap->last_bytes = Clock::now();
+  };
+  hooks.on_end = [this](const ChildEnd& end) { OnChildEnd(end); };
+  if (Status started = child_->Start(&loop_, options_.wrap, log_file, std::move(hooks)); !started) {
+    spdlog::error("{}", started.error().message);
+    child_.reset();
+    Stop(127);
+  } else {
+    for (auto& source : sources_) {
+      if (source->tails && !log_file.empty()) {
+        source->tails->Exclude(log_file);
+      }
+    }
+    const source::WriterProcess command{
+        child_->pid(), std::filesystem::path(options_.wrap.front()).filename().string()};
+    for (auto& stream : wrap->wrap_streams) {
+      stream->set_writers({command});
+    }
+  }
+}
+
 int Daemon::Run() {
   const std::string config_path =
       options_.config_path.empty() ? DefaultConfigPath() : options_.config_path;
@@ -1101,41 +1154,7 @@ int Daemon::Run() {
     Stop(2);
   }
   if (!stopping_ && child_) {
-    std::string log_file = setup_.config.wrap_log_file;
-    if (const std::size_t at = log_file.find("{pid}"); at != std::string::npos) {
-      log_file.replace(at, 5, std::to_string(::getpid()));
-    }
-    SourceState* wrap = wrap_source_.get();
-    for (const char* name : {"wrap:stdout", "wrap:stderr"}) {
-      wrap->wrap_streams.push_back(MakeStream(*wrap, name, {}, {}, false));
-    }
-    WrappedChild::Hooks hooks;
-    hooks.on_batch = [this, wrap](int index, const source::LineBatch& batch) {
-      OnBatch(*wrap, *wrap->wrap_streams[static_cast<std::size_t>(index)], batch, 0);
-    };
-    hooks.on_pending = [wrap](int index, std::string_view pending) {
-      Stream& stream = *wrap->wrap_streams[static_cast<std::size_t>(index)];
-      stream.OnPending(pending, stream.last_line() + 1, Clock::now());
-      wrap->last_bytes = Clock::now();
-    };
-    hooks.on_end = [this](const ChildEnd& end) { OnChildEnd(end); };
-    if (Status started = child_->Start(&loop_, options_.wrap, log_file, std::move(hooks));
-        !started) {
-      spdlog::error("{}", started.error().message);
-      child_.reset();
-      Stop(127);
-    } else {
-      for (auto& source : sources_) {
-        if (source->tails && !log_file.empty()) {
-          source->tails->Exclude(log_file);
-        }
-      }
-      const source::WriterProcess command{
-          child_->pid(), std::filesystem::path(options_.wrap.front()).filename().string()};
-      for (auto& stream : wrap->wrap_streams) {
-        stream->set_writers({command});
-      }
-    }
+    StartWrap();
   }
   if (!stopping_) {
     uv_timer_start(

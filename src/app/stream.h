@@ -67,9 +67,18 @@ class Stream {
 
   // The processes writing this stream (a file's, from /proc; the wrapped command): firings
   // carry them, so the capture stage knows whose environment and stacks to collect.
-  void set_writers(std::vector<source::WriterProcess> writers) { writers_ = std::move(writers); }
+  void set_writers(std::vector<source::WriterProcess> writers) {
+    live_ = live_ || !writers.empty();
+    writers_ = std::move(writers);
+  }
   const std::vector<source::WriterProcess>& writers() const { return writers_; }
   std::vector<source::WriterProcess>& writers() { return writers_; }
+
+  // Output seen as it was written (not only a backlog read at once), or a known writer: only
+  // then can a bar stall or the stream fall silent. A log of a job that finished while the
+  // daemon was away is history, and its last bar no hang.
+  void MarkLive() { live_ = true; }
+  bool live() const { return live_; }
 
   void set_fingerprint(source::Fingerprint fingerprint) { identity_.fingerprint = fingerprint; }
   void set_name(std::string name) { identity_.name = std::move(name); }
@@ -110,6 +119,7 @@ class Stream {
   const source::LineBatch* batch_ = nullptr;  // during OnBatch
   std::uint64_t batch_offset_ = 0;
   std::vector<source::WriterProcess> writers_;
+  bool live_ = false;
   std::uint64_t suppress_through_ = 0;
   std::uint64_t pending_line_ = 0;  // the unfinished line OnPending saw last
   std::size_t pending_parsed_ = 0;  // how much of it was parsed

@@ -472,8 +472,11 @@ void TailSet::ReadFile(TailedFile& file, std::size_t budget) {
   }
   if (outcome.more) {
     Enqueue(file);
-  } else if (outcome.bytes == 0) {
-    file.tail.Idle();
+  } else {
+    file.caught_up = true;
+    if (outcome.bytes == 0) {
+      file.tail.Idle();
+    }
   }
 }
 

@@ -38,6 +38,7 @@ struct TailedFile {
   UvHandle<uv_fs_poll_t> poll;           // when the file is polled rather than watched
   std::optional<SteadyTime> gone_since;  // no longer matched, renamed away or deleted
   bool queued = false;
+  bool caught_up = false;  // read to its end once: what comes now is written live
 };
 
 class TailSet {

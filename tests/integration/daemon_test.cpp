@@ -120,6 +120,20 @@ TEST_F(DaemonTest, PollModeSeesGrowthWithinThePollInterval) {
   EXPECT_EQ(IncidentsOf("test.marker")[0]["firings"][0]["line"], 2);
 }
 
+TEST_F(DaemonTest, ABarInALogOfThePastIsNoHangUntilTheLogGrowsAgain) {
+  WriteConfig({});
+  // A job that stopped while the daemon was away left its bar at 5/10.
+  const std::string log = Dir("logs/old.log");
+  Append(log, "Epoch 0:  50%|#####     | 5/10 [00:05<00:05,  1.00it/s]\n");
+  StartDaemon();
+  std::this_thread::sleep_for(5s);  // stall_after (3 s) and more
+  EXPECT_TRUE(IncidentsOf("test.stall").empty()) << daemon_->Log();
+  // Written now, while watched: a live bar, which then stalls.
+  Append(log, "Epoch 0:  60%|######    | 6/10 [00:06<00:04,  1.00it/s]\n");
+  ASSERT_TRUE(WaitUntil([&] { return !IncidentsOf("test.stall").empty(); }, 10s)) << daemon_->Log();
+  EXPECT_EQ(IncidentsOf("test.stall")[0]["firings"][0]["line"], 2);
+}
+
 TEST_F(DaemonTest, StatusWithoutADaemonSaysSo) {
   WriteConfig({});
   const RunResult result = RunBinary({TrainwatchBinary(), "status", "--config", config()}, "", 30s);
