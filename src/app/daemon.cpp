@@ -184,6 +184,7 @@ class Daemon {
   bool writer_scan_running_ = false;
   bool writer_scan_again_ = false;
   bool stopping_ = false;
+  bool guest_ = false;  // wrap beside a daemon that holds the state_dir
   bool stop_after_settle_ = false;
   int exit_code_ = 0;
   std::uint64_t incidents_written_ = 0;
@@ -683,6 +684,9 @@ void Daemon::SaveStateSoon() {
 }
 
 void Daemon::SaveState() {
+  if (guest_) {
+    return;  // the offsets belong to the daemon that holds the state_dir
+  }
   source::TailState state;
   for (auto& source : sources_) {
     if (source->tails) {
@@ -809,6 +813,9 @@ void Daemon::Reload() {
     return;
   }
   const std::size_t rules = setup->rules.size();
+  if (guest_) {
+    setup->config.sources.clear();
+  }
   if (Status applied = Apply(std::move(*setup), /*initial=*/false); !applied) {
     spdlog::error("reload rejected, still running on the previous config and rules: {}",
                   applied.error().message);
@@ -1081,9 +1088,17 @@ int Daemon::Run() {
   // One daemon per state_dir: two would fight over offsets and the control socket.
   state_lock_ = UniqueFd(::open((state_dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (state_lock_.get() < 0 || ::flock(state_lock_.get(), LOCK_EX | LOCK_NB) != 0) {
-    spdlog::error("cannot start: another trainwatch daemon uses state_dir {} ({})", state_dir,
-                  std::strerror(errno));
-    return 2;
+    if (options_.wrap.empty()) {
+      spdlog::error("cannot start: another trainwatch daemon uses state_dir {} ({})", state_dir,
+                    std::strerror(errno));
+      return 2;
+    }
+    // The job must run anyway. That daemon watches the configured sources; this wrap watches
+    // only its command, and appends its incidents to the same log (whole-line appends).
+    spdlog::info("a trainwatch daemon already watches state_dir {}: watching only the command",
+                 state_dir);
+    guest_ = true;
+    setup->config.sources.clear();
   }
   Result<source::LoadedTailState> state = source::LoadTailState(state_dir + "/offsets.json");
   if (!state) {
@@ -1146,6 +1161,8 @@ int Daemon::Run() {
   if (Status applied = Apply(std::move(*setup), /*initial=*/true); !applied) {
     spdlog::error("cannot start: {}", applied.error().message);
     Stop(2);
+  } else if (guest_) {
+    // No control socket: the daemon of this state_dir answers there.
   } else if (Status listening = control_.Start(
                  &loop_, state_dir + "/control.sock",
                  [this](const std::string& request) { return HandleControl(request); });

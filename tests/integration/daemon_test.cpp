@@ -211,6 +211,21 @@ TEST_F(DaemonTest, ASecondDaemonOnTheSameStateDirRefusesToStart) {
       << second.Log();
 }
 
+TEST_F(DaemonTest, WrapBesideARunningDaemonRunsItsCommandAndSharesTheIncidentLog) {
+  WriteConfig({.settle = "100ms"});
+  StartDaemon();
+  DaemonProcess wrap(
+      {"wrap", "--config", config(), "--", "/bin/sh", "-c", "echo 'MARK 5 FIRE'; exit 4"},
+      Dir("wrap.out"));
+  EXPECT_EQ(wrap.Wait(20s), 4) << wrap.Log();
+  EXPECT_NE(wrap.Log().find("already watches state_dir"), std::string::npos) << wrap.Log();
+  const std::vector<Json> incidents = IncidentsOf("test.marker");
+  ASSERT_EQ(incidents.size(), 1u) << wrap.Log();
+  EXPECT_EQ(incidents[0]["firings"][0]["stream"], "wrap:stdout");
+  EXPECT_TRUE(daemon_->running());  // and its socket is still its own
+  EXPECT_FALSE(daemon_->Status(state()).is_null());
+}
+
 TEST_F(DaemonTest, NotifiesSystemdReadyStatusAndWatchdog) {
   WriteConfig({});
   const std::string socket_path = Dir("notify.sock");
