@@ -132,6 +132,21 @@ FileTail::ReadOutcome FileTail::Read(std::size_t budget, const Sink& sink) {
     if (n == 0) {
       break;
     }
+    // The file may have been truncated and refilled between the check above and this read
+    // (copytruncate under a busy writer): the bytes are only the file we know if its first
+    // bytes still are. Otherwise they are dropped, uncommitted, and reading starts over.
+    std::string now_head = ReadHead(fd(), Fingerprint::kHeadBytes);
+    if (!StillTheSameFile(now_head, std::string_view(space.data(), static_cast<std::size_t>(n)))) {
+      if (outcome.truncated) {
+        break;  // changing under us again: the next event or sweep comes back
+      }
+      Restart();
+      outcome.truncated = true;
+      continue;
+    }
+    if (now_head.size() > head_.size()) {
+      head_ = std::move(now_head);
+    }
     framer_.Commit(static_cast<std::size_t>(n));
     read_offset_ += static_cast<std::uint64_t>(n);
     outcome.bytes += static_cast<std::uint64_t>(n);
@@ -142,6 +157,20 @@ FileTail::ReadOutcome FileTail::Read(std::size_t budget, const Sink& sink) {
     }
   }
   return outcome;
+}
+
+bool FileTail::StillTheSameFile(std::string_view head, std::string_view data) const {
+  if (head.compare(0, head_.size(), head_) != 0) {
+    return false;
+  }
+  // Bytes just read from inside the head region must be the head's own.
+  for (std::uint64_t offset = read_offset_;
+       offset < head.size() && offset - read_offset_ < data.size(); ++offset) {
+    if (data[offset - read_offset_] != head[offset]) {
+      return false;
+    }
+  }
+  return true;
 }
 
 void FileTail::Flush(const Sink& sink) { Drain(true, sink); }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/result.h"
 #include "core/unique_fd.h"
@@ -80,6 +81,9 @@ class FileTail {
  private:
   FileTail(std::string path, UniqueFd fd, FileId id, std::size_t chunk_bytes);
   void Restart();
+  // Whether `data`, just read at read_offset_, comes from the file we have been reading, given
+  // its first bytes `head` read right after.
+  bool StillTheSameFile(std::string_view head, std::string_view data) const;
   void Drain(bool end_of_input, const Sink& sink);
 
   std::string path_;
