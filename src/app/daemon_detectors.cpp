@@ -111,7 +111,7 @@ void Daemon::JobEnded(SourceState& source, Stream& stream,
   OnFirings(firings, nullptr);
 }
 
-void Daemon::CheckWriters(Clock::time_point now) {
+void Daemon::CheckWriters() {
   for (auto& source : sources_) {
     if (!source->tails) {
       continue;
@@ -207,7 +207,7 @@ void Daemon::Tick() {
       source->tails->Sweep(now);
     }
   }
-  CheckWriters(now);
+  CheckWriters();
   ForEachStream([&](SourceState& source, Stream& stream, TailedFile*) {
     if (!source.progress_rules.empty() && stream.live()) {
       CheckStalls(source, stream, now);

@@ -94,7 +94,7 @@ class Daemon {
   void Tick();
   void CheckStalls(SourceState& source, Stream& stream, Clock::time_point now);
   void CheckSilence(SourceState& source, Clock::time_point now);
-  void CheckWriters(Clock::time_point now);
+  void CheckWriters();
   void StartWriterScan();
   void JobEnded(SourceState& source, Stream& stream,
                 const std::vector<source::WriterProcess>& gone);
