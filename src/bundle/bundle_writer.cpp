@@ -1,0 +1,1 @@
+#include "bundle/bundle_writer.h"

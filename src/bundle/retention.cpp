@@ -1,0 +1,1 @@
+#include "bundle/retention.h"

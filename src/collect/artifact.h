@@ -1,0 +1,46 @@
+// Artifact and CollectorResult: what the capture stage hands to the bundle writer, as plain
+// values. A collector (a command such as `hl-smi -q`, or an in-process one such as the
+// environment of the training processes) yields one result with its files. Small outputs
+// travel as bytes; big files (log tails, $HABANA_LOGS) as a path and a byte range, streamed by
+// the writer. Value types; any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainwatch::collect {
+
+struct Artifact {
+  std::string path;     // inside the bundle: "device/hl-smi-q.txt", "logs/rank0.log"
+  std::string content;  // the bytes, when `source_file` is empty
+  // A file on disk to copy instead: `length` bytes from `offset` (a log's tail). Opened with
+  // O_NOFOLLOW by the writer; a file that changed or vanished meanwhile is recorded, not fatal.
+  std::string source_file;
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  bool redact = true;  // pass through the redactor (everything but binary device dumps)
+};
+
+enum class CollectorStatus {
+  kOk,         // ran and answered
+  kFailed,     // ran and exited non-zero, or an in-process read failed
+  kMissing,    // the tool is not installed here
+  kTimedOut,   // killed at its deadline (SIGTERM, then SIGKILL to its process group)
+  kAbandoned,  // would not die even of SIGKILL (uninterruptible sleep: a wedged device)
+  kSkipped,    // not for this incident kind, or its previous run is still hung
+};
+const char* CollectorStatusName(CollectorStatus status);
+
+struct CollectorResult {
+  std::string name;  // "hl-smi-q", "environment", "habana_logs"
+  CollectorStatus status = CollectorStatus::kOk;
+  int exit_code = 0;
+  std::string detail;          // why it failed, was skipped or missing; empty when ok
+  double duration_seconds = 0;
+  std::uint64_t bytes = 0;     // output kept
+  bool truncated = false;      // output beyond its limit was dropped
+  std::vector<Artifact> artifacts;
+};
+
+}  // namespace trainwatch::collect

@@ -1,0 +1,1 @@
+#include "collect/redactor.h"

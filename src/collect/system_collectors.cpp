@@ -1,0 +1,1 @@
+#include "collect/system_collectors.h"
