@@ -103,7 +103,18 @@ void ControlServer::OnRead(Client& client, ssize_t n, const uv_buf_t* buf) {
     Finish(client);  // hung up or sent too much without a request
     return;
   }
-  client.response = handler_(client.request.substr(0, newline)) + "\n";
+  // The client may hang up before a late reply: the reply then finds it gone.
+  std::weak_ptr<bool> alive = client.alive;
+  Client* target = &client;
+  handler_(client.request.substr(0, newline), [this, alive, target](std::string response) {
+    if (!alive.expired() && *alive.lock()) {
+      Send(*target, std::move(response));
+    }
+  });
+}
+
+void ControlServer::Send(Client& client, std::string response) {
+  client.response = std::move(response) + "\n";
   uv_buf_t out = uv_buf_init(client.response.data(), static_cast<unsigned>(client.response.size()));
   client.write.data = &client;
   const int status = uv_write(&client.write, reinterpret_cast<uv_stream_t*>(client.pipe.get()),
@@ -117,10 +128,12 @@ void ControlServer::OnRead(Client& client, ssize_t n, const uv_buf_t* buf) {
 }
 
 void ControlServer::Finish(Client& client) {
+  *client.alive = false;
   clients_.remove_if([&](const std::unique_ptr<Client>& c) { return c.get() == &client; });
 }
 
-Result<std::string> ControlRequest(const std::string& socket_path, const std::string& request) {
+Result<std::string> ControlRequest(const std::string& socket_path, const std::string& request,
+                                   int timeout_seconds) {
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) {
     return Error{std::string("socket: ") + std::strerror(errno)};
@@ -134,7 +147,7 @@ Result<std::string> ControlRequest(const std::string& socket_path, const std::st
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
     return Error{socket_path + ": " + std::strerror(errno)};
   }
-  timeval timeout{10, 0};
+  timeval timeout{timeout_seconds, 0};
   ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   const std::string line = request + "\n";
   if (::write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {

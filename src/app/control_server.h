@@ -17,13 +17,17 @@ namespace trainwatch::app {
 
 class ControlServer {
  public:
-  using Handler = std::function<std::string(const std::string& request)>;
+  // Answers `request` by calling `reply` once, now or later (a snapshot replies when its
+  // bundle is written).
+  using Reply = std::function<void(std::string response)>;
+  using Handler = std::function<void(const std::string& request, Reply reply)>;
   Status Start(uv_loop_t* loop, const std::string& path, Handler handler);
   void Stop();
 
  private:
   struct Client {
     ControlServer* owner = nullptr;
+    std::shared_ptr<bool> alive = std::make_shared<bool>(true);  // false once finished
     UvHandle<uv_pipe_t> pipe;
     std::string request;
     std::string response;
@@ -33,6 +37,7 @@ class ControlServer {
   void OnConnection();
   void OnRead(Client& client, ssize_t n, const uv_buf_t* buf);
   void Finish(Client& client);
+  void Send(Client& client, std::string response);
 
   uv_loop_t* loop_ = nullptr;
   std::string path_;
@@ -42,7 +47,9 @@ class ControlServer {
   char buffer_[4096];
 };
 
-// Client side (the CLI, not the loop): sends `request`, returns the response line.
-Result<std::string> ControlRequest(const std::string& socket_path, const std::string& request);
+// Client side (the CLI, not the loop): sends `request`, returns the response line; gives up
+// after `timeout_seconds`.
+Result<std::string> ControlRequest(const std::string& socket_path, const std::string& request,
+                                   int timeout_seconds = 10);
 
 }  // namespace trainwatch::app

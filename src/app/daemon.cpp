@@ -85,6 +85,11 @@ Status Daemon::Apply(Setup setup, bool initial) {
     }
     fresh.push_back(std::move(*source));
   }
+  Result<std::shared_ptr<const collect::Redactor>> redactor = collect::Redactor::Create(
+      {setup.config.capture.redact_names, setup.config.capture.redact_patterns});
+  if (!redactor) {
+    return Error{setup.config.file + ": capture redact: " + redactor.error().message};
+  }
   std::unique_ptr<SourceState> wrap_source;
   if (child_ || !options_.wrap.empty()) {
     config::SourceConfig wrap_config;
@@ -112,7 +117,15 @@ Status Daemon::Apply(Setup setup, bool initial) {
     old.emplace(source->config.name, std::move(source));
   }
   sources_.clear();
+  if (!initial && setup.config.capture.bundles_dir != setup_.config.capture.bundles_dir) {
+    spdlog::info("bundles now go to {}", setup.config.capture.bundles_dir);
+  }
   setup_ = std::move(setup);
+  if (capturer_) {
+    capturer_->Reconfigure(setup_.config.capture, *redactor);
+  } else {
+    capturer_ = std::make_unique<Capturer>(&loop_, setup_.config.capture, *redactor);
+  }
   incidents_.set_settings({setup_.config.incident.settle, setup_.config.incident.cooldown});
   for (auto& source : fresh) {
     auto kept = old.find(source->config.name);
@@ -216,6 +229,9 @@ void Daemon::Stop(int exit_code) {
   sources_.clear();
   wrap_source_.reset();
   control_.Stop();
+  if (capturer_) {
+    capturer_->Abort();  // kept: a worker may still be finishing with it
+  }
   tick_.Reset();
   settle_.Reset();
   traceback_timer_.Reset();
@@ -321,7 +337,9 @@ int Daemon::Run() {
     // No control socket: the daemon of this state_dir answers there.
   } else if (Status listening = control_.Start(
                  &loop_, state_dir + "/control.sock",
-                 [this](const std::string& request) { return HandleControl(request); });
+                 [this](const std::string& request, ControlServer::Reply reply) {
+                   HandleControl(request, std::move(reply));
+                 });
              !listening) {
     spdlog::error("cannot start the control socket: {}", listening.error().message);
     Stop(2);
@@ -400,6 +418,13 @@ int CheckConfig(const std::string& config_path) {
                    compiled.error().message.c_str());
       return 2;
     }
+  }
+  Result<std::shared_ptr<const collect::Redactor>> redactor = collect::Redactor::Create(
+      {setup->config.capture.redact_names, setup->config.capture.redact_patterns});
+  if (!redactor) {
+    std::fprintf(stderr, "%s: capture redact: %s\n", config_path.c_str(),
+                 redactor.error().message.c_str());
+    return 2;
   }
   std::printf("%s: ok: %zu sources, %zu rules, state in %s\n", config_path.c_str(),
               setup->config.sources.size(), setup->rules.size(), setup->config.state_dir.c_str());

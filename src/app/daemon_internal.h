@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "app/capture.h"
 #include "app/control_server.h"
 #include "app/daemon.h"
 #include "app/incident_log.h"
@@ -90,7 +92,19 @@ class Daemon {
   void OnFirings(std::vector<detect::Firing>& firings, Stream* stream);
   void ScheduleSettle();
   void WriteSettled();
-  void WriteIncident(detect::Incident& incident);
+  // What a manual snapshot adds to a capture.
+  struct CaptureOptions {
+    std::string container;
+    std::vector<std::string> extra_logs;
+    std::vector<std::string> extra_paths;
+  };
+  using CaptureDone = std::function<void(const CaptureOutcome&)>;
+  // Records the incident, then captures its bundle (`then` gets the outcome).
+  void WriteIncident(detect::Incident& incident, const CaptureOptions& options,
+                     CaptureDone then);
+  void StartCapture(const detect::Incident& incident, const CaptureOptions& options,
+                    CaptureDone then);
+  void OnCaptured(const CaptureOutcome& outcome);
   void Tick();
   void CheckStalls(SourceState& source, Stream& stream, Clock::time_point now);
   void CheckSilence(SourceState& source, Clock::time_point now);
@@ -108,7 +122,7 @@ class Daemon {
   void OnChildEnd(const ChildEnd& end);
   void UpdateStatus();
   void SwapRules(SourceState& source);
-  std::string HandleControl(const std::string& request);
+  void HandleControl(const std::string& request, ControlServer::Reply reply);
   json StatusJson() const;
   template <typename F>
   void ForEachStream(F&& visit);
@@ -143,6 +157,9 @@ class Daemon {
   int exit_code_ = 0;
   std::uint64_t incidents_written_ = 0;
   std::string last_incident_;
+  std::unique_ptr<Capturer> capturer_;
+  int captures_running_ = 0;
+  std::uint64_t bundles_written_ = 0;
   std::map<std::string, std::uint64_t> unlogged_;       // per rule: firings since last logged
   std::map<std::string, std::uint64_t> quiet_firings_;  // per rule: firings opening nothing
   std::string last_status_;

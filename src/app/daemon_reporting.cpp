@@ -1,5 +1,8 @@
 // Incidents (grouping, writing), the status for systemd and the control socket.
 #include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <set>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -78,16 +81,17 @@ void Daemon::ScheduleSettle() {
 void Daemon::WriteSettled() {
   if (std::optional<detect::Incident> incident =
           incidents_.TakeSettled(Clock::now(), std::chrono::system_clock::now())) {
-    WriteIncident(*incident);
+    WriteIncident(*incident, {}, nullptr);
   } else {
     ScheduleSettle();
   }
-  if (stop_after_settle_ && !incidents_.open()) {
-    Stop(exit_code_);
+  if (stop_after_settle_ && !incidents_.open() && captures_running_ == 0) {
+    Stop(exit_code_);  // wrap: the command ended and its incident and bundle are written
   }
 }
 
-void Daemon::WriteIncident(detect::Incident& incident) {
+void Daemon::WriteIncident(detect::Incident& incident, const CaptureOptions& options,
+                           CaptureDone then) {
   if (Status written = incident_log_->Append(incident); !written) {
     // The incident still counts; the next one may find space again.
     spdlog::error("incident {} could not be recorded: {}", incident.id, written.error().message);
@@ -102,6 +106,78 @@ void Daemon::WriteIncident(detect::Incident& incident) {
   ForEachStream([](SourceState&, Stream& stream, TailedFile*) { stream.ReleaseIncidentHold(); });
   SaveStateSoon();
   UpdateStatus();
+  StartCapture(incident, options, std::move(then));
+}
+
+void Daemon::StartCapture(const detect::Incident& incident, const CaptureOptions& options,
+                          CaptureDone then) {
+  if (!capturer_ || !capturer_->config().enabled ||
+      (incident.kind == rules::RuleKind::kWarning && incident.reason.empty())) {
+    if (then) {
+      then(CaptureOutcome{incident.id, "", 0, false, "capture is disabled in the config"});
+    }
+    return;
+  }
+  CaptureRequest request;
+  request.incident = incident;
+  request.reason = incident.reason;
+  request.container = options.container;
+  request.extra_logs = options.extra_logs;
+  request.extra_paths = options.extra_paths;
+  std::set<int> pids;
+  ForEachStream([&](SourceState& source, Stream& stream, TailedFile* file) {
+    if (file != nullptr) {
+      request.log_files.push_back(file->tail.path());
+    }
+    for (const source::WriterProcess& writer : stream.writers()) {
+      pids.insert(writer.pid);
+    }
+    (void)source;
+  });
+  for (const detect::Firing& firing : incident.firings) {
+    for (const source::WriterProcess& writer : firing.writers) {
+      pids.insert(writer.pid);  // gone by now, perhaps, but named in the manifest
+    }
+  }
+  request.pids.assign(pids.begin(), pids.end());
+  for (auto& source : sources_) {
+    for (const std::string& pattern : source->config.paths) {
+      request.watched_dirs.push_back(std::filesystem::path(pattern).parent_path().string());
+    }
+  }
+  ++captures_running_;
+  capturer_->Capture(std::move(request), [this, then](const CaptureOutcome& outcome) {
+    --captures_running_;
+    OnCaptured(outcome);
+    if (then) {
+      then(outcome);
+    }
+  });
+}
+
+void Daemon::OnCaptured(const CaptureOutcome& outcome) {
+  if (!outcome.path.empty()) {
+    ++bundles_written_;
+    spdlog::warn("incident {}: bundle {} ({} KiB{}, {:.1f} s after the first firing line)",
+                 outcome.incident_id, outcome.path, outcome.bytes / 1024,
+                 outcome.reduced ? ", reduced: " + outcome.error : "", outcome.since_first_firing);
+  } else {
+    spdlog::error("incident {}: no bundle: {}", outcome.incident_id, outcome.error);
+  }
+  for (const std::string& deleted : outcome.deleted) {
+    spdlog::info("retention: removed {}", deleted);
+  }
+  if (!outcome.timed_out.empty()) {
+    spdlog::warn("incident {}: collectors killed at their deadline: {}", outcome.incident_id,
+                 fmt::format("{}", fmt::join(outcome.timed_out, ", ")));
+  }
+  if (Status recorded = incident_log_->AppendBundle(outcome); !recorded) {
+    spdlog::error("cannot record the bundle of incident {}: {}", outcome.incident_id,
+                  recorded.error().message);
+  }
+  if (stop_after_settle_ && !incidents_.open() && captures_running_ == 0) {
+    Stop(exit_code_);
+  }
 }
 
 void Daemon::UpdateStatus() {
@@ -217,22 +293,45 @@ json Daemon::StatusJson() const {
   return status;
 }
 
-std::string Daemon::HandleControl(const std::string& request_text) {
+void Daemon::HandleControl(const std::string& request_text, ControlServer::Reply reply) {
   const json request = json::parse(request_text, nullptr, /*allow_exceptions=*/false);
   if (!request.is_object() || !request.contains("command")) {
-    return json{{"error", "bad request: expected {\"command\": ...}"}}.dump();
+    reply(json{{"error", "bad request: expected {\"command\": ...}"}}.dump());
+    return;
   }
   const std::string command = request.value("command", "");
   if (command == "status") {
-    return StatusJson().dump(-1, ' ', false, json::error_handler_t::replace);
+    reply(StatusJson().dump(-1, ' ', false, json::error_handler_t::replace));
+    return;
   }
   if (command == "snapshot") {
     detect::Incident incident = incidents_.Manual(request.value("reason", "manual snapshot"),
                                                   std::chrono::system_clock::now());
-    WriteIncident(incident);
-    return json{{"incident", incident.id}, {"incidents_file", incident_log_->path()}}.dump();
+    CaptureOptions options;
+    options.container = request.value("container", "");
+    for (const auto& path : request.value("copy", json::array())) {
+      options.extra_paths.push_back(path.get<std::string>());
+    }
+    for (const auto& path : request.value("log", json::array())) {
+      options.extra_logs.push_back(path.get<std::string>());
+    }
+    const std::string id = incident.id;
+    const std::string file = incident_log_->path();
+    // The answer waits for the bundle: the caller wants its path.
+    WriteIncident(incident, options, [reply, id, file](const CaptureOutcome& outcome) {
+      json answer = {{"incident", id}, {"incidents_file", file}};
+      if (!outcome.path.empty()) {
+        answer["bundle"] = outcome.path;
+        answer["bytes"] = outcome.bytes;
+      }
+      if (!outcome.error.empty()) {
+        answer["bundle_error"] = outcome.error;
+      }
+      reply(answer.dump());
+    });
+    return;
   }
-  return json{{"error", "unknown command: " + command}}.dump();
+  reply(json{{"error", "unknown command: " + command}}.dump());
 }
 
 }  // namespace trainwatch::app::daemon_internal

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "app/capture.h"
 #include "core/unique_fd.h"
 
 namespace trainwatch::app {
@@ -80,7 +81,27 @@ std::string IncidentJson(const detect::Incident& incident) {
 }
 
 Status IncidentLog::Append(const detect::Incident& incident) {
-  std::string line = IncidentJson(incident) + "\n";
+  return AppendLine(IncidentJson(incident));
+}
+
+Status IncidentLog::AppendBundle(const CaptureOutcome& outcome) {
+  json record = {{"bundle_for", outcome.incident_id},
+                 {"bundle", outcome.path.empty() ? json(nullptr) : json(outcome.path)},
+                 {"bytes", outcome.bytes},
+                 {"reduced", outcome.reduced},
+                 {"capture_seconds", outcome.capture_seconds},
+                 {"firing_to_bundle_seconds", outcome.since_first_firing}};
+  if (!outcome.error.empty()) {
+    record["error"] = outcome.error;
+  }
+  if (!outcome.timed_out.empty()) {
+    record["timed_out"] = outcome.timed_out;
+  }
+  return AppendLine(record.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+Status IncidentLog::AppendLine(const std::string& text) {
+  std::string line = text + "\n";
   UniqueFd fd(::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
   if (fd.get() < 0) {
     return Error{path_ + ": " + std::strerror(errno)};
@@ -132,8 +153,8 @@ Result<IncidentHistory> IncidentLog::ReadHistory() const {
                                     text.begin() + static_cast<std::ptrdiff_t>(end), nullptr,
                                     /*allow_exceptions=*/false);
     pos = end + 1;
-    if (!record.is_object()) {
-      continue;
+    if (!record.is_object() || !record.contains("firings")) {
+      continue;  // not an incident (a bundle record)
     }
     ++history.incidents;
     const detect::WallTime opened{std::chrono::milliseconds(record.value("opened_ms", 0LL))};

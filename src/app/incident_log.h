@@ -13,6 +13,10 @@
 #include "detect/incident.h"
 
 namespace trainwatch::app {
+struct CaptureOutcome;
+}
+
+namespace trainwatch::app {
 
 std::string IncidentJson(const detect::Incident& incident);
 
@@ -33,6 +37,11 @@ class IncidentLog {
  public:
   explicit IncidentLog(std::string path) : path_(std::move(path)) {}
   Status Append(const detect::Incident& incident);
+  // The incident's bundle, once written (or why there is none), as a record of its own:
+  // {"bundle_for": id, "bundle": path, "bytes", "reduced", "error", "capture_seconds",
+  //  "firing_to_bundle_seconds", "timed_out"}. Incident records are written at once, so
+  // detection is not delayed by the capture.
+  Status AppendBundle(const CaptureOutcome& outcome);
   // Reads the last kTailBytes of the log (older incidents are past every cooldown and far
   // behind every saved offset).
   Result<IncidentHistory> ReadHistory() const;
@@ -41,6 +50,7 @@ class IncidentLog {
   static constexpr std::size_t kTailBytes = 4 << 20;
 
  private:
+  Status AppendLine(const std::string& text);
   std::string path_;
 };
 

@@ -1,1 +1,50 @@
+// Retention: keeps the bundles directory within its limits (count, total bytes, free space on
+// the disk) by deleting the oldest finished bundles before a new one is written. Plain
+// functions over the directory as it is now; the daemon's bundle worker thread calls them.
 #pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainwatch::bundle {
+
+struct RetentionPolicy {
+  std::size_t max_count = 20;
+  std::uint64_t max_bytes = 2ull << 30;
+  // Space to leave free on the disk; the stricter of the two forms applies.
+  std::uint64_t min_free_bytes = 0;
+  double min_free_percent = 0;  // of the file system's total size
+};
+
+struct BundleFile {
+  std::string path;
+  std::string name;
+  std::uint64_t bytes = 0;
+};
+
+// The finished bundles in dir (regular *.tar.zst files, not hidden, so never a .partial),
+// oldest first: names begin with the UTC time, so name order is time order.
+std::vector<BundleFile> ListBundles(const std::string& dir);
+
+// Free bytes on dir's file system for this process (statvfs f_bavail * f_frsize); 0 when it
+// cannot be read.
+std::uint64_t FreeBytes(const std::string& dir);
+// The reserve `policy` asks for on dir's file system: max(min_free_bytes, min_free_percent of
+// the total).
+std::uint64_t RequiredFree(const std::string& dir, const RetentionPolicy& policy);
+
+// Deletes the oldest bundles until, counting one more bundle of `incoming_bytes`, there are at
+// most max_count bundles and max_bytes in all, and the reserve stays free. May delete every
+// bundle. Free space is re-read after each deletion (a bundle held open elsewhere frees
+// nothing yet). Returns the deleted paths, oldest first.
+std::vector<std::string> MakeRoom(const std::string& dir, const RetentionPolicy& policy,
+                                  std::uint64_t incoming_bytes);
+
+// Whether a bundle of `bytes` fits once MakeRoom has run (deleting nothing itself): within
+// max_bytes on its own, and the reserve left free even if every older bundle goes. False: the
+// caller writes a reduced bundle.
+bool Fits(const std::string& dir, const RetentionPolicy& policy, std::uint64_t bytes);
+
+}  // namespace trainwatch::bundle

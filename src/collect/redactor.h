@@ -1,1 +1,59 @@
+// Redactor: keeps secrets out of bundles. Environment variables whose names look secret
+// (*TOKEN*, *SECRET*, *PASSWORD*, ...) lose their values; anywhere in collected text, values
+// shaped like secrets (AWS access keys, Hugging Face `hf_` tokens, W&B keys, GitHub tokens,
+// JWTs, `Bearer ...`, the password in `scheme://user:password@host`, private key blocks)
+// become [REDACTED]. Operators add names and patterns. Counts say what was redacted — names
+// of variables and of patterns, never values. Immutable after Create: any thread.
 #pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace trainwatch::collect {
+
+inline constexpr std::string_view kRedacted = "[REDACTED]";
+
+// What operators add to the built-in rules (the config's `capture.redact`).
+struct RedactionRules {
+  std::vector<std::string> names;     // globs on variable names, case-insensitive: "*_DSN"
+  std::vector<std::string> patterns;  // RE2 regexes; the whole match is replaced
+};
+
+// How many values each rule replaced: "env:AWS_SECRET_ACCESS_KEY", "pattern:aws_access_key",
+// "pattern:hf_token", "pattern:custom_1"...
+struct RedactionCounts {
+  std::map<std::string, std::uint64_t> by_rule;
+  void Add(const std::string& rule, std::uint64_t n = 1) { by_rule[rule] += n; }
+  void Merge(const RedactionCounts& other);
+  std::uint64_t total() const;
+};
+
+class Redactor {
+ public:
+  // Fails, naming it, on an operator pattern that does not compile or matches the empty string.
+  static Result<std::shared_ptr<const Redactor>> Create(const RedactionRules& extra = {});
+
+  bool IsSecretName(std::string_view variable) const;
+  // An environment as `/proc/PID/environ` has it (NAME=value entries separated by NUL or
+  // newline) -> one NAME=value per line, values of secret names replaced, the other values
+  // passed through RedactText.
+  std::string RedactEnvironment(std::string_view environ, RedactionCounts& counts) const;
+  // Replaces, in place, every value shaped like a secret. Cheap on text without any: a fast
+  // check for the patterns' fixed parts comes before any regex.
+  void RedactText(std::string& text, RedactionCounts& counts) const;
+
+  ~Redactor();
+
+ private:
+  struct Impl;
+  explicit Redactor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trainwatch::collect

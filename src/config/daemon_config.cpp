@@ -60,7 +60,8 @@ class DaemonConfigParser {
     }
     const bool map = root && root.IsMap();
     if (map) {
-      yaml_.CheckKeys(root, {"state_dir", "rules", "incident", "watch", "wrap", "sources"},
+      yaml_.CheckKeys(root,
+                      {"state_dir", "rules", "incident", "watch", "wrap", "sources", "capture"},
                       "the config");
     }
     if (map && root["state_dir"]) {
@@ -73,7 +74,9 @@ class DaemonConfigParser {
       yaml_.FailAtStart("no 'state_dir' given, and its default " + std::string(kDefaultStateDir) +
                         " cannot be expanded: " + path.error().message);
     }
+    config_.capture.commands = DefaultCommands();
     if (!map) {
+      FillCaptureDefaults();
       return std::move(config_);
     }
     if (const YAML::Node node = root["rules"]) {
@@ -91,10 +94,28 @@ class DaemonConfigParser {
     if (const YAML::Node node = root["sources"]) {
       ParseSources(node);
     }
+    if (const YAML::Node node = root["capture"]) {
+      ParseCaptureConfig(
+          node, yaml_,
+          [this](const YAML::Node& path, const std::string& what) { return PathField(path, what); },
+          config_.capture);
+    }
+    FillCaptureDefaults();
     return std::move(config_);
   }
 
  private:
+  void FillCaptureDefaults() {
+    if (config_.capture.bundles_dir.empty() && !config_.state_dir.empty()) {
+      config_.capture.bundles_dir = config_.state_dir + "/bundles";
+    }
+    if (config_.capture.habana_logs.empty()) {
+      if (auto path = ExpandPath("${HABANA_LOGS:-~/.habana_logs}", env_)) {
+        config_.capture.habana_logs = Resolve(*path);
+      }
+    }
+  }
+
   // A path relative to the config file's directory becomes absolute; nothing is looked up.
   std::string Resolve(const std::string& path) const {
     const fs::path p(path);

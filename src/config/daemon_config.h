@@ -42,6 +42,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/capture_config.h"
 #include "config/path_expand.h"
 #include "core/quantity.h"
 #include "core/source_location.h"
@@ -81,6 +82,7 @@ struct DaemonConfig {
   WatchConfig watch;
   std::string wrap_log_file;  // expanded, absolute, "{pid}" kept; empty: wrap tees nowhere
   std::vector<SourceConfig> sources;
+  CaptureConfig capture;  // bundles_dir and habana_logs filled with their defaults
 };
 
 // `config` is set exactly when `errors` is empty.

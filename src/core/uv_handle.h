@@ -7,6 +7,7 @@
 
 #include <uv.h>
 
+#include <type_traits>
 #include <utility>
 
 namespace trainwatch {
@@ -22,7 +23,13 @@ class UvHandle {
     T* raw = new T{};
     status = init(loop, raw, std::forward<Args>(args)...);
     if (status != 0) {
-      delete raw;  // never initialised: nothing to close
+      if constexpr (std::is_same_v<T, uv_process_t>) {
+        // A failed uv_spawn leaves the handle initialised (in the loop's handle list): it must
+        // be closed like any other, or the loop keeps a dangling pointer.
+        UvHandle(raw).Reset();
+      } else {
+        delete raw;  // never initialised: nothing to close
+      }
       return UvHandle();
     }
     return UvHandle(raw);

@@ -168,7 +168,7 @@ TEST(DaemonConfig, ReportsEachProblemAtItsPosition) {
   const std::string src = "sources:\n  - name: a\n    tags: [t]\n";
   const std::vector<Case> cases = {
       {"unknown top key", "state_dir: /s\nsource: []\n",
-       "2:1: unknown key 'source' in the config (expected one of: incident, rules, sources, "
+       "2:1: unknown key 'source' in the config (expected one of: capture, incident, rules, sources, "
        "state_dir, watch, wrap)"},
       {"duplicate key", "state_dir: /s\nstate_dir: /t\n",
        "2:1: key 'state_dir' appears twice in the config"},

@@ -1,0 +1,99 @@
+// Capture: turns an incident into a bundle. Runs the command collectors (CommandRunner) and,
+// at the same time on the thread pool, the in-process ones (environment, processes, /proc
+// facts, disk usage, log tails, $HABANA_LOGS, extra paths); then makes room under the
+// retention limits — writing a reduced bundle (manifest, incident, small outputs) where a
+// full one would break `min_free` — and writes the bundle on the thread pool. One capture at
+// a time; a few wait their turn, more are dropped and say so. Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/command_runner.h"
+#include "bundle/bundle_writer.h"
+#include "bundle/retention.h"
+#include "collect/artifact.h"
+#include "collect/redactor.h"
+#include "config/capture_config.h"
+#include "detect/incident.h"
+
+namespace trainwatch::app {
+
+struct CaptureRequest {
+  detect::Incident incident;
+  std::vector<std::string> log_files;     // the watched files, for their tails
+  std::vector<std::string> watched_dirs;  // for disk usage
+  std::vector<int> pids;                  // training processes known (writers, wrapped command)
+  std::string container;                  // docker container of the job, if known
+  std::string reason;                     // manual snapshots
+  std::vector<std::string> extra_logs;    // `snapshot --log`
+  std::vector<std::string> extra_paths;   // `snapshot --copy`
+};
+
+struct CaptureOutcome {
+  std::string incident_id;
+  std::string path;  // empty when no bundle was written
+  std::uint64_t bytes = 0;
+  bool reduced = false;
+  std::string error;              // why there is no bundle, or why it is reduced
+  double capture_seconds = 0;     // from the start of the capture
+  double since_first_firing = 0;  // from the incident's first firing line to the bundle
+  std::vector<std::string> deleted;  // old bundles removed to make room
+  std::vector<std::string> timed_out;  // collectors killed at their deadline or abandoned
+};
+
+class Capturer {
+ public:
+  using Done = std::function<void(const CaptureOutcome& outcome)>;
+  static constexpr std::size_t kMaxQueued = 4;
+
+  Capturer(uv_loop_t* loop, config::CaptureConfig config,
+           std::shared_ptr<const collect::Redactor> redactor);
+  ~Capturer();
+
+  void Capture(CaptureRequest request, Done done);
+  void Reconfigure(config::CaptureConfig config, std::shared_ptr<const collect::Redactor> redactor);
+  bool busy() const { return running_; }
+  // Stops what runs (the daemon is stopping): its bundle is not written.
+  void Abort();
+  const config::CaptureConfig& config() const { return config_; }
+
+ private:
+  struct Job;
+  void StartNext();
+  void OnCommandsDone(std::vector<collect::CollectorResult> results);
+  void OnBuiltinsDone();
+  void WriteBundle();
+  void OnWritten();
+  std::vector<config::CommandConfig> CommandsFor(const Job& job) const;
+
+  uv_loop_t* loop_;
+  config::CaptureConfig config_;
+  std::shared_ptr<const collect::Redactor> redactor_;
+  CommandRunner runner_;
+  std::deque<std::pair<CaptureRequest, Done>> queue_;
+  std::unique_ptr<Job> job_;
+  bool running_ = false;
+  bool aborted_ = false;
+};
+
+// The manifest of a bundle (its first member): the schema's fields, from the capture's
+// results. Exposed for tests and `bundles show`.
+std::string ManifestJson(const CaptureRequest& request,
+                         const std::vector<collect::CollectorResult>& collectors,
+                         const bundle::BundleSummary& summary,
+                         const collect::RedactionCounts& redactions, bool reduced,
+                         const std::string& reduced_why, const std::string& host,
+                         const std::string& container);
+
+// "<UTC time>_<host>_<rule id>_<incident id>.tar.zst", safe as a file name.
+std::string BundleFileName(const detect::Incident& incident, const std::string& host);
+
+}  // namespace trainwatch::app

@@ -1,0 +1,60 @@
+// CommandRunner: runs a capture's command collectors (hl-smi -q, nvidia-smi -q, docker ps...)
+// concurrently on the loop, each in its own process group under its deadline: SIGTERM to the
+// group at the deadline, SIGKILL a second later, and a child that still does not die (stuck
+// in uninterruptible sleep on a wedged device, as hl-smi and nvidia-smi do) is abandoned —
+// never waited on — and recorded. The same tool is not run again while that child lives.
+// Output is capped (first or last bytes). Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collect/artifact.h"
+#include "config/capture_config.h"
+#include "core/uv_handle.h"
+
+namespace trainwatch::app {
+
+class CommandRunner {
+ public:
+  using Done = std::function<void(std::vector<collect::CollectorResult> results)>;
+
+  explicit CommandRunner(uv_loop_t* loop);
+  ~CommandRunner();
+  CommandRunner(const CommandRunner&) = delete;
+  CommandRunner& operator=(const CommandRunner&) = delete;
+
+  // Runs every command (placeholders already expanded); `done` gets one result per command, in
+  // order, once each has ended, timed out or been abandoned. One batch at a time.
+  void Run(std::vector<config::CommandConfig> commands, Done done);
+  bool busy() const { return !children_.empty(); }
+  // Kills what still runs (the daemon is stopping); `done` is not called.
+  void Abort();
+
+  // How long a child may take to die after SIGTERM, and after SIGKILL, before it is killed
+  // harder or abandoned.
+  static constexpr auto kTermGrace = std::chrono::milliseconds(1000);
+  static constexpr auto kKillGrace = std::chrono::milliseconds(2000);
+
+ private:
+  struct Child;
+  void Finish(Child& child);
+  void OnTimer(Child& child);
+  void MaybeComplete();
+
+  uv_loop_t* loop_;
+  std::vector<std::unique_ptr<Child>> children_;
+  std::vector<collect::CollectorResult> results_;
+  Done done_;
+  std::size_t pending_ = 0;
+  // A tool whose last run would not die: its pid, until that process is gone.
+  std::map<std::string, int> hung_;
+};
+
+}  // namespace trainwatch::app

@@ -1,0 +1,335 @@
+#include "config/capture_config.h"
+
+#include <charconv>
+
+namespace trainwatch::config {
+namespace {
+
+CommandConfig Command(std::string name, std::vector<std::string> argv, std::string as,
+                      Duration timeout = std::chrono::seconds(10)) {
+  CommandConfig command;
+  command.name = std::move(name);
+  command.argv = std::move(argv);
+  command.as = std::move(as);
+  command.timeout = timeout;
+  return command;
+}
+
+class CaptureParser {
+ public:
+  CaptureParser(
+      YamlReader& yaml,
+      const std::function<std::optional<std::string>(const YAML::Node&, const std::string&)>& path)
+      : yaml_(yaml), path_(path) {}
+
+  void Parse(const YAML::Node& node, CaptureConfig& out) {
+    if (!node.IsMap()) {
+      yaml_.Fail(node, "'capture' must be a mapping {bundles_dir, max_count, commands, ...}");
+      return;
+    }
+    yaml_.CheckKeys(node,
+                    {"enabled", "bundles_dir", "max_count", "max_bytes", "min_free",
+                     "log_tail_bytes", "habana_logs", "habana_logs_max_bytes", "extra_paths",
+                     "extra_max_bytes", "process_pattern", "redact", "commands",
+                     "compression_level"},
+                    "capture");
+    if (const YAML::Node enabled = node["enabled"]) {
+      if (auto text = yaml_.Scalar(enabled, "capture enabled")) {
+        if (*text == "true" || *text == "false") {
+          out.enabled = *text == "true";
+        } else {
+          yaml_.Fail(enabled, "capture enabled must be true or false");
+        }
+      }
+    }
+    if (const YAML::Node dir = node["bundles_dir"]) {
+      if (auto value = path_(dir, "capture bundles_dir")) {
+        out.bundles_dir = *value;
+      }
+    }
+    if (const YAML::Node count = node["max_count"]) {
+      if (auto value = Count(count, "capture max_count", 1, 100000)) {
+        out.max_count = *value;
+      }
+    }
+    Size(node["max_bytes"], "capture max_bytes", out.max_bytes);
+    if (const YAML::Node free = node["min_free"]) {
+      MinFree(free, out);
+    }
+    Size(node["log_tail_bytes"], "capture log_tail_bytes", out.log_tail_bytes);
+    if (const YAML::Node dir = node["habana_logs"]) {
+      if (auto value = path_(dir, "capture habana_logs")) {
+        out.habana_logs = *value;
+      }
+    }
+    Size(node["habana_logs_max_bytes"], "capture habana_logs_max_bytes",
+         out.habana_logs_max_bytes);
+    if (const YAML::Node paths = node["extra_paths"]) {
+      for (const auto& item : List(paths, "capture extra_paths")) {
+        if (auto value = path_(item, "an extra path")) {
+          out.extra_paths.push_back(*value);
+        }
+      }
+    }
+    Size(node["extra_max_bytes"], "capture extra_max_bytes", out.extra_max_bytes);
+    if (const YAML::Node pattern = node["process_pattern"]) {
+      if (auto text = yaml_.Scalar(pattern, "capture process_pattern")) {
+        out.process_pattern = *text;
+      }
+    }
+    if (const YAML::Node redact = node["redact"]) {
+      Redact(redact, out);
+    }
+    if (const YAML::Node level = node["compression_level"]) {
+      if (auto value = Count(level, "capture compression_level", 1, 19)) {
+        out.compression_level = static_cast<int>(*value);
+      }
+    }
+    if (const YAML::Node commands = node["commands"]) {
+      out.commands.clear();
+      for (const auto& item : List(commands, "capture commands")) {
+        yaml_.ForgetKeys();
+        if (auto command = ParseCommand(item)) {
+          out.commands.push_back(std::move(*command));
+        }
+      }
+    }
+  }
+
+ private:
+  std::vector<YAML::Node> List(const YAML::Node& node, const std::string& what) {
+    std::vector<YAML::Node> items;
+    if (node.IsNull()) {
+      return items;  // "key:" with every entry commented out: an empty list
+    }
+    if (!node.IsSequence()) {
+      yaml_.Fail(node, what + " must be a list");
+      return items;
+    }
+    for (const auto& item : node) {
+      items.push_back(item);
+    }
+    return items;
+  }
+
+  std::optional<std::uint64_t> Count(const YAML::Node& node, const std::string& what,
+                                     std::uint64_t low, std::uint64_t high) {
+    auto text = yaml_.Scalar(node, what);
+    if (!text) {
+      return std::nullopt;
+    }
+    std::uint64_t value = 0;
+    const char* end = text->data() + text->size();
+    const auto [ptr, ec] = std::from_chars(text->data(), end, value);
+    if (text->empty() || ec != std::errc() || ptr != end || value < low || value > high) {
+      yaml_.Fail(node, what + " must be a whole number from " + std::to_string(low) + " to " +
+                           std::to_string(high));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  void Size(const YAML::Node& node, const std::string& what, std::uint64_t& out) {
+    if (!node) {
+      return;
+    }
+    auto text = yaml_.Scalar(node, what);
+    if (!text) {
+      return;
+    }
+    Result<std::uint64_t> value = ParseByteSize(*text);
+    if (!value) {
+      yaml_.Fail(node, what + ": " + value.error().message);
+      return;
+    }
+    out = *value;
+  }
+
+  // "5%" of the file system, or a size ("10GiB").
+  void MinFree(const YAML::Node& node, CaptureConfig& out) {
+    auto text = yaml_.Scalar(node, "capture min_free");
+    if (!text) {
+      return;
+    }
+    if (!text->empty() && text->back() == '%') {
+      double percent = -1;
+      const std::string number = text->substr(0, text->size() - 1);
+      const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), percent);
+      if (ec != std::errc() || ptr != number.data() + number.size() || percent < 0 ||
+          percent > 90) {
+        yaml_.Fail(node, "capture min_free must be a size (10GiB) or a percentage from 0% to 90%");
+        return;
+      }
+      out.min_free_percent = percent;
+      out.min_free_bytes = 0;
+      return;
+    }
+    Result<std::uint64_t> value = ParseByteSize(*text);
+    if (!value) {
+      yaml_.Fail(node, "capture min_free: " + value.error().message);
+      return;
+    }
+    out.min_free_bytes = *value;
+    out.min_free_percent = 0;
+  }
+
+  void Redact(const YAML::Node& node, CaptureConfig& out) {
+    if (!node.IsMap()) {
+      yaml_.Fail(node, "capture redact must be a mapping {names: [...], patterns: [...]}");
+      return;
+    }
+    yaml_.CheckKeys(node, {"names", "patterns"}, "capture redact");
+    for (const auto& item : List(node["names"], "capture redact names")) {
+      if (auto text = yaml_.Scalar(item, "a redacted name")) {
+        out.redact_names.push_back(*text);
+      }
+    }
+    for (const auto& item : List(node["patterns"], "capture redact patterns")) {
+      if (auto text = yaml_.Scalar(item, "a redaction pattern")) {
+        out.redact_patterns.push_back(*text);
+      }
+    }
+  }
+
+  std::optional<CommandConfig> ParseCommand(const YAML::Node& node) {
+    if (!node.IsMap()) {
+      yaml_.Fail(node, "a command collector must be a mapping {name, argv, as, ...}");
+      return std::nullopt;
+    }
+    yaml_.CheckKeys(node, {"name", "argv", "as", "timeout", "max_output_bytes", "keep", "when"},
+                    "a command collector");
+    CommandConfig command;
+    bool ok = true;
+    if (auto name = node["name"] ? yaml_.Scalar(node["name"], "command name") : std::nullopt) {
+      command.name = *name;
+    } else {
+      if (!node["name"]) {
+        yaml_.Fail(node, "a command collector needs a name");
+      }
+      ok = false;
+    }
+    const YAML::Node argv = node["argv"];
+    if (!argv || !argv.IsSequence() || argv.size() == 0) {
+      yaml_.Fail(argv ? argv : node, "a command collector needs argv: a non-empty list");
+      ok = false;
+    } else {
+      for (const auto& item : argv) {
+        if (auto text = yaml_.Scalar(item, "an argv item")) {
+          command.argv.push_back(*text);
+        } else {
+          ok = false;
+        }
+      }
+    }
+    if (auto as = node["as"] ? yaml_.Scalar(node["as"], "command as") : std::nullopt) {
+      if (as->empty() || as->front() == '/' || as->find("..") != std::string::npos) {
+        yaml_.Fail(node["as"], "command as must be a relative path inside the bundle");
+        ok = false;
+      }
+      command.as = *as;
+    } else {
+      command.as = "commands/" + command.name + ".txt";
+    }
+    if (const YAML::Node timeout = node["timeout"]) {
+      if (auto value = yaml_.DurationField(timeout, "command timeout")) {
+        command.timeout = *value;
+      } else {
+        ok = false;
+      }
+    }
+    Size(node["max_output_bytes"], "command max_output_bytes", command.max_output_bytes);
+    if (const YAML::Node keep = node["keep"]) {
+      if (auto text = yaml_.Scalar(keep, "command keep")) {
+        if (*text == "head" || *text == "tail") {
+          command.keep_tail = *text == "tail";
+        } else {
+          yaml_.Fail(keep, "command keep must be head or tail");
+          ok = false;
+        }
+      }
+    }
+    if (const YAML::Node when = node["when"]) {
+      ok = ParseWhen(when, command.when) && ok;
+    }
+    return ok ? std::optional<CommandConfig>(std::move(command)) : std::nullopt;
+  }
+
+  // "always", or a list of incident kinds: [crash, hang, device, manual, warning].
+  bool ParseWhen(const YAML::Node& node, When& when) {
+    if (node.IsScalar()) {
+      if (node.Scalar() == "always") {
+        when = When{true, true, true, true, true};
+        return true;
+      }
+      yaml_.Fail(node, "command when must be 'always' or a list like [crash, hang, device]");
+      return false;
+    }
+    when = When{false, false, false, false, false};
+    bool ok = true;
+    for (const auto& item : List(node, "command when")) {
+      const std::string kind = item.IsScalar() ? item.Scalar() : "";
+      if (kind == "crash") {
+        when.crash = true;
+      } else if (kind == "hang") {
+        when.hang = true;
+      } else if (kind == "device") {
+        when.device = true;
+      } else if (kind == "manual") {
+        when.manual = true;
+      } else if (kind == "warning") {
+        when.warning = true;
+      } else {
+        yaml_.Fail(item, "unknown incident kind '" + kind +
+                             "' (expected crash, hang, device, manual or warning)");
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  YamlReader& yaml_;
+  const std::function<std::optional<std::string>(const YAML::Node&, const std::string&)>& path_;
+};
+
+}  // namespace
+
+std::vector<CommandConfig> DefaultCommands() {
+  using std::chrono::seconds;
+  std::vector<CommandConfig> commands = {
+      Command("hl-smi", {"hl-smi"}, "device/hl-smi.txt"),
+      Command("hl-smi-q", {"hl-smi", "-q"}, "device/hl-smi-q.txt"),
+      Command("hl-smi-csv",
+              {"hl-smi", "-Q",
+               "timestamp,index,name,bus_id,driver_version,utilization.aip,memory.used,"
+               "memory.total,power.draw,temperature.aip",
+               "-f", "csv"},
+              "device/hl-smi.csv"),
+      Command("nvidia-smi-q", {"nvidia-smi", "-q"}, "device/nvidia-smi-q.txt"),
+      Command("npu-smi", {"npu-smi", "info"}, "device/npu-smi.txt"),
+      Command("pip-list", {"python3", "-m", "pip", "list"}, "python/pip-list.txt", seconds(20)),
+      Command("lspci", {"lspci", "-nn"}, "system/lspci.txt"),
+      Command("dmesg", {"dmesg", "--kernel", "--ctime"}, "system/dmesg.txt"),
+      Command("ps", {"ps", "-eo", "pid,ppid,user,stat,pcpu,pmem,rss,etime,args"},
+              "system/ps.txt"),
+      Command("docker-ps", {"docker", "ps", "--no-trunc"}, "docker/ps.txt"),
+      Command("docker-stats", {"docker", "stats", "--no-stream", "--no-trunc"},
+              "docker/stats.txt"),
+      Command("docker-inspect", {"docker", "inspect", "{container}"}, "docker/inspect.json"),
+      Command("py-spy", {"py-spy", "dump", "--pid", "{pid}"}, "processes/{pid}-py-spy.txt",
+              seconds(20)),
+  };
+  commands[7].keep_tail = true;  // dmesg: the newest messages matter
+  commands[7].max_output_bytes = 1ull << 20;
+  // Stacks of a hung job are what a hang needs; for a crash the process is usually gone.
+  commands.back().when = When{false, true, false, true, false};
+  return commands;
+}
+
+void ParseCaptureConfig(
+    const YAML::Node& node, YamlReader& yaml,
+    const std::function<std::optional<std::string>(const YAML::Node&, const std::string&)>& path,
+    CaptureConfig& out) {
+  CaptureParser(yaml, path).Parse(node, out);
+}
+
+}  // namespace trainwatch::config
