@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "app/bundle_commands.h"
 #include "app/commands.h"
 #include "app/control_commands.h"
 #include "app/daemon.h"
@@ -50,7 +51,25 @@ int main(int argc, char** argv) {
       cli.add_subcommand("snapshot", "Ask the running daemon to record an incident now");
   snapshot_cmd->add_option("--config", control.config_path, "The daemon's config file");
   snapshot_cmd->add_option("--reason", control.reason, "Why (recorded with the incident)")
-      ->required();
+      ->capture_default_str();
+  snapshot_cmd->add_option("--container", control.container,
+                           "Add this container's docker state (run on the host)");
+  snapshot_cmd->add_option("--copy", control.copy, "A file or directory to add (repeatable)");
+  snapshot_cmd->add_option("--log", control.logs, "A log whose tail to add (repeatable)");
+  snapshot_cmd->add_option("--out", control.out_dir,
+                           "Write the bundle here, capturing on our own (no daemon asked)");
+
+  trainwatch::app::BundlesOptions bundles;
+  auto* bundles_cmd = cli.add_subcommand("bundles", "List or show the bundles");
+  bundles_cmd->require_subcommand(1);
+  auto* list_cmd = bundles_cmd->add_subcommand("list", "The bundles, oldest first");
+  auto* show_cmd = bundles_cmd->add_subcommand("show", "A bundle's manifest, readable");
+  for (auto* command : {list_cmd, show_cmd}) {
+    command->add_option("--config", bundles.config_path, "The config naming the bundles dir");
+    command->add_option("--dir", bundles.dir, "The bundles directory (instead of the config's)");
+    command->add_flag("--json", bundles.json, "Print JSON");
+  }
+  show_cmd->add_option("bundle", bundles.id, "Incident id, bundle file name or path")->required();
 
   trainwatch::app::ScanOptions scan;
   std::string format = "text";
@@ -89,6 +108,12 @@ int main(int argc, char** argv) {
   }
   if (*snapshot_cmd) {
     return trainwatch::app::RunSnapshot(control, std::cout, std::cerr);
+  }
+  if (*list_cmd) {
+    return trainwatch::app::RunBundlesList(bundles, std::cout, std::cerr);
+  }
+  if (*show_cmd) {
+    return trainwatch::app::RunBundlesShow(bundles, std::cout, std::cerr);
   }
   scan.format = format == "jsonl" ? EventFormat::kJsonLines : EventFormat::kText;
   return trainwatch::app::RunScan(scan, std::cout, std::cerr);

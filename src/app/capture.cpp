@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <ctime>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "app/incident_log.h"
@@ -223,6 +224,8 @@ void Capturer::StartNext() {
   if (auto self = collect::ContainerOfProcess("self")) {
     job_->self_container = self->id;
   }
+  std::error_code ignored;
+  std::filesystem::create_directories(job_->dir, ignored);  // and disk usage can see it
   // The commands start now (they take longest); the in-process collectors run meanwhile.
   runner_.Run(CommandsFor(*job_), [this](std::vector<collect::CollectorResult> results) {
     OnCommandsDone(std::move(results));
@@ -250,8 +253,9 @@ void Capturer::StartNext() {
         std::vector<std::string> logs = request.log_files;
         logs.insert(logs.end(), request.extra_logs.begin(), request.extra_logs.end());
         job.builtins.push_back(collect::CollectLogTails(logs, job.config.log_tail_bytes));
-        job.builtins.push_back(collect::CollectDirectory(
-            "habana_logs", job.config.habana_logs, "habana_logs", job.config.habana_logs_max_bytes));
+        job.builtins.push_back(collect::CollectDirectory("habana_logs", job.config.habana_logs,
+                                                         "habana_logs",
+                                                         job.config.habana_logs_max_bytes));
         std::vector<std::string> paths = job.config.extra_paths;
         paths.insert(paths.end(), request.extra_paths.begin(), request.extra_paths.end());
         if (!paths.empty()) {
@@ -270,11 +274,11 @@ void Capturer::OnCommandsDone(std::vector<collect::CollectorResult> results) {
   }
   job_->commands = std::move(results);
   for (const config::CommandConfig& command : job_->config.commands) {
-    const bool container = std::any_of(command.argv.begin(), command.argv.end(),
-                                       [](const std::string& a) {
-                                         return a.find("{container}") != std::string::npos;
-                                       });
-    if (container && job_->request.container.empty() && Wanted(command.when, job_->request.incident)) {
+    const bool container = std::any_of(
+        command.argv.begin(), command.argv.end(),
+        [](const std::string& a) { return a.find("{container}") != std::string::npos; });
+    if (container && job_->request.container.empty() &&
+        Wanted(command.when, job_->request.incident)) {
       collect::CollectorResult skipped;
       skipped.name = command.name;
       skipped.status = collect::CollectorStatus::kSkipped;
@@ -330,7 +334,8 @@ void Capturer::WriteBundle() {
   for (auto* results : {&job.builtins, &job.commands}) {
     for (collect::CollectorResult& result : *results) {
       for (collect::Artifact& artifact : result.artifacts) {
-        if (job.reduced && (!artifact.source_file.empty() || SizeOf(artifact) > kReducedMaxArtifact)) {
+        if (job.reduced &&
+            (!artifact.source_file.empty() || SizeOf(artifact) > kReducedMaxArtifact)) {
           continue;
         }
         artifacts.push_back(std::move(artifact));
@@ -380,10 +385,10 @@ void Capturer::OnWritten() {
   outcome.deleted = job->deleted;
   outcome.capture_seconds = std::chrono::duration<double>(Clock::now() - job->started).count();
   if (!job->request.incident.firings.empty()) {
-    outcome.since_first_firing = std::chrono::duration<double>(
-                                     std::chrono::system_clock::now() -
-                                     job->request.incident.firings.front().time)
-                                     .count();
+    outcome.since_first_firing =
+        std::chrono::duration<double>(std::chrono::system_clock::now() -
+                                      job->request.incident.firings.front().time)
+            .count();
   }
   for (const collect::CollectorResult& result : job->commands) {
     if (result.status == collect::CollectorStatus::kTimedOut ||
@@ -404,6 +409,13 @@ void Capturer::OnWritten() {
     job->done(outcome);
     StartNext();
   }
+}
+
+std::string LiteralDirOf(const std::string& pattern) {
+  const std::size_t wildcard = pattern.find_first_of("*?[");
+  const std::string literal = pattern.substr(0, wildcard);
+  const std::size_t slash = literal.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : literal.substr(0, slash);
 }
 
 std::string BundleFileName(const detect::Incident& incident, const std::string& host) {
@@ -438,12 +450,10 @@ std::string ManifestJson(const CaptureRequest& request,
   }
   json collected = json::array();
   for (const collect::CollectorResult& result : collectors) {
-    json entry = {{"name", result.name},
-                  {"status", collect::CollectorStatusName(result.status)},
-                  {"exit_code", result.exit_code},
-                  {"duration_seconds", result.duration_seconds},
-                  {"bytes", result.bytes},
-                  {"truncated", result.truncated}};
+    json entry = {
+        {"name", result.name},           {"status", collect::CollectorStatusName(result.status)},
+        {"exit_code", result.exit_code}, {"duration_seconds", result.duration_seconds},
+        {"bytes", result.bytes},         {"truncated", result.truncated}};
     if (!result.detail.empty()) {
       entry["detail"] = result.detail;
     }

@@ -42,10 +42,10 @@ struct CaptureOutcome {
   std::string path;  // empty when no bundle was written
   std::uint64_t bytes = 0;
   bool reduced = false;
-  std::string error;              // why there is no bundle, or why it is reduced
-  double capture_seconds = 0;     // from the start of the capture
-  double since_first_firing = 0;  // from the incident's first firing line to the bundle
-  std::vector<std::string> deleted;  // old bundles removed to make room
+  std::string error;                   // why there is no bundle, or why it is reduced
+  double capture_seconds = 0;          // from the start of the capture
+  double since_first_firing = 0;       // from the incident's first firing line to the bundle
+  std::vector<std::string> deleted;    // old bundles removed to make room
   std::vector<std::string> timed_out;  // collectors killed at their deadline or abandoned
 };
 
@@ -92,6 +92,10 @@ std::string ManifestJson(const CaptureRequest& request,
                          const collect::RedactionCounts& redactions, bool reduced,
                          const std::string& reduced_why, const std::string& host,
                          const std::string& container);
+
+// The directory part of a glob before its first wildcard ("/data/runs" of
+// "/data/runs/**/*.log"): where its files live, for disk usage.
+std::string LiteralDirOf(const std::string& pattern);
 
 // "<UTC time>_<host>_<rule id>_<incident id>.tar.zst", safe as a file name.
 std::string BundleFileName(const detect::Incident& incident, const std::string& host);

@@ -177,7 +177,8 @@ void CommandRunner::OnTimer(Child& child) {
     child.stage = 1;
     ::kill(-group, SIGTERM);
     uv_timer_start(
-        child.timer.get(), [](uv_timer_t* timer) {
+        child.timer.get(),
+        [](uv_timer_t* timer) {
           if (auto* c = static_cast<Child*>(timer->data)) {
             c->owner->OnTimer(*c);
           }
@@ -189,7 +190,8 @@ void CommandRunner::OnTimer(Child& child) {
     child.stage = 2;
     ::kill(-group, SIGKILL);
     uv_timer_start(
-        child.timer.get(), [](uv_timer_t* timer) {
+        child.timer.get(),
+        [](uv_timer_t* timer) {
           if (auto* c = static_cast<Child*>(timer->data)) {
             c->owner->OnTimer(*c);
           }
@@ -211,15 +213,15 @@ void CommandRunner::Finish(Child& child) {
   }
   child.done = true;
   collect::CollectorResult& result = results_[child.index];
-  result.duration_seconds =
-      std::chrono::duration<double>(Clock::now() - child.started).count();
+  result.duration_seconds = std::chrono::duration<double>(Clock::now() - child.started).count();
   result.truncated = child.truncated;
   if (child.stage > 0 && !child.exited) {
     result.status = collect::CollectorStatus::kAbandoned;
     result.detail = "did not end " +
                     std::to_string(std::chrono::milliseconds(child.command.timeout).count()) +
                     " ms after its deadline even with SIGKILL (uninterruptible sleep?); "
-                    "abandoned, pid " + std::to_string(child.process ? child.process->pid : 0);
+                    "abandoned, pid " +
+                    std::to_string(child.process ? child.process->pid : 0);
   } else if (child.stage > 0) {
     result.status = collect::CollectorStatus::kTimedOut;
     result.detail = "killed at its " +

@@ -5,6 +5,7 @@
 #include "app/commands.h"
 #include "app/control_server.h"
 #include "app/daemon.h"
+#include "app/standalone_snapshot.h"
 #include "config/daemon_config.h"
 
 namespace trainwatch::app {
@@ -12,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-Result<json> Ask(const ControlOptions& options, const json& request, std::ostream& err) {
+Result<config::DaemonConfig> LoadConfig(const ControlOptions& options, std::ostream& err) {
   const std::string config_path =
       options.config_path.empty() ? DefaultConfigPath() : options.config_path;
   config::ConfigLoad load = config::LoadDaemonConfig(config_path, config::ProcessEnv());
@@ -22,9 +23,21 @@ Result<json> Ask(const ControlOptions& options, const json& request, std::ostrea
     }
     return Error{"the config has errors"};
   }
-  const std::string socket = load.config->state_dir + "/control.sock";
-  Result<std::string> response = ControlRequest(socket, request.dump());
+  return std::move(*load.config);
+}
+
+Result<json> Ask(const ControlOptions& options, const json& request, std::ostream& err,
+                 int timeout_seconds = 10, bool* no_daemon = nullptr) {
+  Result<config::DaemonConfig> config = LoadConfig(options, err);
+  if (!config) {
+    return config.error();
+  }
+  const std::string socket = config->state_dir + "/control.sock";
+  Result<std::string> response = ControlRequest(socket, request.dump(), timeout_seconds);
   if (!response) {
+    if (no_daemon != nullptr) {
+      *no_daemon = true;
+    }
     return Error{"no trainwatch daemon answers at " + socket + " (" + response.error().message +
                  "); is it running with this config?"};
   }
@@ -127,14 +140,42 @@ int RunStatus(const ControlOptions& options, std::ostream& out, std::ostream& er
 }
 
 int RunSnapshot(const ControlOptions& options, std::ostream& out, std::ostream& err) {
-  Result<json> reply = Ask(options, {{"command", "snapshot"}, {"reason", options.reason}}, err);
-  if (!reply) {
-    err << "trainwatch snapshot: " << reply.error().message << "\n";
+  if (options.out_dir.empty()) {
+    bool no_daemon = false;
+    // Long enough for collectors that hang until their deadline.
+    Result<json> reply = Ask(options,
+                             {{"command", "snapshot"},
+                              {"reason", options.reason},
+                              {"container", options.container},
+                              {"copy", options.copy},
+                              {"log", options.logs}},
+                             err, 300, &no_daemon);
+    if (reply) {
+      out << "incident " << reply->value("incident", "?") << " recorded in "
+          << reply->value("incidents_file", "?") << "\n";
+      if (reply->contains("bundle")) {
+        out << "bundle " << (*reply)["bundle"].get<std::string>() << "\n";
+      }
+      if (reply->contains("bundle_error")) {
+        err << "trainwatch snapshot: " << (*reply)["bundle_error"].get<std::string>() << "\n";
+        return reply->contains("bundle") ? 0 : 1;
+      }
+      return 0;
+    }
+    if (!no_daemon) {
+      err << "trainwatch snapshot: " << reply.error().message << "\n";
+      return kExitError;
+    }
+  }
+  Result<config::DaemonConfig> config = LoadConfig(options, err);
+  if (!config) {
+    err << "trainwatch snapshot: " << config.error().message << "\n";
     return kExitError;
   }
-  out << "incident " << reply->value("incident", "?") << " recorded in "
-      << reply->value("incidents_file", "?") << "\n";
-  return 0;
+  if (options.out_dir.empty()) {
+    out << "no daemon answers; capturing here\n";
+  }
+  return RunStandaloneSnapshot(*config, options, out, err);
 }
 
 }  // namespace trainwatch::app

@@ -335,11 +335,11 @@ int Daemon::Run() {
     Stop(2);
   } else if (guest_) {
     // No control socket: the daemon of this state_dir answers there.
-  } else if (Status listening = control_.Start(
-                 &loop_, state_dir + "/control.sock",
-                 [this](const std::string& request, ControlServer::Reply reply) {
-                   HandleControl(request, std::move(reply));
-                 });
+  } else if (Status listening =
+                 control_.Start(&loop_, state_dir + "/control.sock",
+                                [this](const std::string& request, ControlServer::Reply reply) {
+                                  HandleControl(request, std::move(reply));
+                                });
              !listening) {
     spdlog::error("cannot start the control socket: {}", listening.error().message);
     Stop(2);

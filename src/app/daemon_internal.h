@@ -100,8 +100,7 @@ class Daemon {
   };
   using CaptureDone = std::function<void(const CaptureOutcome&)>;
   // Records the incident, then captures its bundle (`then` gets the outcome).
-  void WriteIncident(detect::Incident& incident, const CaptureOptions& options,
-                     CaptureDone then);
+  void WriteIncident(detect::Incident& incident, const CaptureOptions& options, CaptureDone then);
   void StartCapture(const detect::Incident& incident, const CaptureOptions& options,
                     CaptureDone then);
   void OnCaptured(const CaptureOutcome& outcome);

@@ -1,10 +1,10 @@
 // Incidents (grouping, writing), the status for systemd and the control socket.
 #include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <set>
-#include <systemd/sd-daemon.h>
-#include <unistd.h>
 
 #include "app/daemon_internal.h"
 
@@ -142,7 +142,7 @@ void Daemon::StartCapture(const detect::Incident& incident, const CaptureOptions
   request.pids.assign(pids.begin(), pids.end());
   for (auto& source : sources_) {
     for (const std::string& pattern : source->config.paths) {
-      request.watched_dirs.push_back(std::filesystem::path(pattern).parent_path().string());
+      request.watched_dirs.push_back(LiteralDirOf(pattern));
     }
   }
   ++captures_running_;

@@ -22,7 +22,8 @@ std::optional<ContainerId> ContainerFromCgroup(std::string_view cgroup_text) {
   // Podman (libpod).
   static const RE2 docker("/docker/([0-9a-f]{64})");
   static const RE2 docker_scope("docker-([0-9a-f]{64})\\.scope");
-  static const RE2 kubernetes("kubepods[^\\n]*[/-](?:cri-containerd-|crio-|docker-)?([0-9a-f]{64})");
+  static const RE2 kubernetes(
+      "kubepods[^\\n]*[/-](?:cri-containerd-|crio-|docker-)?([0-9a-f]{64})");
   static const RE2 containerd("cri-containerd-([0-9a-f]{64})");
   static const RE2 podman("libpod-([0-9a-f]{64})");
   std::string id;

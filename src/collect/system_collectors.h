@@ -86,7 +86,8 @@ CollectorResult CollectDiskUsage(const std::vector<std::string>& dirs);
 // range (streamed by the bundle writer, not read here), at logs/<SafeBundleName(path)> (unique
 // within the call). When the range does not start at 0 it is moved forward to the next line
 // start, found by reading a 64 KiB window, so the tail starts with a whole line (a line longer
-// than the window is cut); such an artifact is truncated. A symlink named by the operator is
+// than the window, or the file's last line, is cut rather than left out); such an artifact is
+// truncated. A symlink named by the operator is
 // resolved and its target tailed. A missing or non-regular file is a detail line.
 CollectorResult CollectLogTails(const std::vector<std::string>& files, std::uint64_t tail_bytes);
 

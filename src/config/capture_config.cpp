@@ -27,12 +27,12 @@ class CaptureParser {
       yaml_.Fail(node, "'capture' must be a mapping {bundles_dir, max_count, commands, ...}");
       return;
     }
-    yaml_.CheckKeys(node,
-                    {"enabled", "bundles_dir", "max_count", "max_bytes", "min_free",
-                     "log_tail_bytes", "habana_logs", "habana_logs_max_bytes", "extra_paths",
-                     "extra_max_bytes", "process_pattern", "redact", "commands",
-                     "compression_level"},
-                    "capture");
+    yaml_.CheckKeys(
+        node,
+        {"enabled", "bundles_dir", "max_count", "max_bytes", "min_free", "log_tail_bytes",
+         "habana_logs", "habana_logs_max_bytes", "extra_paths", "extra_max_bytes",
+         "process_pattern", "redact", "commands", "compression_level"},
+        "capture");
     if (const YAML::Node enabled = node["enabled"]) {
       if (auto text = yaml_.Scalar(enabled, "capture enabled")) {
         if (*text == "true" || *text == "false") {
@@ -62,8 +62,7 @@ class CaptureParser {
         out.habana_logs = *value;
       }
     }
-    Size(node["habana_logs_max_bytes"], "capture habana_logs_max_bytes",
-         out.habana_logs_max_bytes);
+    Size(node["habana_logs_max_bytes"], "capture habana_logs_max_bytes", out.habana_logs_max_bytes);
     if (const YAML::Node paths = node["extra_paths"]) {
       for (const auto& item : List(paths, "capture extra_paths")) {
         if (auto value = path_(item, "an extra path")) {
@@ -309,11 +308,9 @@ std::vector<CommandConfig> DefaultCommands() {
       Command("pip-list", {"python3", "-m", "pip", "list"}, "python/pip-list.txt", seconds(20)),
       Command("lspci", {"lspci", "-nn"}, "system/lspci.txt"),
       Command("dmesg", {"dmesg", "--kernel", "--ctime"}, "system/dmesg.txt"),
-      Command("ps", {"ps", "-eo", "pid,ppid,user,stat,pcpu,pmem,rss,etime,args"},
-              "system/ps.txt"),
+      Command("ps", {"ps", "-eo", "pid,ppid,user,stat,pcpu,pmem,rss,etime,args"}, "system/ps.txt"),
       Command("docker-ps", {"docker", "ps", "--no-trunc"}, "docker/ps.txt"),
-      Command("docker-stats", {"docker", "stats", "--no-stream", "--no-trunc"},
-              "docker/stats.txt"),
+      Command("docker-stats", {"docker", "stats", "--no-stream", "--no-trunc"}, "docker/stats.txt"),
       Command("docker-inspect", {"docker", "inspect", "{container}"}, "docker/inspect.json"),
       Command("py-spy", {"py-spy", "dump", "--pid", "{pid}"}, "processes/{pid}-py-spy.txt",
               seconds(20)),

@@ -46,7 +46,7 @@ struct CaptureConfig {
   std::uint64_t log_tail_bytes = 8ull << 20;  // of each watched file
   std::string habana_logs;                    // default: ${HABANA_LOGS:-~/.habana_logs}
   std::uint64_t habana_logs_max_bytes = 100ull << 20;
-  std::vector<std::string> extra_paths;       // model config files, checkpoint directories
+  std::vector<std::string> extra_paths;         // model config files, checkpoint directories
   std::uint64_t extra_max_bytes = 16ull << 20;  // per file
   // Command lines (RE2) of the training processes whose environment, command line and stacks
   // are captured, besides the writers of the watched logs and the wrapped command.

@@ -25,8 +25,7 @@ TEST(Container, CgroupForms) {
                                 kId + ".scope\n")
                 ->runtime,
             "kubernetes");
-  EXPECT_EQ(ContainerFromCgroup("0::/machine.slice/libpod-" + kId + ".scope\n")->runtime,
-            "podman");
+  EXPECT_EQ(ContainerFromCgroup("0::/machine.slice/libpod-" + kId + ".scope\n")->runtime, "podman");
   EXPECT_FALSE(ContainerFromCgroup("0::/\n").has_value());
   EXPECT_FALSE(ContainerFromCgroup("0::/user.slice/user-1000.slice/session-3.scope\n"));
 }

@@ -42,7 +42,7 @@ TEST_P(RedactorPatternTest, ReplacesTheSecretAndCountsIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Builtins, RedactorPatternTest,
+    RedactorBuiltins, RedactorPatternTest,
     ::testing::Values(
         PatternCase{"key AKIAIOSFODNN7EXAMPLE here", "key [REDACTED] here",
                     "pattern:aws_access_key"},
@@ -130,7 +130,7 @@ TEST_P(RedactorHarmlessTest, StaysAsItIs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    LookAlikes, RedactorHarmlessTest,
+    RedactorLookAlikes, RedactorHarmlessTest,
     ::testing::Values(
         "AKIA", "ASIA/Tokyo", "AKIAIOSFODNN7EXAMPL", "AKIAIOSFODNN7EXAMPLEX",
         "aws_secret_access_key = ${AWS_SECRET_ACCESS_KEY}",
@@ -256,7 +256,7 @@ TEST_P(RedactorHarmlessNameTest, IsNotSecret) {
   EXPECT_FALSE(redactor->IsSecretName(GetParam()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Builtins, RedactorSecretNameTest,
+INSTANTIATE_TEST_SUITE_P(RedactorBuiltins, RedactorSecretNameTest,
                          ::testing::Values("WANDB_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
                                            "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
                                            "AWS_ACCESS_KEY_ID", "GITHUB_TOKEN", "DATABASE_PASSWORD",
@@ -269,7 +269,7 @@ INSTANTIATE_TEST_SUITE_P(Builtins, RedactorSecretNameTest,
 
 // TOKENIZERS_PARALLELISM (Hugging Face's true/false switch) contains TOKEN: it is exempt,
 // as every TOKENIZ... name is, because its value explains how a job ran and hides nothing.
-INSTANTIATE_TEST_SUITE_P(Builtins, RedactorHarmlessNameTest,
+INSTANTIATE_TEST_SUITE_P(RedactorBuiltins, RedactorHarmlessNameTest,
                          ::testing::Values("PATH", "HOME", "PWD", "OLDPWD", "HABANA_LOGS",
                                            "CUDA_VISIBLE_DEVICES", "MASTER_ADDR", "GIT_AUTHOR_NAME",
                                            "GIT_AUTHOR_EMAIL", "TOKENIZERS_PARALLELISM",
