@@ -25,7 +25,7 @@ namespace {
 
 // Big enough that zstd's workers and the redactor's prefilter run at full speed, small enough
 // that a bundle of any size costs a few of these in memory.
-constexpr std::size_t kChunk = std::size_t{4} << 20;
+constexpr std::size_t kChunk = std::size_t{1} << 20;
 
 std::string ErrnoText(int error) {
   return std::error_code(error, std::generic_category()).message();

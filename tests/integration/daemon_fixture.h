@@ -21,6 +21,8 @@ struct DaemonSettings {
   std::string extra_rules;  // appended to the test pack
   std::string watch_mode = "auto";
   std::string rescan = "1s";
+  // The config's capture section; off unless a test is about bundles (captures cost time).
+  std::string capture = "capture: {enabled: false}\n";
 };
 
 class DaemonTest : public ::testing::Test {
@@ -59,7 +61,8 @@ class DaemonTest : public ::testing::Test {
                             << "watch: {mode: " << settings.watch_mode
                             << ", poll_interval: 200ms, rescan_interval: " << settings.rescan
                             << "}\n"
-                               "sources:\n"
+                            << settings.capture
+                            << "sources:\n"
                                "  - name: train\n"
                                "    tags: [train]\n"
                                "    paths: [\""
