@@ -71,7 +71,7 @@ TEST_F(DaemonTest, CooldownKeepsARepeatingRuleToOneIncident) {
 }
 
 TEST_F(DaemonTest, StatusAndSnapshotGoThroughThePrivateControlSocket) {
-  WriteConfig({});
+  WriteConfig({.capture = "capture: {commands: [], habana_logs: none}\n"});
   StartDaemon();
   Append(Dir("logs/job.log"), "Epoch 0:  50%|#####     | 5/10 [00:01<00:01,  4.00it/s]\n");
   ASSERT_TRUE(WaitUntil(
@@ -105,6 +105,9 @@ TEST_F(DaemonTest, StatusAndSnapshotGoThroughThePrivateControlSocket) {
   ASSERT_EQ(incidents.size(), 1u);
   EXPECT_EQ(incidents[0]["reason"], "checking by hand");
   EXPECT_NE(snapshot.out.find(incidents[0]["id"].get<std::string>()), std::string::npos);
+  // It answers once the bundle is written, and names it.
+  EXPECT_NE(snapshot.out.find("bundle " + state() + "/bundles/"), std::string::npos)
+      << snapshot.out;
 }
 
 TEST_F(DaemonTest, PollModeSeesGrowthWithinThePollInterval) {

@@ -160,7 +160,10 @@ std::vector<Json> ReadIncidents(const std::string& state_dir) {
   std::ifstream in(state_dir + "/incidents.jsonl");
   std::string line;
   while (std::getline(in, line)) {
-    incidents.push_back(Json::parse(line));
+    Json record = Json::parse(line);
+    if (record.contains("firings")) {  // not a bundle record
+      incidents.push_back(std::move(record));
+    }
   }
   return incidents;
 }

@@ -62,7 +62,7 @@ class JobProcess {
 // Polls `done` every 50 ms until it holds or `timeout` passes; returns its last answer.
 bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout);
 
-// The incidents recorded in `state_dir`/incidents.jsonl, in order.
+// The incidents recorded in `state_dir`/incidents.jsonl, in order (not the bundle records).
 std::vector<Json> ReadIncidents(const std::string& state_dir);
 
 // Whether Debian's PyTorch is there (python3-torch, python3-tqdm); tests that need it skip
