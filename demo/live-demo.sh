@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The live demo: starts `trainwatch daemon` on the default config, runs the bundled demo job
 # (demo/train_job.py: a real PyTorch loop with a tqdm bar that crashes after a few seconds)
-# with its output in a watched log directory, and prints what the daemon recorded.
+# with its output in a watched log directory, and prints what the daemon recorded: the
+# incident, and the bundle it captured at that moment.
 # Usage: demo/live-demo.sh [path/to/trainwatch]   (default: ./build/trainwatch)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,3 +42,19 @@ else
   echo "no incident was recorded (see the daemon's log above)"
   exit 1
 fi
+
+# The capture runs the collectors (hl-smi, nvidia-smi, pip list, dmesg, ...) when the
+# incident is recorded; its bundle follows a moment later.
+for _ in $(seq 300); do
+  grep -q '"bundle_for"' "$TRAINWATCH_STATE_DIR/incidents.jsonl" && break
+  sleep 0.1
+done
+bundle=$(ls "$TRAINWATCH_STATE_DIR"/bundles/*.tar.zst 2>/dev/null | head -n 1)
+if [ -z "$bundle" ]; then
+  echo "no bundle was written (see the daemon's log above)"
+  exit 1
+fi
+echo "== the bundle: $bundle"
+"$trainwatch" bundles show "$bundle"
+echo "== what is inside (open it with: tar --zstd -xf $bundle)"
+tar --zstd -tvf "$bundle"

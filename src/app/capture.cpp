@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -90,6 +92,39 @@ std::string FiringLines(const detect::Incident& incident) {
     text += "\n";
   }
   return text;
+}
+
+// The command line and environment of processes that have exited since they were first seen
+// writing a log (a crash's usual case), as read then.
+collect::CollectorResult RememberedProcesses(const std::vector<source::WriterProcess>& processes,
+                                             const collect::Redactor& redactor,
+                                             collect::RedactionCounts& counts) {
+  collect::CollectorResult result;
+  result.name = "exited_processes";
+  for (const source::WriterProcess& process : processes) {
+    if (::kill(process.pid, 0) == 0 || errno == EPERM || process.cmdline.empty()) {
+      continue;  // still there: the live collectors read it
+    }
+    const std::string folder =
+        collect::ProcessFolder(collect::ProcessInfo{process.pid, process.comm, ""});
+    std::string cmdline = process.cmdline;
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    redactor.RedactText(cmdline, counts);
+    const std::string note = "# read while it was writing the log; it has exited since\n";
+    result.artifacts.push_back({folder + "/cmdline.txt", note + cmdline + "\n"});
+    result.artifacts.back().redact = false;
+    result.artifacts.push_back(
+        {folder + "/environ.txt", note + redactor.RedactEnvironment(process.environ, counts)});
+    result.artifacts.back().redact = false;
+  }
+  for (const collect::Artifact& artifact : result.artifacts) {
+    result.bytes += artifact.content.size();
+  }
+  if (result.artifacts.empty()) {
+    result.status = collect::CollectorStatus::kSkipped;
+    result.detail = "no process exited since it was seen writing";
+  }
+  return result;
 }
 
 std::uint64_t SizeOf(const collect::Artifact& artifact) {
@@ -245,6 +280,8 @@ void Capturer::StartNext() {
         std::vector<pid_t> pids(request.pids.begin(), request.pids.end());
         job.builtins.push_back(
             collect::CollectEnvironment(pids, *job.redactor, job.env_redactions));
+        job.builtins.push_back(
+            RememberedProcesses(request.remembered, *job.redactor, job.env_redactions));
         job.builtins.push_back(collect::CollectProcesses(pids));
         job.builtins.push_back(collect::CollectSystemFacts());
         std::vector<std::string> dirs = request.watched_dirs;

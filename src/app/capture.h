@@ -23,6 +23,7 @@
 #include "collect/redactor.h"
 #include "config/capture_config.h"
 #include "detect/incident.h"
+#include "source/writers.h"
 
 namespace trainwatch::app {
 
@@ -31,10 +32,12 @@ struct CaptureRequest {
   std::vector<std::string> log_files;     // the watched files, for their tails
   std::vector<std::string> watched_dirs;  // for disk usage
   std::vector<int> pids;                  // training processes known (writers, wrapped command)
-  std::string container;                  // docker container of the job, if known
-  std::string reason;                     // manual snapshots
-  std::vector<std::string> extra_logs;    // `snapshot --log`
-  std::vector<std::string> extra_paths;   // `snapshot --copy`
+  // What was read of them while they ran (command line, environment), for those gone by now.
+  std::vector<source::WriterProcess> remembered;
+  std::string container;                 // docker container of the job, if known
+  std::string reason;                    // manual snapshots
+  std::vector<std::string> extra_logs;   // `snapshot --log`
+  std::vector<std::string> extra_paths;  // `snapshot --copy`
 };
 
 struct CaptureOutcome {

@@ -21,6 +21,12 @@ Status ControlServer::Start(uv_loop_t* loop, const std::string& path, Handler ha
   loop_ = loop;
   path_ = path;
   handler_ = std::move(handler);
+  // libuv would cut a longer path short and bind a socket no client finds.
+  if (path.size() >= sizeof(sockaddr_un::sun_path)) {
+    return Error{path + ": too long for a unix socket (" + std::to_string(path.size()) +
+                 " bytes, at most " + std::to_string(sizeof(sockaddr_un::sun_path) - 1) +
+                 "): choose a shorter state_dir"};
+  }
   int status = 0;
   server_ = UvHandle<uv_pipe_t>::Make(loop, status, uv_pipe_init, 0);
   if (!server_) {

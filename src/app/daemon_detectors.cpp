@@ -174,6 +174,11 @@ void Daemon::StartWriterScan() {
       [](uv_work_t* request) {
         auto* scan = static_cast<Scan*>(request->data);
         scan->found = source::FindWriters(scan->files);
+        for (auto& [id, writers] : scan->found) {
+          for (source::WriterProcess& writer : writers) {
+            source::RememberProcess(writer);
+          }
+        }
       },
       [](uv_work_t* request, int) {
         std::unique_ptr<Scan> scan(static_cast<Scan*>(request->data));

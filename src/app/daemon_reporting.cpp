@@ -131,12 +131,14 @@ void Daemon::StartCapture(const detect::Incident& incident, const CaptureOptions
     }
     for (const source::WriterProcess& writer : stream.writers()) {
       pids.insert(writer.pid);
+      request.remembered.push_back(writer);
     }
     (void)source;
   });
   for (const detect::Firing& firing : incident.firings) {
     for (const source::WriterProcess& writer : firing.writers) {
       pids.insert(writer.pid);  // gone by now, perhaps, but named in the manifest
+      request.remembered.push_back(writer);
     }
   }
   request.pids.assign(pids.begin(), pids.end());

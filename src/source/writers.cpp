@@ -142,4 +142,33 @@ std::map<FileId, std::vector<WriterProcess>> FindWriters(const std::set<FileId>&
   return out;
 }
 
+namespace {
+
+std::string ReadCapped(const std::string& path, std::size_t cap) {
+  std::string text;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return text;
+  }
+  char buffer[16384];
+  while (text.size() < cap) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n <= 0) {
+      break;
+    }
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  text.resize(std::min(text.size(), cap));
+  return text;
+}
+
+}  // namespace
+
+void RememberProcess(WriterProcess& process, const std::string& proc_root) {
+  const std::string base = proc_root + "/" + std::to_string(process.pid);
+  process.cmdline = ReadCapped(base + "/cmdline", 1 << 20);
+  process.environ = ReadCapped(base + "/environ", 1 << 20);
+}
+
 }  // namespace trainwatch::source

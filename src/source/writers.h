@@ -20,8 +20,17 @@ namespace trainwatch::source {
 struct WriterProcess {
   pid_t pid = 0;
   std::string comm;  // /proc/PID/comm, without the newline; empty when unreadable
+  // Read when the writer was first seen (RememberProcess): a job that crashes is gone by the
+  // time its bundle is captured, and these are what its bundle needs most. Raw (unredacted):
+  // the capture redacts them before they are written anywhere.
+  std::string cmdline;  // NUL-separated, as /proc has it
+  std::string environ;  // NUL-separated
   bool operator==(const WriterProcess&) const = default;
 };
+
+// Fills `process.cmdline` and `process.environ` from `proc_root` (each capped at 1 MiB);
+// leaves them empty when unreadable.
+void RememberProcess(WriterProcess& process, const std::string& proc_root = "/proc");
 
 // The id of the file at `path` (symlinks followed); nullopt when it cannot be stat'ed.
 std::optional<FileId> FileIdOf(const std::string& path);

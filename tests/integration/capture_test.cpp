@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <set>
@@ -179,6 +181,36 @@ TEST_F(CaptureTest, AnIncidentBundlesEveryCollectorRedactedWithAManifestThatMatc
       {TrainwatchBinary(), "bundles", "show", "--config", config(), record["bundle_for"]}, "", 30s);
   EXPECT_EQ(show.exit_code, 0) << show.err;
   EXPECT_NE(show.out.find("summary    RuntimeError: CUDA error"), std::string::npos) << show.out;
+}
+
+TEST_F(CaptureTest, AnExitedJobsCommandAndEnvironmentAreStillBundled) {
+  WriteConfig({.capture = "capture: {commands: [], habana_logs: none}\n"});
+  StartDaemon(Env());
+  const std::string log = Dir("logs/job.log");
+  // The writer keeps the log open (as a training job does), prints, crashes and is gone
+  // before the capture starts.
+  const std::string script = "exec 3>>'" + log + "'; echo 'step 1 loss 0.9' >&3; sleep 1.5; " +
+                             "echo 'RuntimeError: CUDA error: an illegal memory access was " +
+                             "encountered' >&3; exit 1";
+  const pid_t job = ::fork();
+  if (job == 0) {
+    ::setenv("TRAIN_API_TOKEN", "tok-4242-secret", 1);
+    ::setenv("MY_SETTING", "visible", 1);
+    ::execl("/bin/sh", "sh", "-c", script.c_str(), nullptr);
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(job, &status, 0);
+  ASSERT_TRUE(WaitUntil([&] { return !BundleRecords().empty(); }, 30s)) << daemon_->Log();
+  const Json record = BundleRecords()[0];
+  ASSERT_TRUE(record["bundle"].is_string()) << record.dump(1);
+  const std::string root = Unpack(record["bundle"]);
+  const std::string folder = root + "/processes/" + std::to_string(job) + "-sh";
+  const std::string environ = ReadFile(folder + "/environ.txt");
+  EXPECT_NE(environ.find("MY_SETTING=visible"), std::string::npos) << environ;
+  EXPECT_NE(environ.find("TRAIN_API_TOKEN=[REDACTED]"), std::string::npos) << environ;
+  EXPECT_EQ(environ.find("tok-4242-secret"), std::string::npos);
+  EXPECT_NE(ReadFile(folder + "/cmdline.txt").find("exec 3>>"), std::string::npos);
 }
 
 TEST_F(CaptureTest, AHangingHlSmiIsKilledAtItsDeadlineAndTheBundleStillLands) {

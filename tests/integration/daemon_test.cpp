@@ -282,6 +282,13 @@ TEST_F(DaemonTest, CheckConfigReportsEveryProblemWithFileLineAndColumn) {
   EXPECT_NE(daemon.err.find("trainwatch.yaml:6:5"), std::string::npos) << daemon.err;
 }
 
+TEST_F(DaemonTest, AStateDirTooLongForTheControlSocketIsAClearError) {
+  std::ofstream(config()) << "state_dir: " << std::string(120, 's') << "\n";
+  const RunResult result = RunBinary({TrainwatchBinary(), "daemon", "--config", config()}, "", 30s);
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("too long for a unix socket"), std::string::npos) << result.err;
+}
+
 TEST_F(DaemonTest, TheShippedDefaultConfigIsValid) {
   const RunResult result =
       RunBinary({TrainwatchBinary(), "check", "--config",
