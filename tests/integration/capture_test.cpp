@@ -355,5 +355,35 @@ TEST_F(CaptureTest, AFullDiskLeavesNoPartialBundleAndRetentionMakesRoomForTheNex
   EXPECT_TRUE(BundleRecords()[2]["bundle"].is_string()) << BundleRecords()[2].dump(1);
 }
 
+TEST_F(CaptureTest, WhereAFullBundleWouldNotFitAReducedOneLandsAndSaysSo) {
+  WriteConfig({.capture = "capture: {bundles_dir: disk, commands: [], habana_logs: none, "
+                          "log_tail_bytes: 4MiB, min_free: 0B}\n"});
+  fs::create_directories(Dir("disk"));
+  if (::mount("tmpfs", Dir("disk").c_str(), "tmpfs", 0, "size=1m") != 0) {
+    GTEST_SKIP() << "cannot mount a small tmpfs here (" << std::strerror(errno)
+                 << "): needs root with CAP_SYS_ADMIN";
+  }
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { ::umount2(dir.c_str(), MNT_DETACH); }
+  } unmount{Dir("disk")};
+  // A 2 MB log: its tail alone is more than the whole disk.
+  std::string big;
+  for (int i = 0; big.size() < 2'000'000; ++i) {
+    big += "step " + std::to_string(i) + " loss 0." + std::to_string(i * 7919 % 100000) + "\n";
+  }
+  Append(Dir("logs/job.log"), big);
+  StartDaemon(Env());
+  const Json record = Crash(Dir("logs/job.log"));
+  ASSERT_TRUE(record["bundle"].is_string()) << record.dump(1) << daemon_->Log();
+  EXPECT_TRUE(record["reduced"].get<bool>()) << record.dump(1);
+  const std::string root = Unpack(record["bundle"]);
+  const Json manifest = Json::parse(ReadFile(root + "/manifest.json"));
+  EXPECT_TRUE(manifest["reduced"].get<bool>());
+  EXPECT_NE(manifest.value("reduced_why", "").find("min_free"), std::string::npos);
+  EXPECT_FALSE(fs::exists(root + "/logs"));  // the log tails were left out
+  EXPECT_TRUE(fs::exists(root + "/incident/firing-lines.txt"));
+}
+
 }  // namespace
 }  // namespace trainwatch::testing
