@@ -157,16 +157,14 @@ struct Capturer::Job {
   config::CaptureConfig config;
 };
 
-Capturer::Capturer(uv_loop_t* loop, config::CaptureConfig config,
-                   std::shared_ptr<const collect::Redactor> redactor)
-    : loop_(loop), config_(std::move(config)), redactor_(std::move(redactor)), runner_(loop) {}
+Capturer::Capturer(uv_loop_t* loop, config::CaptureConfig config)
+    : loop_(loop), config_(std::move(config)), runner_(loop) {}
 
 Capturer::~Capturer() { Abort(); }
 
-void Capturer::Reconfigure(config::CaptureConfig config,
-                           std::shared_ptr<const collect::Redactor> redactor) {
+void Capturer::Reconfigure(config::CaptureConfig config) {
   config_ = std::move(config);  // the capture under way keeps its own copy
-  redactor_ = std::move(redactor);
+  redactor_.reset();            // rebuilt with the new rules at the next capture
 }
 
 void Capturer::Abort() {
@@ -222,6 +220,21 @@ std::vector<config::CommandConfig> Capturer::CommandsFor(const Job& job) const {
 void Capturer::StartNext() {
   if (running_ || queue_.empty() || aborted_) {
     return;
+  }
+  if (!redactor_) {
+    Result<std::shared_ptr<const collect::Redactor>> made =
+        collect::Redactor::Create({config_.redact_names, config_.redact_patterns});
+    if (!made) {
+      // The config was checked when loaded; this only happens if that check was skipped.
+      CaptureOutcome outcome;
+      outcome.incident_id = queue_.front().first.incident.id;
+      outcome.error = "capture redact: " + made.error().message;
+      Done done = std::move(queue_.front().second);
+      queue_.pop_front();
+      done(outcome);
+      return StartNext();
+    }
+    redactor_ = std::move(*made);
   }
   running_ = true;
   job_ = std::make_unique<Job>();

@@ -57,12 +57,13 @@ class Capturer {
   using Done = std::function<void(const CaptureOutcome& outcome)>;
   static constexpr std::size_t kMaxQueued = 4;
 
-  Capturer(uv_loop_t* loop, config::CaptureConfig config,
-           std::shared_ptr<const collect::Redactor> redactor);
+  // The redactor is built at the first capture, not here: it compiles dozens of patterns, and
+  // a daemon that never sees an incident should not carry them (2-5 MB of memory).
+  Capturer(uv_loop_t* loop, config::CaptureConfig config);
   ~Capturer();
 
   void Capture(CaptureRequest request, Done done);
-  void Reconfigure(config::CaptureConfig config, std::shared_ptr<const collect::Redactor> redactor);
+  void Reconfigure(config::CaptureConfig config);
   bool busy() const { return running_; }
   // Stops what runs (the daemon is stopping): its bundle is not written.
   void Abort();

@@ -85,10 +85,14 @@ Status Daemon::Apply(Setup setup, bool initial) {
     }
     fresh.push_back(std::move(*source));
   }
-  Result<std::shared_ptr<const collect::Redactor>> redactor = collect::Redactor::Create(
-      {setup.config.capture.redact_names, setup.config.capture.redact_patterns});
-  if (!redactor) {
-    return Error{setup.config.file + ": capture redact: " + redactor.error().message};
+  // Operators' redaction patterns are checked now; the redactor itself is built at the first
+  // capture (it is heavy, and a healthy daemon may never need it).
+  if (!setup.config.capture.redact_names.empty() || !setup.config.capture.redact_patterns.empty()) {
+    Result<std::shared_ptr<const collect::Redactor>> redactor = collect::Redactor::Create(
+        {setup.config.capture.redact_names, setup.config.capture.redact_patterns});
+    if (!redactor) {
+      return Error{setup.config.file + ": capture redact: " + redactor.error().message};
+    }
   }
   std::unique_ptr<SourceState> wrap_source;
   if (child_ || !options_.wrap.empty()) {
@@ -122,9 +126,9 @@ Status Daemon::Apply(Setup setup, bool initial) {
   }
   setup_ = std::move(setup);
   if (capturer_) {
-    capturer_->Reconfigure(setup_.config.capture, *redactor);
+    capturer_->Reconfigure(setup_.config.capture);
   } else {
-    capturer_ = std::make_unique<Capturer>(&loop_, setup_.config.capture, *redactor);
+    capturer_ = std::make_unique<Capturer>(&loop_, setup_.config.capture);
   }
   incidents_.set_settings({setup_.config.incident.settle, setup_.config.incident.cooldown});
   for (auto& source : fresh) {

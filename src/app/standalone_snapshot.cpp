@@ -43,7 +43,7 @@ int RunStandaloneSnapshot(const config::DaemonConfig& config, const ControlOptio
   uv_loop_init(&loop);
   CaptureOutcome result;
   {
-    Capturer capturer(&loop, capture, *redactor);
+    Capturer capturer(&loop, capture);
     capturer.Capture(std::move(request), [&](const CaptureOutcome& outcome) { result = outcome; });
     uv_run(&loop, UV_RUN_DEFAULT);
   }
