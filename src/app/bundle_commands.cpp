@@ -154,7 +154,12 @@ int RunBundlesShow(const BundlesOptions& options, std::ostream& out, std::ostrea
                   collector.value("truncated", false) ? " truncated" : "");
     out << line;
     if (collector.contains("detail")) {
-      out << "  " << collector["detail"].get<std::string>();
+      std::string detail = collector["detail"].get<std::string>();
+      for (std::size_t at = detail.find('\n'); at != std::string::npos;
+           at = detail.find('\n', at)) {
+        detail.replace(at, 1, "; ");  // one line per collector
+      }
+      out << "  " << detail;
     }
     out << "\n";
   }
