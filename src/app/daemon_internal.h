@@ -112,6 +112,7 @@ class Daemon {
   void JobEnded(SourceState& source, Stream& stream,
                 const std::vector<source::WriterProcess>& gone);
   void CloseQuietTracebacks();
+  void ArmTracebackTimer();
   void SaveStateSoon();
   void SaveState();
   void Reload();

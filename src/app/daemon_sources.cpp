@@ -156,14 +156,7 @@ void Daemon::OnBatch(SourceState& source, Stream& stream, const source::LineBatc
   stream.OnBatch(batch, offset, now, std::chrono::system_clock::now(), firings);
   OnFirings(firings, &stream);
   if (stream.TracebackOpen() && !uv_is_active(traceback_timer_.base())) {
-    uv_timer_start(
-        traceback_timer_.get(),
-        [](uv_timer_t* timer) {
-          if (auto* self = static_cast<Daemon*>(timer->data)) {
-            self->CloseQuietTracebacks();
-          }
-        },
-        kTracebackQuiet.count(), 0);
+    ArmTracebackTimer();
   }
   SaveStateSoon();
 }
@@ -184,15 +177,19 @@ void Daemon::CloseQuietTracebacks() {
     }
   });
   if (still_open) {
-    uv_timer_start(
-        traceback_timer_.get(),
-        [](uv_timer_t* timer) {
-          if (auto* self = static_cast<Daemon*>(timer->data)) {
-            self->CloseQuietTracebacks();
-          }
-        },
-        kTracebackQuiet.count(), 0);
+    ArmTracebackTimer();
   }
+}
+
+void Daemon::ArmTracebackTimer() {
+  uv_timer_start(
+      traceback_timer_.get(),
+      [](uv_timer_t* timer) {
+        if (auto* self = static_cast<Daemon*>(timer->data)) {
+          self->CloseQuietTracebacks();
+        }
+      },
+      kTracebackQuiet.count(), 0);
 }
 
 void Daemon::StartWrap() {

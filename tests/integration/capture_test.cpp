@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -39,6 +40,29 @@ std::string ReadFile(const std::string& path) {
 void Append(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::app) << text << std::flush;
 }
+
+// A 1 MiB tmpfs at `dir` for as long as it lives: a full disk, for real.
+class SmallDisk {
+ public:
+  static std::optional<SmallDisk> Mount(const std::string& dir) {
+    fs::create_directories(dir);
+    if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=1m") != 0) {
+      return std::nullopt;
+    }
+    return SmallDisk(dir);
+  }
+  SmallDisk(SmallDisk&& other) noexcept : dir_(std::exchange(other.dir_, "")) {}
+  SmallDisk(const SmallDisk&) = delete;
+  ~SmallDisk() {
+    if (!dir_.empty()) {
+      ::umount2(dir_.c_str(), MNT_DETACH);
+    }
+  }
+
+ private:
+  explicit SmallDisk(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+};
 
 class CaptureTest : public DaemonTest {
  protected:
@@ -305,15 +329,11 @@ TEST_F(CaptureTest, AFullDiskLeavesNoPartialBundleAndRetentionMakesRoomForTheNex
                .cooldown = "0s",
                .capture = "capture: {bundles_dir: disk, commands: [], habana_logs: none, "
                           "log_tail_bytes: 4KiB, min_free: 0B}\n"});
-  fs::create_directories(Dir("disk"));
-  if (::mount("tmpfs", Dir("disk").c_str(), "tmpfs", 0, "size=1m") != 0) {
+  const std::optional<SmallDisk> disk = SmallDisk::Mount(Dir("disk"));
+  if (!disk) {
     GTEST_SKIP() << "cannot mount a small tmpfs here (" << std::strerror(errno)
                  << "): needs root with CAP_SYS_ADMIN";
   }
-  struct Unmount {
-    std::string dir;
-    ~Unmount() { ::umount2(dir.c_str(), MNT_DETACH); }
-  } unmount{Dir("disk")};
   // An old bundle (retention may delete it) and a file that is not one (it may not): together
   // they fill the disk.
   std::ofstream(Dir("disk/20200101T000000Z_host_old.rule_old.tar.zst"))
@@ -358,15 +378,11 @@ TEST_F(CaptureTest, AFullDiskLeavesNoPartialBundleAndRetentionMakesRoomForTheNex
 TEST_F(CaptureTest, WhereAFullBundleWouldNotFitAReducedOneLandsAndSaysSo) {
   WriteConfig({.capture = "capture: {bundles_dir: disk, commands: [], habana_logs: none, "
                           "log_tail_bytes: 4MiB, min_free: 0B}\n"});
-  fs::create_directories(Dir("disk"));
-  if (::mount("tmpfs", Dir("disk").c_str(), "tmpfs", 0, "size=1m") != 0) {
+  const std::optional<SmallDisk> disk = SmallDisk::Mount(Dir("disk"));
+  if (!disk) {
     GTEST_SKIP() << "cannot mount a small tmpfs here (" << std::strerror(errno)
                  << "): needs root with CAP_SYS_ADMIN";
   }
-  struct Unmount {
-    std::string dir;
-    ~Unmount() { ::umount2(dir.c_str(), MNT_DETACH); }
-  } unmount{Dir("disk")};
   // A 2 MB log: its tail alone is more than the whole disk.
   std::string big;
   for (int i = 0; big.size() < 2'000'000; ++i) {
