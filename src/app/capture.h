@@ -64,7 +64,6 @@ class Capturer {
 
   void Capture(CaptureRequest request, Done done);
   void Reconfigure(config::CaptureConfig config);
-  bool busy() const { return running_; }
   // Stops what runs (the daemon is stopping): its bundle is not written.
   void Abort();
   const config::CaptureConfig& config() const { return config_; }

@@ -33,7 +33,6 @@ class CommandRunner {
   // Runs every command (placeholders already expanded); `done` gets one result per command, in
   // order, once each has ended, timed out or been abandoned. One batch at a time.
   void Run(std::vector<config::CommandConfig> commands, Done done);
-  bool busy() const { return !children_.empty(); }
   // Kills what still runs (the daemon is stopping); `done` is not called.
   void Abort();
 

@@ -293,7 +293,10 @@ int Daemon::Run() {
   for (const auto& [rule, opened] : history_.rule_last_opened) {
     incidents_.RestoreCooldown(rule, Clock::now() - (wall_now - opened));
   }
-  incidents_written_ = 0;
+  if (history_.incidents > 0) {
+    spdlog::info("{} earlier incidents in {}; their cooldowns and fired lines carry on",
+                 history_.incidents, incident_log_->path());
+  }
 
   uv_loop_init(&loop_);
   int status = 0;
