@@ -251,12 +251,24 @@ void TailSet::OnDirEvent(DirWatch& watch, const char* name, int events) {
       ReadFile(*file->second, kReadBudget);
     }
   }
-  if ((events & UV_RENAME) != 0 || known == by_path_.end()) {
-    // Created, deleted or moved — or a change to a file we do not follow yet (one that
-    // failed to open, or a directory that may now hold matches).
-    if ((events & UV_RENAME) != 0 || !parked_.count(path)) {
-      ScheduleRescan();
+  if (known != by_path_.end()) {
+    if ((events & UV_RENAME) != 0) {
+      ScheduleRescan();  // a followed file renamed or deleted: rotation
     }
+    return;
+  }
+  // A name we do not follow: it matters if the globs could match it (created, renamed into
+  // place, or one that failed to open) or if it is a new directory that may hold matches.
+  // Anything else (a checkpoint written next to the logs) must not cost a rescan per write.
+  const bool may_match =
+      std::any_of(source_.paths.begin(), source_.paths.end(),
+                  [&](const std::string& p) { return source::GlobMatches(p, path); });
+  struct stat info {};
+  const bool new_directory =
+      (events & UV_RENAME) != 0 && ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+  if ((may_match && !parked_.count(path)) || new_directory ||
+      (may_match && (events & UV_RENAME) != 0)) {
+    ScheduleRescan();
   }
 }
 
