@@ -92,6 +92,9 @@ class CaptureTest : public DaemonTest {
     std::ifstream in(state() + "/incidents.jsonl");
     std::string line;
     while (std::getline(in, line)) {
+      if (in.eof()) {
+        break;  // a record still being appended
+      }
       Json record = Json::parse(line);
       if (record.contains("bundle_for")) {
         records.push_back(std::move(record));

@@ -160,6 +160,9 @@ std::vector<Json> ReadIncidents(const std::string& state_dir) {
   std::ifstream in(state_dir + "/incidents.jsonl");
   std::string line;
   while (std::getline(in, line)) {
+    if (in.eof()) {
+      break;  // no '\n' yet: a record still being appended (an append can land in parts)
+    }
     Json record = Json::parse(line);
     if (record.contains("firings")) {  // not a bundle record
       incidents.push_back(std::move(record));
