@@ -311,6 +311,16 @@ Result<DirPtr> OpenDirAt(int parent, const std::string& name, bool follow) {
 }
 
 // The names in an open directory but "." and "..", sorted.
+// The path with symlinks resolved: operators name paths through links (latest.log ->
+// run-42.log), and the bundle writer opens sources with O_NOFOLLOW.
+Result<std::string> RealPath(const std::string& path) {
+  std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
+  if (!real) {
+    return Error{ErrnoText(errno)};
+  }
+  return std::string(real.get());
+}
+
 std::vector<std::string> Names(DIR* dir) {
   std::vector<std::string> names;
   while (dirent* entry = ::readdir(dir)) {
@@ -712,12 +722,12 @@ CollectorResult CollectLogTails(const std::vector<std::string>& files, std::uint
   for (const std::string& file : files) {
     // The operator named this path, so a symlink (latest.log -> run-42.log) is theirs to name:
     // resolve it, since the writer opens the source with O_NOFOLLOW.
-    std::unique_ptr<char, decltype(&std::free)> real(::realpath(file.c_str(), nullptr), &std::free);
+    Result<std::string> real = RealPath(file);
     if (!real) {
-      AddDetail(result, file + ": " + ErrnoText(errno));
+      AddDetail(result, file + ": " + real.error().message);
       continue;
     }
-    UniqueFd fd(::open(real.get(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW));
+    UniqueFd fd(::open(real->c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW));
     struct stat st {};
     if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
       AddDetail(result, file + ": " + ErrnoText(errno));
@@ -731,7 +741,7 @@ CollectorResult CollectLogTails(const std::vector<std::string>& files, std::uint
     auto size = static_cast<std::uint64_t>(st.st_size);
     auto [offset, length] = TailRange(fd.get(), size, tail_bytes);
     result.truncated = result.truncated || offset > 0;
-    AddRange(result, "logs/" + names.Take(SafeBundleName(file)), real.get(), offset, length);
+    AddRange(result, "logs/" + names.Take(SafeBundleName(file)), *real, offset, length);
   }
   Finish(result, start, files.size(), read);
   return result;
@@ -918,10 +928,10 @@ CollectorResult CollectPaths(const std::vector<std::string>& paths,
   UniqueNames names;
   std::size_t read = 0;
   for (const std::string& path : paths) {
-    std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
+    Result<std::string> real = RealPath(path);
     struct stat st {};
-    if (!real || ::stat(real.get(), &st) != 0) {
-      AddDetail(result, path + ": " + ErrnoText(errno));
+    if (!real || ::stat(real->c_str(), &st) != 0) {
+      AddDetail(result, path + ": " + (real ? ErrnoText(errno) : real.error().message));
       continue;
     }
     if (S_ISREG(st.st_mode)) {
@@ -932,10 +942,10 @@ CollectorResult CollectPaths(const std::vector<std::string>& paths,
         AddDetail(result, path + ": kept the first " + HumanBytes(max_bytes_per_file) + " of " +
                               HumanBytes(size));
       }
-      AddRange(result, "extra/" + names.Take(SafeBundleName(path)), real.get(), 0,
+      AddRange(result, "extra/" + names.Take(SafeBundleName(path)), *real, 0,
                std::min(size, max_bytes_per_file));
     } else if (S_ISDIR(st.st_mode)) {
-      Result<DirPtr> dir = OpenDirAt(AT_FDCWD, real.get(), /*follow=*/true);
+      Result<DirPtr> dir = OpenDirAt(AT_FDCWD, *real, /*follow=*/true);
       if (!dir.ok()) {
         AddDetail(result, path + ": " + dir.error().message);
         continue;
