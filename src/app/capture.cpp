@@ -59,23 +59,6 @@ std::string Replace(std::string text, const std::string& from, const std::string
   return text;
 }
 
-bool Wanted(const config::When& when, const detect::Incident& incident) {
-  if (!incident.reason.empty()) {
-    return when.manual;
-  }
-  switch (incident.kind) {
-    case rules::RuleKind::kCrash:
-      return when.crash;
-    case rules::RuleKind::kHang:
-      return when.hang;
-    case rules::RuleKind::kDevice:
-      return when.device;
-    case rules::RuleKind::kWarning:
-      return when.warning;
-  }
-  return false;
-}
-
 // The firing lines with their context, as an engineer reads them first.
 std::string FiringLines(const detect::Incident& incident) {
   std::string text;
@@ -189,7 +172,7 @@ void Capturer::Capture(CaptureRequest request, Done done) {
 std::vector<config::CommandConfig> Capturer::CommandsFor(const Job& job) const {
   std::vector<config::CommandConfig> commands;
   for (const config::CommandConfig& command : job.config.commands) {
-    if (!Wanted(command.when, job.request.incident)) {
+    if (!WantedFor(command.when, job.request.incident)) {
       continue;
     }
     auto uses = [&](const std::string& placeholder) {
@@ -328,7 +311,7 @@ void Capturer::OnCommandsDone(std::vector<collect::CollectorResult> results) {
         command.argv.begin(), command.argv.end(),
         [](const std::string& a) { return a.find("{container}") != std::string::npos; });
     if (container && job_->request.container.empty() &&
-        Wanted(command.when, job_->request.incident)) {
+        WantedFor(command.when, job_->request.incident)) {
       collect::CollectorResult skipped;
       skipped.name = command.name;
       skipped.status = collect::CollectorStatus::kSkipped;
@@ -550,6 +533,27 @@ std::string ManifestJson(const CaptureRequest& request,
     manifest["job_container"] = request.container;
   }
   return manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+bool WantedFor(const config::When& when, const detect::Incident& incident) {
+  if (!incident.reason.empty()) {
+    return when.manual;
+  }
+  switch (incident.kind) {
+    case rules::RuleKind::kCrash:
+      return when.crash;
+    case rules::RuleKind::kHang:
+      return when.hang;
+    case rules::RuleKind::kDevice:
+      return when.device;
+    case rules::RuleKind::kWarning:
+      return when.warning;
+  }
+  return false;
+}
+
+std::string IncidentKind(const detect::Incident& incident) {
+  return incident.reason.empty() ? std::string(rules::RuleKindName(incident.kind)) : "manual";
 }
 
 }  // namespace trainwatch::app

@@ -100,6 +100,11 @@ std::string ManifestJson(const CaptureRequest& request,
 // "/data/runs/**/*.log"): where its files live, for disk usage.
 std::string LiteralDirOf(const std::string& pattern);
 
+// Whether a command (collector or hook) whose `when` is `when` runs for `incident`.
+bool WantedFor(const config::When& when, const detect::Incident& incident);
+// "crash", "hang", "device", "warning", or "manual" for a `trainwatch snapshot`.
+std::string IncidentKind(const detect::Incident& incident);
+
 // "<UTC time>_<host>_<rule id>_<incident id>.tar.zst", safe as a file name.
 std::string BundleFileName(const detect::Incident& incident, const std::string& host);
 

@@ -3,10 +3,12 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <set>
 
 namespace trainwatch::app {
 namespace {
@@ -23,6 +25,23 @@ bool StillAlive(int pid) {
     return false;
   }
   return ::kill(pid, 0) == 0;
+}
+
+// The daemon's environment with `extra` (NAME=value) added, replacing same-named entries.
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
+  std::set<std::string> replaced;
+  for (const std::string& entry : extra) {
+    replaced.insert(name_of(entry));
+  }
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    if (replaced.count(name_of(*entry)) == 0) {
+      env.emplace_back(*entry);
+    }
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
 }
 
 }  // namespace
@@ -92,9 +111,19 @@ void CommandRunner::Run(std::vector<config::CommandConfig> commands, Done done) 
     stdio[1].data.stream = reinterpret_cast<uv_stream_t*>(child->out.get());
     stdio[2].flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
     stdio[2].data.stream = reinterpret_cast<uv_stream_t*>(child->err.get());
+    std::vector<std::string> env_strings;
+    std::vector<char*> env;
+    if (!child->command.env.empty()) {
+      env_strings = EnvironmentWith(child->command.env);
+      for (std::string& entry : env_strings) {
+        env.push_back(entry.data());
+      }
+      env.push_back(nullptr);
+    }
     uv_process_options_t options{};
     options.file = args[0];
     options.args = args.data();
+    options.env = env.empty() ? nullptr : env.data();
     options.stdio = stdio;
     options.stdio_count = 3;
     // Its own session and so its own process group: the deadline kills everything it

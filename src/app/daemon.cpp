@@ -130,6 +130,12 @@ Status Daemon::Apply(Setup setup, bool initial) {
   } else {
     capturer_ = std::make_unique<Capturer>(&loop_, setup_.config.capture);
   }
+  if (!hooks_) {
+    hooks_ = std::make_unique<HookRunner>(&loop_);
+    hooks_->OnIdle([this] { StopIfWrapDone(); });
+  }
+  hooks_->Configure(setup_.config.on_incident);
+  ArmMetricsTimer();
   incidents_.set_settings({setup_.config.incident.settle, setup_.config.incident.cooldown});
   for (auto& source : fresh) {
     auto kept = old.find(source->config.name);
@@ -221,6 +227,7 @@ void Daemon::Stop(int exit_code) {
   stopping_ = true;
   exit_code_ = exit_code;
   SaveState();
+  WriteMetrics();  // the final counts, before the sources go
   sd_notify(0, "STOPPING=1");
   for (auto& source : sources_) {
     if (source->tails) {
@@ -236,6 +243,10 @@ void Daemon::Stop(int exit_code) {
   if (capturer_) {
     capturer_->Abort();  // kept: a worker may still be finishing with it
   }
+  if (hooks_) {
+    hooks_->Abort();
+  }
+  metrics_timer_.Reset();
   tick_.Reset();
   settle_.Reset();
   traceback_timer_.Reset();
@@ -300,8 +311,8 @@ int Daemon::Run() {
 
   uv_loop_init(&loop_);
   int status = 0;
-  for (auto* timer :
-       {&tick_, &settle_, &traceback_timer_, &save_timer_, &watchdog_, &writer_soon_}) {
+  for (auto* timer : {&tick_, &settle_, &traceback_timer_, &save_timer_, &watchdog_, &writer_soon_,
+                      &metrics_timer_}) {
     *timer = UvHandle<uv_timer_t>::Make(&loop_, status, uv_timer_init);
     (*timer)->data = this;
   }

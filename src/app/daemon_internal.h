@@ -1,6 +1,7 @@
 // The daemon's internals, shared by the files that implement it (daemon.cpp: lifecycle,
 // config and state; daemon_sources.cpp: sources and streams; daemon_detectors.cpp: the
-// time-based detectors; daemon_reporting.cpp: incidents, status and the control socket).
+// time-based detectors; daemon_reporting.cpp: incidents, hooks, status and the control
+// socket; daemon_metrics.cpp: the Prometheus textfile).
 // Not for use outside src/app/daemon*.cpp. Loop thread only.
 #pragma once
 
@@ -19,8 +20,10 @@
 #include "app/capture.h"
 #include "app/control_server.h"
 #include "app/daemon.h"
+#include "app/hook_runner.h"
 #include "app/incident_log.h"
 #include "app/kmsg_reader.h"
+#include "app/prometheus_text.h"
 #include "app/stream.h"
 #include "app/tail_set.h"
 #include "app/wrapped_child.h"
@@ -72,6 +75,17 @@ struct SourceState {
   bool wrapped_ended = false;
 };
 
+// Counted since the daemon started, for the metrics textfile.
+struct Counters {
+  std::map<std::string, std::uint64_t> firings_by_rule;    // every firing, cooldown or not
+  std::map<std::string, std::uint64_t> incidents_by_kind;  // crash, hang, device, manual...
+  std::uint64_t bundles_written = 0;
+  std::uint64_t bundle_bytes = 0;
+  std::uint64_t bundles_failed = 0;   // incidents whose capture wrote no bundle
+  std::uint64_t bundles_deleted = 0;  // by retention
+  std::map<std::string, std::uint64_t> collector_timeouts;  // killed at deadline or abandoned
+};
+
 class Daemon {
  public:
   explicit Daemon(DaemonOptions options) : options_(std::move(options)) {}
@@ -104,6 +118,13 @@ class Daemon {
   void StartCapture(const detect::Incident& incident, const CaptureOptions& options,
                     CaptureDone then);
   void OnCaptured(const CaptureOutcome& outcome);
+  // Runs the on_incident hooks of `incident` (firings dropped) with the capture's outcome.
+  void RunHooks(const detect::Incident& incident, const CaptureOutcome& outcome);
+  // wrap: stops once the command ended and its incident, bundle and hooks are done.
+  void StopIfWrapDone();
+  void ArmMetricsTimer();
+  void WriteMetrics();
+  std::vector<MetricFamily> MetricFamilies() const;
   void Tick();
   void CheckStalls(SourceState& source, Stream& stream, Clock::time_point now);
   void CheckSilence(SourceState& source, Clock::time_point now);
@@ -147,6 +168,7 @@ class Daemon {
   UvHandle<uv_timer_t> save_timer_;
   UvHandle<uv_timer_t> watchdog_;
   UvHandle<uv_timer_t> writer_soon_;
+  UvHandle<uv_timer_t> metrics_timer_;
   std::vector<UvHandle<uv_signal_t>> signals_;
   Clock::time_point last_writer_scan_{};
   bool writer_scan_running_ = false;
@@ -159,11 +181,14 @@ class Daemon {
   std::string last_incident_;
   std::unique_ptr<Capturer> capturer_;
   int captures_running_ = 0;
-  std::uint64_t bundles_written_ = 0;
+  std::unique_ptr<HookRunner> hooks_;
+  Counters counters_;
+  std::string metrics_error_;  // the last failure to write the textfile, logged once
   std::map<std::string, std::uint64_t> unlogged_;       // per rule: firings since last logged
   std::map<std::string, std::uint64_t> quiet_firings_;  // per rule: firings opening nothing
   std::string last_status_;
   Clock::time_point started_ = Clock::now();
+  std::chrono::system_clock::time_point started_wall_ = std::chrono::system_clock::now();
 };
 
 template <typename F>

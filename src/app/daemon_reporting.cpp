@@ -14,6 +14,7 @@ void Daemon::OnFirings(std::vector<detect::Firing>& firings, Stream* stream) {
   const Clock::time_point now = Clock::now();
   for (detect::Firing& firing : firings) {
     const std::string rule = firing.event.rule_id;
+    ++counters_.firings_by_rule[rule];
     const std::string where =
         firing.stream + (firing.event.line ? ":" + std::to_string(firing.event.line) : "");
     const std::string what =
@@ -85,8 +86,12 @@ void Daemon::WriteSettled() {
   } else {
     ScheduleSettle();
   }
-  if (stop_after_settle_ && !incidents_.open() && captures_running_ == 0) {
-    Stop(exit_code_);  // wrap: the command ended and its incident and bundle are written
+  StopIfWrapDone();
+}
+
+void Daemon::StopIfWrapDone() {
+  if (stop_after_settle_ && !incidents_.open() && captures_running_ == 0 && hooks_->idle()) {
+    Stop(exit_code_);  // wrap: the command ended and its incident, bundle and hooks are done
   }
 }
 
@@ -102,6 +107,7 @@ void Daemon::WriteIncident(detect::Incident& incident, const CaptureOptions& opt
                  fmt::format("{}", fmt::join(incident.rules, ", ")));
   }
   ++incidents_written_;
+  ++counters_.incidents_by_kind[IncidentKind(incident)];
   last_incident_ = incident.id;
   ForEachStream([](SourceState&, Stream& stream, TailedFile*) { stream.ReleaseIncidentHold(); });
   SaveStateSoon();
@@ -113,8 +119,13 @@ void Daemon::StartCapture(const detect::Incident& incident, const CaptureOptions
                           CaptureDone then) {
   if (!capturer_ || !capturer_->config().enabled ||
       (incident.kind == rules::RuleKind::kWarning && incident.reason.empty())) {
+    const CaptureOutcome outcome{incident.id, "", 0, false,
+                                 capturer_ && capturer_->config().enabled
+                                     ? "no bundle for a warning"
+                                     : "capture is disabled in the config"};
+    RunHooks(incident, outcome);
     if (then) {
-      then(CaptureOutcome{incident.id, "", 0, false, "capture is disabled in the config"});
+      then(outcome);
     }
     return;
   }
@@ -148,26 +159,42 @@ void Daemon::StartCapture(const detect::Incident& incident, const CaptureOptions
     }
   }
   ++captures_running_;
-  capturer_->Capture(std::move(request), [this, then](const CaptureOutcome& outcome) {
+  detect::Incident facts = incident;  // for the hooks: what they are told, not every line
+  facts.firings.clear();
+  capturer_->Capture(std::move(request), [this, then, facts](const CaptureOutcome& outcome) {
     --captures_running_;
     OnCaptured(outcome);
+    RunHooks(facts, outcome);
     if (then) {
       then(outcome);
     }
+    StopIfWrapDone();
   });
+}
+
+void Daemon::RunHooks(const detect::Incident& incident, const CaptureOutcome& outcome) {
+  if (!stopping_) {
+    hooks_->Run(incident, outcome.path, outcome.error, incident_log_->path());
+  }
 }
 
 void Daemon::OnCaptured(const CaptureOutcome& outcome) {
   if (!outcome.path.empty()) {
-    ++bundles_written_;
+    ++counters_.bundles_written;
+    counters_.bundle_bytes += outcome.bytes;
     spdlog::warn("incident {}: bundle {} ({} KiB{}, {:.1f} s after the first firing line)",
                  outcome.incident_id, outcome.path, outcome.bytes / 1024,
                  outcome.reduced ? ", reduced: " + outcome.error : "", outcome.since_first_firing);
   } else {
+    ++counters_.bundles_failed;
     spdlog::error("incident {}: no bundle: {}", outcome.incident_id, outcome.error);
   }
   for (const std::string& deleted : outcome.deleted) {
+    ++counters_.bundles_deleted;
     spdlog::info("retention: removed {}", deleted);
+  }
+  for (const std::string& collector : outcome.timed_out) {
+    ++counters_.collector_timeouts[collector];
   }
   if (!outcome.timed_out.empty()) {
     spdlog::warn("incident {}: collectors killed at their deadline: {}", outcome.incident_id,
@@ -176,9 +203,6 @@ void Daemon::OnCaptured(const CaptureOutcome& outcome) {
   if (Status recorded = incident_log_->AppendBundle(outcome); !recorded) {
     spdlog::error("cannot record the bundle of incident {}: {}", outcome.incident_id,
                   recorded.error().message);
-  }
-  if (stop_after_settle_ && !incidents_.open() && captures_running_ == 0) {
-    Stop(exit_code_);
   }
 }
 

@@ -271,12 +271,10 @@ void Daemon::OnChildEnd(const ChildEnd& end) {
     OnFirings(firings, nullptr);
   }
   exit_code_ = end.ShellStatus();
-  // The incident the end belongs to is written before we go.
-  if (incidents_.open()) {
-    stop_after_settle_ = true;
-  } else {
-    Stop(exit_code_);
-  }
+  // The incident the end belongs to is written, its bundle captured and its hooks run
+  // before we go.
+  stop_after_settle_ = true;
+  StopIfWrapDone();
 }
 
 }  // namespace trainwatch::app::daemon_internal

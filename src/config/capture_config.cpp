@@ -1,6 +1,7 @@
 #include "config/capture_config.h"
 
 #include <charconv>
+#include <map>
 
 namespace trainwatch::config {
 namespace {
@@ -92,6 +93,24 @@ class CaptureParser {
           out.commands.push_back(std::move(*command));
         }
       }
+    }
+  }
+
+  void Hooks(const YAML::Node& node, std::vector<CommandConfig>& out) {
+    std::map<std::string, int> lines;  // name -> line of its first use
+    for (const auto& item : List(node, "on_incident")) {
+      yaml_.ForgetKeys();
+      auto hook = ParseCommand(item, /*hook=*/true);
+      if (!hook) {
+        continue;
+      }
+      auto [it, inserted] = lines.try_emplace(hook->name, yaml_.Where(item["name"]).line);
+      if (!inserted) {
+        yaml_.Fail(item["name"], "on_incident hook '" + hook->name +
+                                     "' is already defined at line " + std::to_string(it->second));
+        continue;
+      }
+      out.push_back(std::move(*hook));
     }
   }
 
@@ -190,26 +209,37 @@ class CaptureParser {
     }
   }
 
-  std::optional<CommandConfig> ParseCommand(const YAML::Node& node) {
+  // A command collector, or (`hook`) an on_incident hook, which has no bundle file.
+  std::optional<CommandConfig> ParseCommand(const YAML::Node& node, bool hook = false) {
+    const std::string what = hook ? "an on_incident hook" : "a command collector";
     if (!node.IsMap()) {
-      yaml_.Fail(node, "a command collector must be a mapping {name, argv, as, ...}");
+      yaml_.Fail(
+          node, what + " must be a mapping {name, argv, " + (hook ? "timeout, when}" : "as, ...}"));
       return std::nullopt;
     }
-    yaml_.CheckKeys(node, {"name", "argv", "as", "timeout", "max_output_bytes", "keep", "when"},
-                    "a command collector");
+    if (hook) {
+      yaml_.CheckKeys(node, {"name", "argv", "timeout", "when"}, what);
+    } else {
+      yaml_.CheckKeys(node, {"name", "argv", "as", "timeout", "max_output_bytes", "keep", "when"},
+                      what);
+    }
     CommandConfig command;
+    if (hook) {
+      command.timeout = std::chrono::seconds(60);
+      command.max_output_bytes = 64 * 1024;  // for the log line of a failure
+    }
     bool ok = true;
     if (auto name = node["name"] ? yaml_.Scalar(node["name"], "command name") : std::nullopt) {
       command.name = *name;
     } else {
       if (!node["name"]) {
-        yaml_.Fail(node, "a command collector needs a name");
+        yaml_.Fail(node, what + " needs a name");
       }
       ok = false;
     }
     const YAML::Node argv = node["argv"];
     if (!argv || !argv.IsSequence() || argv.size() == 0) {
-      yaml_.Fail(argv ? argv : node, "a command collector needs argv: a non-empty list");
+      yaml_.Fail(argv ? argv : node, what + " needs argv: a non-empty list");
       ok = false;
     } else {
       for (const auto& item : argv) {
@@ -320,6 +350,10 @@ std::vector<CommandConfig> DefaultCommands() {
   // Stacks of a hung job are what a hang needs; for a crash the process is usually gone.
   commands.back().when = When{false, true, false, true, false};
   return commands;
+}
+
+void ParseHooks(const YAML::Node& node, YamlReader& yaml, std::vector<CommandConfig>& out) {
+  CaptureParser(yaml, nullptr).Hooks(node, out);
 }
 
 void ParseCaptureConfig(

@@ -34,6 +34,9 @@ struct CommandConfig {
   bool keep_tail = false;  // over the limit, keep the last bytes (dmesg) rather than the first
   When when;
   std::string as;  // the file in the bundle: "device/hl-smi-q.txt"; "{pid}" allowed
+  // NAME=value pairs added to the child's environment (an on_incident hook's incident facts);
+  // the rest of the environment is the daemon's.
+  std::vector<std::string> env;
 };
 
 struct CaptureConfig {
@@ -63,6 +66,11 @@ std::vector<CommandConfig> DefaultCommands();
 // Parses `node` (the `capture` mapping) into `out`, recording problems in `yaml`.
 // `path` expands and resolves a path field (as the rest of the config does), nullopt when
 // it failed (recorded).
+// Parses `node` (the `on_incident` list) into `out`: commands with name, argv, timeout and
+// when (no `as`, `keep` or `max_output_bytes`: a hook's output goes to the log, not a
+// bundle). Hook timeouts default to 60 s.
+void ParseHooks(const YAML::Node& node, YamlReader& yaml, std::vector<CommandConfig>& out);
+
 void ParseCaptureConfig(
     const YAML::Node& node, YamlReader& yaml,
     const std::function<std::optional<std::string>(const YAML::Node&, const std::string&)>& path,

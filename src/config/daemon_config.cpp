@@ -61,7 +61,8 @@ class DaemonConfigParser {
     const bool map = root && root.IsMap();
     if (map) {
       yaml_.CheckKeys(root,
-                      {"state_dir", "rules", "incident", "watch", "wrap", "sources", "capture"},
+                      {"state_dir", "rules", "incident", "watch", "wrap", "sources", "capture",
+                       "metrics", "on_incident"},
                       "the config");
     }
     if (map && root["state_dir"]) {
@@ -100,12 +101,21 @@ class DaemonConfigParser {
           [this](const YAML::Node& path, const std::string& what) { return PathField(path, what); },
           config_.capture);
     }
+    if (const YAML::Node node = root["metrics"]) {
+      ParseMetrics(node);
+    }
+    if (const YAML::Node node = root["on_incident"]) {
+      ParseHooks(node, yaml_, config_.on_incident);
+    }
     FillCaptureDefaults();
     return std::move(config_);
   }
 
  private:
   void FillCaptureDefaults() {
+    if (config_.metrics.path.empty() && !config_.state_dir.empty()) {
+      config_.metrics.path = config_.state_dir + "/trainwatch.prom";
+    }
     if (config_.capture.bundles_dir.empty() && !config_.state_dir.empty()) {
       config_.capture.bundles_dir = config_.state_dir + "/bundles";
     }
@@ -251,6 +261,32 @@ class DaemonConfigParser {
     if (const YAML::Node rescan = node["rescan_interval"]) {
       if (auto value = DurationAtLeast(rescan, "watch rescan_interval", kMinInterval)) {
         watch.rescan_interval = *value;
+      }
+    }
+  }
+
+  void ParseMetrics(const YAML::Node& node) {
+    if (!IsMap(node, "metrics", "{enabled, path, interval}")) {
+      return;
+    }
+    yaml_.CheckKeys(node, {"enabled", "path", "interval"}, "metrics");
+    if (const YAML::Node enabled = node["enabled"]) {
+      if (auto text = yaml_.Scalar(enabled, "metrics enabled")) {
+        if (*text == "true" || *text == "false") {
+          config_.metrics.enabled = *text == "true";
+        } else {
+          yaml_.Fail(enabled, "metrics enabled must be true or false");
+        }
+      }
+    }
+    if (const YAML::Node path = node["path"]) {
+      if (auto resolved = PathField(path, "metrics path")) {
+        config_.metrics.path = *resolved;
+      }
+    }
+    if (const YAML::Node interval = node["interval"]) {
+      if (auto value = DurationAtLeast(interval, "metrics interval", std::chrono::seconds(1))) {
+        config_.metrics.interval = *value;
       }
     }
   }

@@ -22,6 +22,15 @@
 //     log_file: "${TRAINWATCH_LOGS:-~/trainwatch-logs}/wrap-{pid}.log"
 //                             # where `trainwatch wrap` tees the child's output; "{pid}" is
 //                             # kept for the caller to fill in. Omitted: it tees nowhere.
+//   metrics:
+//     enabled: true                      # false: no textfile
+//     path: <state_dir>/trainwatch.prom   # for node_exporter's textfile collector
+//     interval: 5s                       # how often it is rewritten (at least 1s)
+//   on_incident:              # commands run after each incident's bundle is written
+//     - name: upload          # required, unique
+//       argv: [sh, -c, 'aws s3 cp "$TRAINWATCH_BUNDLE" s3://bucket/']   # no shell unless named
+//       timeout: 60s          # SIGTERM, then SIGKILL to its process group
+//       when: [crash, hang, device, manual]   # or "always" (warnings too); default as shown
 //   sources:
 //     - name: train           # required, unique; letters, digits, '.', '_', '-'
 //       tags: [train]         # required, non-empty: which rules apply (a rule's `tags`)
@@ -73,6 +82,13 @@ struct WatchConfig {
   Duration rescan_interval{30000};
 };
 
+// The Prometheus textfile: written atomically every `interval`.
+struct MetricsConfig {
+  bool enabled = true;
+  std::string path;  // expanded, absolute; default <state_dir>/trainwatch.prom
+  Duration interval{5000};
+};
+
 struct DaemonConfig {
   std::string file;                     // the config file it came from (absolute)
   std::string state_dir;                // expanded, absolute
@@ -83,6 +99,8 @@ struct DaemonConfig {
   std::string wrap_log_file;  // expanded, absolute, "{pid}" kept; empty: wrap tees nowhere
   std::vector<SourceConfig> sources;
   CaptureConfig capture;  // bundles_dir and habana_logs filled with their defaults
+  MetricsConfig metrics;
+  std::vector<CommandConfig> on_incident;  // hooks, run after each incident's bundle
 };
 
 // `config` is set exactly when `errors` is empty.

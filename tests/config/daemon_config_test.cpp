@@ -93,6 +93,43 @@ TEST(DaemonConfig, ParsesAFullConfig) {
   EXPECT_EQ(kernel.where.line, 14);
 }
 
+TEST(DaemonConfig, ParsesMetricsAndHooks) {
+  const ConfigLoad load = Parse(
+      "state_dir: /var/lib/trainwatch\n"
+      "metrics: {path: /var/lib/prometheus/node-exporter/trainwatch.prom, interval: 15s}\n"
+      "on_incident:\n"
+      "  - name: upload\n"
+      "    argv: [sh, -c, 'aws s3 cp \"$TRAINWATCH_BUNDLE\" s3://b/']\n"
+      "    timeout: 5m\n"
+      "    when: [crash, hang]\n"
+      "  - name: chat\n"
+      "    argv: [curl, -fsS, https://chat.example/hook]\n");
+  ASSERT_TRUE(load.config) << Errors(load);
+  EXPECT_TRUE(load.config->metrics.enabled);
+  EXPECT_EQ(load.config->metrics.path, "/var/lib/prometheus/node-exporter/trainwatch.prom");
+  EXPECT_EQ(load.config->metrics.interval, seconds(15));
+  ASSERT_EQ(load.config->on_incident.size(), 2u);
+  const CommandConfig& upload = load.config->on_incident[0];
+  EXPECT_EQ(upload.name, "upload");
+  EXPECT_EQ(upload.argv.at(2), "aws s3 cp \"$TRAINWATCH_BUNDLE\" s3://b/");
+  EXPECT_EQ(upload.timeout, minutes(5));
+  EXPECT_TRUE(upload.when.crash && upload.when.hang);
+  EXPECT_FALSE(upload.when.device || upload.when.manual || upload.when.warning);
+  const CommandConfig& chat = load.config->on_incident[1];
+  EXPECT_EQ(chat.timeout, seconds(60));  // a hook's default: uploads take longer than hl-smi
+  EXPECT_TRUE(chat.when.crash && chat.when.hang && chat.when.device && chat.when.manual);
+  EXPECT_FALSE(chat.when.warning);
+
+  const ConfigLoad defaults = Parse("state_dir: /s\n");
+  ASSERT_TRUE(defaults.config) << Errors(defaults);
+  EXPECT_EQ(defaults.config->metrics.path, "/s/trainwatch.prom");
+  EXPECT_EQ(defaults.config->metrics.interval, seconds(5));
+  EXPECT_TRUE(defaults.config->on_incident.empty());
+  const ConfigLoad off = Parse("metrics: {enabled: false}\n");
+  ASSERT_TRUE(off.config) << Errors(off);
+  EXPECT_FALSE(off.config->metrics.enabled);
+}
+
 TEST(DaemonConfig, DefaultsForAnEmptyFile) {
   for (const std::string text : {"", "# nothing but a comment\n", "sources:\n"}) {
     const ConfigLoad load = Parse(text);
@@ -168,8 +205,22 @@ TEST(DaemonConfig, ReportsEachProblemAtItsPosition) {
   const std::string src = "sources:\n  - name: a\n    tags: [t]\n";
   const std::vector<Case> cases = {
       {"unknown top key", "state_dir: /s\nsource: []\n",
-       "2:1: unknown key 'source' in the config (expected one of: capture, incident, rules, sources, "
-       "state_dir, watch, wrap)"},
+       "2:1: unknown key 'source' in the config (expected one of: capture, incident, metrics, "
+       "on_incident, rules, sources, state_dir, watch, wrap)"},
+      {"fast metrics", "metrics: {interval: 100ms}\n",
+       "1:21: metrics interval must be at least 1000ms"},
+      {"metrics enabled", "metrics: {enabled: yes}\n",
+       "1:20: metrics enabled must be true or false"},
+      {"hook not a list", "on_incident: {name: a}\n", "1:14: on_incident must be a list"},
+      {"hook without argv", "on_incident:\n  - name: up\n",
+       "2:5: an on_incident hook needs argv: a non-empty list"},
+      {"hook with a bundle file", "on_incident:\n  - {name: up, argv: [x], as: y.txt}\n",
+       "2:27: unknown key 'as' in an on_incident hook (expected one of: argv, name, timeout, "
+       "when)"},
+      {"hook twice", "on_incident:\n  - {name: up, argv: [x]}\n  - {name: up, argv: [y]}\n",
+       "3:12: on_incident hook 'up' is already defined at line 2"},
+      {"hook bad when", "on_incident:\n  - {name: up, argv: [x], when: [crashes]}\n",
+       "2:34: unknown incident kind 'crashes' (expected crash, hang, device, manual or warning)"},
       {"duplicate key", "state_dir: /s\nstate_dir: /t\n",
        "2:1: key 'state_dir' appears twice in the config"},
       {"not a mapping", "- a\n", "1:1: expected a mapping of settings"},

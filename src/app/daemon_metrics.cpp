@@ -1,0 +1,169 @@
+// The Prometheus textfile: the daemon's counters and the state of what it watches, rewritten
+// atomically every `metrics.interval` for node_exporter's textfile collector.
+#include <spdlog/spdlog.h>
+
+#include "app/daemon_internal.h"
+
+namespace trainwatch::app::daemon_internal {
+namespace {
+
+double Seconds(std::chrono::system_clock::time_point at) {
+  return std::chrono::duration<double>(at.time_since_epoch()).count();
+}
+
+MetricFamily Family(std::string name, std::string help, std::string type) {
+  return MetricFamily{std::move(name), std::move(help), std::move(type), {}};
+}
+
+void AddByLabel(MetricFamily& family, const std::string& label,
+                const std::map<std::string, std::uint64_t>& values) {
+  for (const auto& [value, count] : values) {
+    family.samples.push_back({{{label, value}}, static_cast<double>(count)});
+  }
+}
+
+}  // namespace
+
+void Daemon::ArmMetricsTimer() {
+  if (!metrics_timer_ || guest_ || !setup_.config.metrics.enabled) {
+    if (metrics_timer_) {
+      uv_timer_stop(metrics_timer_.get());
+    }
+    return;
+  }
+  const auto every = static_cast<std::uint64_t>(setup_.config.metrics.interval.count());
+  uv_timer_start(
+      metrics_timer_.get(),
+      [](uv_timer_t* timer) {
+        if (auto* self = static_cast<Daemon*>(timer->data)) {
+          self->WriteMetrics();
+        }
+      },
+      0, every);
+}
+
+void Daemon::WriteMetrics() {
+  if (guest_ || !setup_.config.metrics.enabled || setup_.config.metrics.path.empty()) {
+    return;
+  }
+  // A few kilobytes to a local file, like the offsets: not worth a thread-pool round trip.
+  const Status written =
+      WriteFileAtomically(setup_.config.metrics.path, PrometheusText(MetricFamilies()), 0644);
+  if (!written && written.error().message != metrics_error_) {
+    spdlog::error("cannot write the metrics file: {} (retried every {} ms)",
+                  written.error().message, setup_.config.metrics.interval.count());
+  } else if (written && !metrics_error_.empty()) {
+    spdlog::info("metrics file {} written again", setup_.config.metrics.path);
+  }
+  metrics_error_ = written ? "" : written.error().message;
+}
+
+std::vector<MetricFamily> Daemon::MetricFamilies() const {
+  const Clock::time_point now = Clock::now();
+  const auto wall_now = std::chrono::system_clock::now();
+  std::vector<MetricFamily> families;
+
+  MetricFamily start = Family("trainwatch_start_time_seconds",
+                              "When the daemon started, in seconds since the epoch.", "gauge");
+  start.samples.push_back({{{"version", TRAINWATCH_VERSION}}, Seconds(started_wall_)});
+  families.push_back(std::move(start));
+
+  MetricFamily firings =
+      Family("trainwatch_rule_firings_total",
+             "Lines (or events) each rule fired on, incidents or not.", "counter");
+  AddByLabel(firings, "rule", counters_.firings_by_rule);
+  families.push_back(std::move(firings));
+
+  MetricFamily incidents =
+      Family("trainwatch_incidents_total", "Incidents recorded, by kind.", "counter");
+  AddByLabel(incidents, "kind", counters_.incidents_by_kind);
+  families.push_back(std::move(incidents));
+
+  MetricFamily last_incident = Family("trainwatch_incidents_recorded",
+                                      "Incidents recorded since the start (0 included).", "gauge");
+  last_incident.samples.push_back({{}, static_cast<double>(incidents_written_)});
+  families.push_back(std::move(last_incident));
+
+  const std::pair<const char*, std::pair<const char*, std::uint64_t>> bundle_counts[] = {
+      {"trainwatch_bundles_written_total", {"Bundles written.", counters_.bundles_written}},
+      {"trainwatch_bundle_bytes_total",
+       {"Bytes of the bundles written (compressed).", counters_.bundle_bytes}},
+      {"trainwatch_bundles_failed_total",
+       {"Captures that wrote no bundle (disk full, unwritable directory).",
+        counters_.bundles_failed}},
+      {"trainwatch_bundles_deleted_total",
+       {"Old bundles removed to stay within the retention limits.", counters_.bundles_deleted}}};
+  for (const auto& [name, what] : bundle_counts) {
+    MetricFamily family = Family(name, what.first, "counter");
+    family.samples.push_back({{}, static_cast<double>(what.second)});
+    families.push_back(std::move(family));
+  }
+
+  MetricFamily timeouts = Family("trainwatch_collector_timeouts_total",
+                                 "Collectors killed at their deadline or abandoned (a wedged "
+                                 "device tool), by collector.",
+                                 "counter");
+  AddByLabel(timeouts, "collector", counters_.collector_timeouts);
+  families.push_back(std::move(timeouts));
+
+  if (hooks_) {
+    MetricFamily runs =
+        Family("trainwatch_hook_runs_total", "on_incident hooks started, by hook.", "counter");
+    AddByLabel(runs, "hook", hooks_->counts().runs);
+    families.push_back(std::move(runs));
+    MetricFamily failures = Family("trainwatch_hook_failures_total",
+                                   "on_incident hooks that failed, timed out or were missing, "
+                                   "by hook.",
+                                   "counter");
+    AddByLabel(failures, "hook", hooks_->counts().failures);
+    families.push_back(std::move(failures));
+  }
+
+  MetricFamily lines = Family("trainwatch_source_lines_total", "Lines read, by source.", "counter");
+  MetricFamily bytes = Family("trainwatch_source_bytes_total", "Bytes read, by source.", "counter");
+  MetricFamily files = Family("trainwatch_source_files", "Files followed now, by source.", "gauge");
+  MetricFamily advance = Family("trainwatch_progress_last_advance_timestamp_seconds",
+                                "When each progress bar last advanced (its first sight until "
+                                "it does), in seconds since the epoch.",
+                                "gauge");
+  MetricFamily steps = Family("trainwatch_progress_position",
+                              "The count each progress bar shows now (its step).", "gauge");
+  auto add_source = [&](const SourceState& source) {
+    const std::string& name = source.config.name;
+    lines.samples.push_back({{{"source", name}}, static_cast<double>(source.lines)});
+    bytes.samples.push_back({{{"source", name}}, static_cast<double>(source.bytes)});
+    files.samples.push_back(
+        {{{"source", name}}, static_cast<double>(source.tails ? source.tails->files().size() : 0)});
+  };
+  auto add_bars = [&](const SourceState& source, const Stream& stream) {
+    for (const auto& [key, bar] : stream.progress().bars()) {
+      const std::vector<std::pair<std::string, std::string>> labels = {
+          {"source", source.config.name}, {"stream", stream.identity().name}, {"bar", key}};
+      advance.samples.push_back({labels, Seconds(wall_now - (now - bar.last_advance))});
+      steps.samples.push_back({labels, static_cast<double>(bar.count)});
+    }
+  };
+  auto each_source = [&](const SourceState& source) {
+    add_source(source);
+    if (source.tails) {
+      for (const auto& [id, file] : source.tails->files()) {
+        add_bars(source, *file->stream);
+      }
+    }
+    for (const auto& stream : source.wrap_streams) {
+      add_bars(source, *stream);
+    }
+  };
+  for (const auto& source : sources_) {
+    each_source(*source);
+  }
+  if (wrap_source_) {
+    each_source(*wrap_source_);
+  }
+  for (MetricFamily* family : {&lines, &bytes, &files, &advance, &steps}) {
+    families.push_back(std::move(*family));
+  }
+  return families;
+}
+
+}  // namespace trainwatch::app::daemon_internal

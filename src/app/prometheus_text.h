@@ -1,0 +1,35 @@
+// The Prometheus text exposition format (version 0.0.4), which node_exporter's textfile
+// collector reads: families of samples with HELP and TYPE lines, label values escaped. No
+// library for it is packaged in Debian 12 (prometheus-cpp is not), and the format is three
+// escapes and a line layout. Value types; any thread.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+
+namespace trainwatch::app {
+
+struct MetricSample {
+  std::vector<std::pair<std::string, std::string>> labels;
+  double value = 0;
+};
+
+struct MetricFamily {
+  std::string name;  // [a-zA-Z_:][a-zA-Z0-9_:]*; counters end in _total
+  std::string help;
+  std::string type;  // "counter" or "gauge"
+  std::vector<MetricSample> samples;
+};
+
+// The families as exposition text. A family without samples is left out (promtool rejects
+// none, but an empty HELP/TYPE pair says nothing).
+std::string PrometheusText(const std::vector<MetricFamily>& families);
+
+// Writes `text` to `path` through `path`.tmp and a rename, at `mode`: a reader (the textfile
+// collector) sees the old file or the new one, never half of one.
+Status WriteFileAtomically(const std::string& path, const std::string& text, unsigned mode);
+
+}  // namespace trainwatch::app
