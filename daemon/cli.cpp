@@ -1,0 +1,104 @@
+#include "cli.h"
+
+namespace trainwatch::cli {
+
+namespace {
+
+// The same option on daemon and wrap: both run the daemon, whose logs a journal reads as
+// text and a container platform (Loki, Elasticsearch) ingests best as JSON lines.
+void AddLogFormat(CLI::App& command, std::string& log_format) {
+  command.add_option("--log-format", log_format, "Daemon log lines on stderr")
+      ->check(CLI::IsMember({"human", "json"}))
+      ->envname("TRAINWATCH_LOG_FORMAT")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+std::unique_ptr<CommandLine> BuildCommandLine() {
+  auto cli = std::make_unique<CommandLine>();
+  CLI::App& app = cli->app;
+  app.set_version_flag("--version", std::string(TRAINWATCH_VERSION));
+  app.require_subcommand(1);
+
+  cli->check_cmd = app.add_subcommand(
+      "check", "Load rule files, run each rule's examples; report every problem as file:line:col");
+  cli->check_cmd->add_option("--rules", cli->check.rule_paths,
+                             "Rule file or directory (repeatable; default: the shipped packs)");
+  cli->check_cmd->add_option("--config", cli->check_config,
+                             "Validate this daemon config and the rules it names instead");
+
+  cli->daemon_cmd = app.add_subcommand(
+      "daemon", "Watch the configured sources in the foreground; record incidents");
+  cli->daemon_cmd->add_option("--config", cli->daemon.config_path,
+                              "Config file (default: $TRAINWATCH_CONFIG, "
+                              "/etc/trainwatch/trainwatch.yaml, else the shipped default)");
+  cli->daemon_cmd->add_option("--kmsg-device", cli->daemon.kmsg_device, "Kernel log device")
+      ->capture_default_str();
+  AddLogFormat(*cli->daemon_cmd, cli->log_format);
+
+  cli->wrap_cmd = app.add_subcommand(
+      "wrap",
+      "Run a training command, pass its output through, watch it (and the configured "
+      "sources) until it ends; exit with its status");
+  cli->wrap_cmd->add_option("--config", cli->wrap.config_path,
+                            "Config file (default as for daemon)");
+  AddLogFormat(*cli->wrap_cmd, cli->log_format);
+  cli->wrap_cmd->add_option("command", cli->wrap.wrap, "The command and its arguments, after --")
+      ->required();
+  cli->wrap_cmd->prefix_command(false);
+
+  cli->status_cmd =
+      app.add_subcommand("status", "Ask the running daemon what it watches and what it saw");
+  cli->status_cmd->add_option("--config", cli->control.config_path, "The daemon's config file");
+  cli->status_cmd->add_flag("--json", cli->control.json, "Print the daemon's answer as JSON");
+
+  cli->snapshot_cmd =
+      app.add_subcommand("snapshot", "Ask the running daemon to record an incident now");
+  CLI::App& snapshot = *cli->snapshot_cmd;
+  snapshot.add_option("--config", cli->control.config_path, "The daemon's config file");
+  snapshot.add_option("--reason", cli->control.reason, "Why (recorded with the incident)")
+      ->capture_default_str();
+  snapshot.add_option("--container", cli->control.container,
+                      "Add this container's docker state (run on the host)");
+  snapshot.add_option("--copy", cli->control.copy, "A file or directory to add (repeatable)");
+  snapshot.add_option("--log", cli->control.logs, "A log whose tail to add (repeatable)");
+  snapshot.add_option("--out", cli->control.out_dir,
+                      "Write the bundle here, capturing on our own (no daemon asked)");
+
+  auto* bundles_cmd = app.add_subcommand("bundles", "List or show the bundles");
+  bundles_cmd->require_subcommand(1);
+  cli->bundles_list_cmd = bundles_cmd->add_subcommand("list", "The bundles, oldest first");
+  cli->bundles_show_cmd = bundles_cmd->add_subcommand("show", "A bundle's manifest, readable");
+  for (auto* command : {cli->bundles_list_cmd, cli->bundles_show_cmd}) {
+    command->add_option("--config", cli->bundles.config_path, "The config naming the bundles dir");
+    command->add_option("--dir", cli->bundles.dir,
+                        "The bundles directory (instead of the config's)");
+    command->add_flag("--json", cli->bundles.json, "Print JSON");
+  }
+  cli->bundles_show_cmd
+      ->add_option("bundle", cli->bundles.id, "Incident id, bundle file name or path")
+      ->required();
+
+  cli->scan_cmd = app.add_subcommand(
+      "scan", "Run the rules over log files; exit 1 if a crash, hang or device rule fired");
+  CLI::App& scan = *cli->scan_cmd;
+  scan.add_option("--rules", cli->scan.rule_paths,
+                  "Rule file or directory (repeatable; default: the shipped packs)");
+  scan.add_option("--tag", cli->scan.tags,
+                  "Tag of the source the files stand for: train, habana, kmsg, ... "
+                  "(repeatable: a source may carry several)")
+      ->capture_default_str();
+  scan.add_option("--format", cli->scan_format, "Output format")
+      ->check(CLI::IsMember({"text", "jsonl"}))
+      ->capture_default_str();
+  scan.add_option("files", cli->scan.files, "Log files to scan (- for standard input)")->required();
+
+  // Group "" keeps it out of --help: it exists for the build, which renders its output
+  // into the trainwatch(1) man page.
+  cli->manual_cmd = app.add_subcommand("manual", "Print the trainwatch(1) manual page as Markdown");
+  cli->manual_cmd->group("");
+  return cli;
+}
+
+}  // namespace trainwatch::cli

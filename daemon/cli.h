@@ -1,0 +1,48 @@
+// The command line of trainwatch: one CLI11 App with every subcommand and option, built in
+// one place so that --help and the manual page (`trainwatch manual`, rendered to
+// trainwatch(1) at build time) come from the same definition and cannot drift. main() owns
+// it; parsing writes into the option structs below.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "app/bundle_commands.h"
+#include "app/commands.h"
+#include "app/control_commands.h"
+#include "app/daemon.h"
+
+namespace trainwatch::cli {
+
+struct CommandLine {
+  CLI::App app{"trainwatch: catch crashes and hangs of ML training jobs, with the evidence",
+               "trainwatch"};
+
+  app::CheckOptions check;
+  std::string check_config;
+  app::DaemonOptions daemon;
+  app::DaemonOptions wrap;
+  std::string log_format = "human";  // daemon and wrap: human | json
+  app::ControlOptions control;
+  app::BundlesOptions bundles;
+  app::ScanOptions scan;
+  std::string scan_format = "text";
+
+  // Owned by `app`; the one that was given is true after parsing.
+  CLI::App* check_cmd = nullptr;
+  CLI::App* daemon_cmd = nullptr;
+  CLI::App* wrap_cmd = nullptr;
+  CLI::App* status_cmd = nullptr;
+  CLI::App* snapshot_cmd = nullptr;
+  CLI::App* bundles_list_cmd = nullptr;
+  CLI::App* bundles_show_cmd = nullptr;
+  CLI::App* scan_cmd = nullptr;
+  CLI::App* manual_cmd = nullptr;  // hidden: prints trainwatch(1) as Markdown
+};
+
+// Heap-allocated because the options are bound to the addresses of its members and a
+// CLI::App cannot move.
+std::unique_ptr<CommandLine> BuildCommandLine();
+
+}  // namespace trainwatch::cli
