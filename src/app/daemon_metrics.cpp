@@ -71,18 +71,27 @@ std::vector<MetricFamily> Daemon::MetricFamilies() const {
   MetricFamily firings =
       Family("trainwatch_rule_firings_total",
              "Lines (or events) each rule fired on, incidents or not.", "counter");
-  AddByLabel(firings, "rule", counters_.firings_by_rule);
+  // Every known series from the start, at 0: a counter that first appears at 1 hides its
+  // first increase from rate() and increase().
+  std::map<std::string, std::uint64_t> by_rule;
+  for (const rules::Rule& rule : setup_.rules) {
+    by_rule[rule.id] = 0;
+  }
+  for (const auto& [rule, count] : counters_.firings_by_rule) {
+    by_rule[rule] = count;
+  }
+  AddByLabel(firings, "rule", by_rule);
   families.push_back(std::move(firings));
 
   MetricFamily incidents =
       Family("trainwatch_incidents_total", "Incidents recorded, by kind.", "counter");
-  AddByLabel(incidents, "kind", counters_.incidents_by_kind);
+  std::map<std::string, std::uint64_t> by_kind = {
+      {"crash", 0}, {"hang", 0}, {"device", 0}, {"warning", 0}, {"manual", 0}};
+  for (const auto& [kind, count] : counters_.incidents_by_kind) {
+    by_kind[kind] = count;
+  }
+  AddByLabel(incidents, "kind", by_kind);
   families.push_back(std::move(incidents));
-
-  MetricFamily last_incident = Family("trainwatch_incidents_recorded",
-                                      "Incidents recorded since the start (0 included).", "gauge");
-  last_incident.samples.push_back({{}, static_cast<double>(incidents_written_)});
-  families.push_back(std::move(last_incident));
 
   const std::pair<const char*, std::pair<const char*, std::uint64_t>> bundle_counts[] = {
       {"trainwatch_bundles_written_total", {"Bundles written.", counters_.bundles_written}},
@@ -109,13 +118,24 @@ std::vector<MetricFamily> Daemon::MetricFamilies() const {
   if (hooks_) {
     MetricFamily runs =
         Family("trainwatch_hook_runs_total", "on_incident hooks started, by hook.", "counter");
-    AddByLabel(runs, "hook", hooks_->counts().runs);
+    std::map<std::string, std::uint64_t> hook_runs;
+    std::map<std::string, std::uint64_t> hook_failures;
+    for (const config::CommandConfig& hook : setup_.config.on_incident) {
+      hook_runs[hook.name] = hook_failures[hook.name] = 0;
+    }
+    for (const auto& [hook, count] : hooks_->counts().runs) {
+      hook_runs[hook] = count;
+    }
+    for (const auto& [hook, count] : hooks_->counts().failures) {
+      hook_failures[hook] = count;
+    }
+    AddByLabel(runs, "hook", hook_runs);
     families.push_back(std::move(runs));
     MetricFamily failures = Family("trainwatch_hook_failures_total",
                                    "on_incident hooks that failed, timed out or were missing, "
                                    "by hook.",
                                    "counter");
-    AddByLabel(failures, "hook", hooks_->counts().failures);
+    AddByLabel(failures, "hook", hook_failures);
     families.push_back(std::move(failures));
   }
 

@@ -100,8 +100,7 @@ TEST_F(OperationsTest, HooksRunAfterTheBundleWithTheIncidentAndFailuresAreCounte
       << Metrics() << daemon_->Log();
   const std::string metrics = Metrics();
   EXPECT_EQ(Sample(metrics, "trainwatch_hook_runs_total{hook=\"record\"}"), 1);
-  EXPECT_EQ(Sample(metrics, "trainwatch_hook_failures_total{hook=\"record\"}"), std::nullopt)
-      << metrics;
+  EXPECT_EQ(Sample(metrics, "trainwatch_hook_failures_total{hook=\"record\"}"), 0) << metrics;
   EXPECT_EQ(Sample(metrics, "trainwatch_hook_failures_total{hook=\"fails\"}"), 1);
   EXPECT_EQ(Sample(metrics, "trainwatch_hook_failures_total{hook=\"absent\"}"), 1);
   const std::string log = daemon_->Log();
@@ -143,6 +142,9 @@ TEST_F(OperationsTest, TheMetricsFileCountsWhatTheDaemonSawAndPromtoolAcceptsIt)
   const std::string metrics = Metrics();
   EXPECT_EQ(Sample(metrics, "trainwatch_rule_firings_total{rule=\"test.marker\"}"), 2) << metrics;
   EXPECT_EQ(Sample(metrics, "trainwatch_incidents_total{kind=\"crash\"}"), 1) << metrics;
+  // Known series exist from the start at 0, so rate() sees their first increase.
+  EXPECT_EQ(Sample(metrics, "trainwatch_incidents_total{kind=\"hang\"}"), 0) << metrics;
+  EXPECT_EQ(Sample(metrics, "trainwatch_rule_firings_total{rule=\"test.stall\"}"), 0) << metrics;
   EXPECT_GT(Sample(metrics, "trainwatch_bundle_bytes_total").value_or(0), 0) << metrics;
   EXPECT_EQ(Sample(metrics, "trainwatch_source_lines_total{source=\"train\"}"), 3) << metrics;
   EXPECT_GT(Sample(metrics, "trainwatch_source_bytes_total{source=\"train\"}").value_or(0), 60);

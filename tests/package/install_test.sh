@@ -28,16 +28,23 @@ for pack in "$(dirname "$0")"/../../rules/*.yaml; do
   expect_path "$root" "/usr/share/trainwatch/rules/$(basename "$pack")"
 done
 [ ! -e "$root/usr/etc" ] || fail "the config went to /usr/etc, not /etc"
-cmp -s "$root/etc/trainwatch/trainwatch.yaml" "$(dirname "$0")/../../daemon/trainwatch.yaml" ||
-  fail "/etc/trainwatch/trainwatch.yaml is not daemon/trainwatch.yaml"
+cmp -s "$root/etc/trainwatch/trainwatch.yaml" "$build_dir/etc/trainwatch.yaml" ||
+  fail "/etc/trainwatch/trainwatch.yaml is not the host config made from daemon/trainwatch.yaml"
 
 # No flags, no $TRAINWATCH_CONFIG: the rules must come from ../share/trainwatch/rules.
 installed="$root/usr/bin/trainwatch"
 unset TRAINWATCH_CONFIG
 "$installed" --version
 "$installed" check || fail "installed trainwatch check failed"
-"$installed" check --config "$root/etc/trainwatch/trainwatch.yaml" ||
+env -u TRAINWATCH_STATE_DIR -u STATE_DIRECTORY \
+  "$installed" check --config "$root/etc/trainwatch/trainwatch.yaml" >"$work/etc-check.out" ||
   fail "installed trainwatch check --config /etc/trainwatch/trainwatch.yaml failed"
+# The host's config keeps its state where the unit's StateDirectory= is, whoever runs it
+# (root's `trainwatch status` must find the service's socket), not under a home directory.
+grep -q "state in /var/lib/trainwatch$" "$work/etc-check.out" ||
+  { cat "$work/etc-check.out"; fail "/etc/trainwatch/trainwatch.yaml does not keep state in /var/lib/trainwatch"; }
+grep -q "/var/log/habana_logs" "$root/etc/trainwatch/trainwatch.yaml" ||
+  fail "/etc/trainwatch/trainwatch.yaml does not default HABANA_LOGS to /var/log/habana_logs"
 
 # Proof that it read the installed packs (the source tree's would pass too): a broken file
 # dropped next to them must make `check` fail and name it.
