@@ -68,7 +68,8 @@ struct CommandRunner::Child {
   char buffer[64 * 1024];
 };
 
-CommandRunner::CommandRunner(uv_loop_t* loop) : loop_(loop) {}
+CommandRunner::CommandRunner(uv_loop_t* loop, HungKey hung_key)
+    : loop_(loop), hung_key_(hung_key) {}
 
 CommandRunner::~CommandRunner() { Abort(); }
 
@@ -80,7 +81,7 @@ void CommandRunner::Run(std::vector<config::CommandConfig> commands, Done done) 
     collect::CollectorResult& result = results_[i];
     result.name = commands[i].name;
     const std::string tool = commands[i].argv.front();
-    if (auto hung = hung_.find(tool); hung != hung_.end()) {
+    if (auto hung = hung_.find(KeyOf(commands[i])); hung != hung_.end()) {
       if (StillAlive(hung->second)) {
         result.status = collect::CollectorStatus::kSkipped;
         result.detail = "its previous run (pid " + std::to_string(hung->second) +
@@ -231,7 +232,7 @@ void CommandRunner::OnTimer(Child& child) {
   // Still here after SIGKILL: uninterruptible sleep (or a grandchild holding the pipes).
   // Waiting would stall the bundle behind a device that may never answer.
   if (!child.exited) {
-    hung_[child.command.argv.front()] = group;
+    hung_[KeyOf(child.command)] = group;
   }
   Finish(child);
 }
@@ -293,6 +294,16 @@ void CommandRunner::MaybeComplete() {
   Done done = std::move(done_);
   done_ = nullptr;
   done(std::move(results_));
+}
+
+std::vector<std::string> CommandRunner::Running() const {
+  std::vector<std::string> names;
+  for (const auto& child : children_) {
+    if (!child->done) {
+      names.push_back(child->command.name);
+    }
+  }
+  return names;
 }
 
 void CommandRunner::Abort() {

@@ -25,7 +25,11 @@ class CommandRunner {
  public:
   using Done = std::function<void(std::vector<collect::CollectorResult> results)>;
 
-  explicit CommandRunner(uv_loop_t* loop);
+  // A command whose child would not die is not run again while that child lives: the
+  // commands running the same tool (a wedged device hangs every hl-smi), or for hooks, which
+  // share tools (sh, curl) but not their fate, the same name.
+  enum class HungKey { kTool, kName };
+  explicit CommandRunner(uv_loop_t* loop, HungKey hung_key = HungKey::kTool);
   ~CommandRunner();
   CommandRunner(const CommandRunner&) = delete;
   CommandRunner& operator=(const CommandRunner&) = delete;
@@ -35,6 +39,8 @@ class CommandRunner {
   void Run(std::vector<config::CommandConfig> commands, Done done);
   // Kills what still runs (the daemon is stopping); `done` is not called.
   void Abort();
+  // The names of the commands still running (for a log line when they are aborted).
+  std::vector<std::string> Running() const;
 
   // How long a child may take to die after SIGTERM, and after SIGKILL, before it is killed
   // harder or abandoned.
@@ -49,11 +55,16 @@ class CommandRunner {
 
   uv_loop_t* loop_;
   std::vector<std::unique_ptr<Child>> children_;
+
   std::vector<collect::CollectorResult> results_;
   Done done_;
   std::size_t pending_ = 0;
-  // A tool whose last run would not die: its pid, until that process is gone.
+  // A tool (or name) whose last run would not die: its pid, until that process is gone.
   std::map<std::string, int> hung_;
+  HungKey hung_key_;
+  std::string KeyOf(const config::CommandConfig& command) const {
+    return hung_key_ == HungKey::kTool ? command.argv.front() : command.name;
+  }
 };
 
 }  // namespace trainwatch::app

@@ -227,6 +227,12 @@ void Daemon::Stop(int exit_code) {
   stopping_ = true;
   exit_code_ = exit_code;
   SaveState();
+  if (capturer_) {
+    capturer_->Abort();  // kept: a worker may still be finishing with it
+  }
+  if (hooks_) {
+    hooks_->Abort();  // logs and counts what it kills or leaves unrun
+  }
   WriteMetrics();  // the final counts, before the sources go
   sd_notify(0, "STOPPING=1");
   for (auto& source : sources_) {
@@ -240,12 +246,6 @@ void Daemon::Stop(int exit_code) {
   sources_.clear();
   wrap_source_.reset();
   control_.Stop();
-  if (capturer_) {
-    capturer_->Abort();  // kept: a worker may still be finishing with it
-  }
-  if (hooks_) {
-    hooks_->Abort();
-  }
   metrics_timer_.Reset();
   tick_.Reset();
   settle_.Reset();
@@ -337,7 +337,9 @@ int Daemon::Run() {
             }
           } else {
             spdlog::info("{}: stopping", strsignal(signum));
-            self->Stop(0);
+            // wrap, after its command ended (waiting for the incident, bundle or hooks): the
+            // command's status stands, or a crashed job would look like a success.
+            self->Stop(self->stop_after_settle_ ? self->exit_code_ : 0);
           }
         },
         signum);

@@ -184,6 +184,8 @@ class Daemon {
   std::unique_ptr<HookRunner> hooks_;
   Counters counters_;
   std::string metrics_error_;  // the last failure to write the textfile, logged once
+  std::string metrics_path_;   // the textfile last written, removed when the config drops it
+  bool said_waiting_ = false;  // wrap: "waiting for hooks" was logged
   std::map<std::string, std::uint64_t> unlogged_;       // per rule: firings since last logged
   std::map<std::string, std::uint64_t> quiet_firings_;  // per rule: firings opening nothing
   std::string last_status_;

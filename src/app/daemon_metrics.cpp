@@ -1,6 +1,10 @@
 // The Prometheus textfile: the daemon's counters and the state of what it watches, rewritten
 // atomically every `metrics.interval` for node_exporter's textfile collector.
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "app/daemon_internal.h"
 
@@ -25,7 +29,17 @@ void AddByLabel(MetricFamily& family, const std::string& label,
 }  // namespace
 
 void Daemon::ArmMetricsTimer() {
-  if (!metrics_timer_ || guest_ || !setup_.config.metrics.enabled) {
+  const bool writing = !guest_ && setup_.config.metrics.enabled;
+  if (!metrics_path_.empty() && (!writing || metrics_path_ != setup_.config.metrics.path)) {
+    // A reload moved or disabled the textfile: the old one would be exported forever, and
+    // beside the new one in node_exporter's directory every series would be there twice.
+    if (::unlink(metrics_path_.c_str()) != 0 && errno != ENOENT) {
+      spdlog::warn("cannot remove the old metrics file {}: {}", metrics_path_,
+                   std::strerror(errno));
+    }
+    metrics_path_.clear();
+  }
+  if (!metrics_timer_ || !writing) {
     if (metrics_timer_) {
       uv_timer_stop(metrics_timer_.get());
     }
@@ -56,6 +70,9 @@ void Daemon::WriteMetrics() {
     spdlog::info("metrics file {} written again", setup_.config.metrics.path);
   }
   metrics_error_ = written ? "" : written.error().message;
+  if (written) {
+    metrics_path_ = setup_.config.metrics.path;
+  }
 }
 
 std::vector<MetricFamily> Daemon::MetricFamilies() const {
@@ -112,7 +129,14 @@ std::vector<MetricFamily> Daemon::MetricFamilies() const {
                                  "Collectors killed at their deadline or abandoned (a wedged "
                                  "device tool), by collector.",
                                  "counter");
-  AddByLabel(timeouts, "collector", counters_.collector_timeouts);
+  std::map<std::string, std::uint64_t> by_collector;
+  for (const config::CommandConfig& command : setup_.config.capture.commands) {
+    by_collector[command.name] = 0;
+  }
+  for (const auto& [collector, count] : counters_.collector_timeouts) {
+    by_collector[collector] = count;
+  }
+  AddByLabel(timeouts, "collector", by_collector);
   families.push_back(std::move(timeouts));
 
   if (hooks_) {
@@ -137,6 +161,12 @@ std::vector<MetricFamily> Daemon::MetricFamilies() const {
                                    "counter");
     AddByLabel(failures, "hook", hook_failures);
     families.push_back(std::move(failures));
+    MetricFamily dropped = Family("trainwatch_hook_incidents_dropped_total",
+                                  "Incidents whose hooks never ran: more than 16 waited, or the "
+                                  "daemon stopped first.",
+                                  "counter");
+    dropped.samples.push_back({{}, static_cast<double>(hooks_->counts().dropped)});
+    families.push_back(std::move(dropped));
   }
 
   MetricFamily lines = Family("trainwatch_source_lines_total", "Lines read, by source.", "counter");
@@ -167,7 +197,11 @@ std::vector<MetricFamily> Daemon::MetricFamilies() const {
     add_source(source);
     if (source.tails) {
       for (const auto& [id, file] : source.tails->files()) {
-        add_bars(source, *file->stream);
+        // A file rotated or deleted away is being finished: its bars are history, and a new
+        // file at its path would repeat their series.
+        if (!file->gone_since) {
+          add_bars(source, *file->stream);
+        }
       }
     }
     for (const auto& stream : source.wrap_streams) {

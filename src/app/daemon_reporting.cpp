@@ -3,6 +3,8 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <set>
 
@@ -90,8 +92,14 @@ void Daemon::WriteSettled() {
 }
 
 void Daemon::StopIfWrapDone() {
-  if (stop_after_settle_ && !incidents_.open() && captures_running_ == 0 && hooks_->idle()) {
+  if (!stop_after_settle_) {
+    return;
+  }
+  if (!incidents_.open() && captures_running_ == 0 && (!hooks_ || hooks_->idle())) {
     Stop(exit_code_);  // wrap: the command ended and its incident, bundle and hooks are done
+  } else if (!incidents_.open() && captures_running_ == 0 && !said_waiting_) {
+    said_waiting_ = true;
+    spdlog::info("the command ended; waiting for the on_incident hooks before exiting");
   }
 }
 
@@ -194,7 +202,18 @@ void Daemon::OnCaptured(const CaptureOutcome& outcome) {
     spdlog::info("retention: removed {}", deleted);
   }
   for (const std::string& collector : outcome.timed_out) {
-    ++counters_.collector_timeouts[collector];
+    // "py-spy-4242" (a command run once per process) counts as "py-spy": one series per
+    // configured collector, not per process that ever hung.
+    std::string name = collector;
+    for (const config::CommandConfig& command : setup_.config.capture.commands) {
+      const std::string prefix = command.name + "-";
+      if (collector.size() > prefix.size() && collector.compare(0, prefix.size(), prefix) == 0 &&
+          std::all_of(collector.begin() + static_cast<std::ptrdiff_t>(prefix.size()),
+                      collector.end(), [](unsigned char c) { return std::isdigit(c); })) {
+        name = command.name;
+      }
+    }
+    ++counters_.collector_timeouts[name];
   }
   if (!outcome.timed_out.empty()) {
     spdlog::warn("incident {}: collectors killed at their deadline: {}", outcome.incident_id,

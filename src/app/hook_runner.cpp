@@ -53,6 +53,7 @@ void HookRunner::StartNext() {
     return;
   }
   running_ = true;
+  running_incident_ = queue_.front().incident_id;
   Batch batch = std::move(queue_.front());
   queue_.pop_front();
   for (const config::CommandConfig& hook : batch.commands) {
@@ -81,6 +82,18 @@ void HookRunner::OnDone(const Batch& batch, std::vector<collect::CollectorResult
 }
 
 void HookRunner::Abort() {
+  if (running_) {
+    for (const std::string& name : runner_.Running()) {
+      ++counts_.failures[name];
+      spdlog::warn("incident {}: on_incident hook {} killed: the daemon is stopping",
+                   running_incident_, name);
+    }
+  }
+  for (const Batch& batch : queue_) {
+    ++counts_.dropped;
+    spdlog::warn("incident {}: on_incident hooks not run: the daemon is stopping",
+                 batch.incident_id);
+  }
   runner_.Abort();
   queue_.clear();
   running_ = false;

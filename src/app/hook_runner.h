@@ -38,7 +38,7 @@ class HookRunner {
  public:
   static constexpr std::size_t kMaxQueued = 16;
 
-  explicit HookRunner(uv_loop_t* loop) : runner_(loop) {}
+  explicit HookRunner(uv_loop_t* loop) : runner_(loop, CommandRunner::HungKey::kName) {}
 
   void Configure(std::vector<config::CommandConfig> hooks) { hooks_ = std::move(hooks); }
   // Runs the hooks that want `incident`, with the bundle's outcome in their environment.
@@ -48,7 +48,8 @@ class HookRunner {
   bool idle() const { return !running_ && queue_.empty(); }
   // Called each time the runner becomes idle (the daemon may be waiting to stop).
   void OnIdle(std::function<void()> callback) { on_idle_ = std::move(callback); }
-  // Kills what runs and forgets what waits (the daemon is stopping).
+  // Kills what runs and forgets what waits (the daemon is stopping), saying which: the killed
+  // count as failures, the forgotten as dropped. Nothing is run again at the next start.
   void Abort();
   const HookCounts& counts() const { return counts_; }
 
@@ -64,6 +65,7 @@ class HookRunner {
   std::vector<config::CommandConfig> hooks_;
   std::deque<Batch> queue_;
   bool running_ = false;
+  std::string running_incident_;
   HookCounts counts_;
   std::function<void()> on_idle_;
 };

@@ -8,17 +8,64 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <set>
+#include <string_view>
 
 #include "core/unique_fd.h"
 
 namespace trainwatch::app {
 namespace {
 
+// The length of the valid UTF-8 sequence at the start of `text`, 0 if it is not one.
+std::size_t Utf8SequenceLength(std::string_view text) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  std::size_t length = 0;
+  std::uint32_t minimum = 0;
+  if (lead < 0x80) {
+    return 1;
+  } else if ((lead & 0xE0) == 0xC0) {
+    length = 2, minimum = 0x80;
+  } else if ((lead & 0xF0) == 0xE0) {
+    length = 3, minimum = 0x800;
+  } else if ((lead & 0xF8) == 0xF0) {
+    length = 4, minimum = 0x10000;
+  } else {
+    return 0;
+  }
+  if (text.size() < length) {
+    return 0;
+  }
+  std::uint32_t code = lead & (0x7F >> length);
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) {
+      return 0;
+    }
+    code = (code << 6) | (byte(i) & 0x3F);
+  }
+  const bool surrogate = code >= 0xD800 && code <= 0xDFFF;
+  return code < minimum || code > 0x10FFFF || surrogate ? 0 : length;
+}
+
 // Label values escape backslash, double quote and newline; HELP text backslash and newline.
+// Both must be UTF-8, or the textfile collector rejects the whole file: a log's bytes (a
+// bar's label, a file name) that are not become U+FFFD.
 std::string Escape(const std::string& text, bool quote) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = Utf8SequenceLength(std::string_view(text).substr(i));
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    if (length > 1) {
+      out.append(text, i, length);
+      i += length;
+      continue;
+    }
+    const char c = text[i++];
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {
@@ -57,17 +104,20 @@ std::string PrometheusText(const std::vector<MetricFamily>& families) {
     }
     out += "# HELP " + family.name + " " + Escape(family.help, false) + "\n";
     out += "# TYPE " + family.name + " " + family.type + "\n";
+    std::set<std::string> seen;  // a series twice makes the file invalid: the first one counts
     for (const MetricSample& sample : family.samples) {
-      out += family.name;
+      std::string series = family.name;
       if (!sample.labels.empty()) {
-        out += "{";
+        series += "{";
         for (std::size_t i = 0; i < sample.labels.size(); ++i) {
-          out += (i ? "," : "") + sample.labels[i].first + "=\"" +
-                 Escape(sample.labels[i].second, true) + "\"";
+          series += (i ? "," : "") + sample.labels[i].first + "=\"" +
+                    Escape(sample.labels[i].second, true) + "\"";
         }
-        out += "}";
+        series += "}";
       }
-      out += " " + Number(sample.value) + "\n";
+      if (seen.insert(series).second) {
+        out += series + " " + Number(sample.value) + "\n";
+      }
     }
   }
   return out;

@@ -24,8 +24,9 @@ struct MetricFamily {
   std::vector<MetricSample> samples;
 };
 
-// The families as exposition text. A family without samples is left out (promtool rejects
-// none, but an empty HELP/TYPE pair says nothing).
+// The families as exposition text. A family without samples is left out (an empty HELP/TYPE
+// pair says nothing); a sample whose labels repeat an earlier one's is left out (a series
+// twice makes the collector reject the file); text that is not UTF-8 becomes U+FFFD.
 std::string PrometheusText(const std::vector<MetricFamily>& families);
 
 // Writes `text` to `path` through `path`.tmp and a rename, at `mode`: a reader (the textfile

@@ -1,5 +1,7 @@
 #include "config/capture_config.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 
@@ -231,6 +233,17 @@ class CaptureParser {
     bool ok = true;
     if (auto name = node["name"] ? yaml_.Scalar(node["name"], "command name") : std::nullopt) {
       command.name = *name;
+      // Names become file names in bundles and label values in the metrics.
+      const bool plain = std::isalnum(static_cast<unsigned char>(name->front())) &&
+                         std::all_of(name->begin(), name->end(), [](unsigned char c) {
+                           return std::isalnum(c) || c == '.' || c == '_' || c == '-';
+                         });
+      if (!plain) {
+        yaml_.Fail(node["name"], "command name '" + *name +
+                                     "' must be letters, digits, '.', '_' or '-', starting with "
+                                     "a letter or digit");
+        ok = false;
+      }
     } else {
       if (!node["name"]) {
         yaml_.Fail(node, what + " needs a name");
@@ -260,8 +273,14 @@ class CaptureParser {
       command.as = "commands/" + command.name + ".txt";
     }
     if (const YAML::Node timeout = node["timeout"]) {
+      const Duration minimum = hook ? Duration(1000) : Duration(100);
       if (auto value = yaml_.DurationField(timeout, "command timeout")) {
         command.timeout = *value;
+        if (*value < minimum) {
+          yaml_.Fail(timeout,
+                     "command timeout must be at least " + std::to_string(minimum.count()) + "ms");
+          ok = false;
+        }
       } else {
         ok = false;
       }
@@ -312,6 +331,10 @@ class CaptureParser {
                              "' (expected crash, hang, device, manual or warning)");
         ok = false;
       }
+    }
+    if (ok && !when.crash && !when.hang && !when.device && !when.manual && !when.warning) {
+      yaml_.Fail(node, "command when is empty: it would never run (remove the command instead)");
+      ok = false;
     }
     return ok;
   }

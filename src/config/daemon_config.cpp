@@ -344,7 +344,10 @@ class DaemonConfigParser {
     if (!name) {
       yaml_.Fail(node, "a source has no 'name'");
     } else if (auto text = yaml_.Scalar(name, "source name")) {
-      if (IsSourceName(*text)) {
+      if (*text == "wrap") {
+        // `trainwatch wrap` adds its command's output as the source "wrap".
+        yaml_.Fail(name, "source name 'wrap' is reserved for the output of `trainwatch wrap`");
+      } else if (IsSourceName(*text)) {
         source.name = *text;
       } else {
         yaml_.Fail(name, "source name '" + *text +

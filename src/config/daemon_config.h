@@ -30,7 +30,7 @@
 //     - name: upload          # required, unique
 //       argv: [sh, -c, 'aws s3 cp "$TRAINWATCH_BUNDLE" s3://bucket/']   # no shell unless named
 //       timeout: 60s          # SIGTERM, then SIGKILL to its process group
-//       when: [crash, hang, device, manual]   # or "always" (warnings too); default as shown
+//       when: [crash, hang, device, manual]   # the incident kinds it runs for (the default)
 //   sources:
 //     - name: train           # required, unique; letters, digits, '.', '_', '-'
 //       tags: [train]         # required, non-empty: which rules apply (a rule's `tags`)

@@ -125,6 +125,21 @@ TEST_F(OperationsTest, WrapWaitsForTheHooksBeforeItExits) {
   EXPECT_NE(ReadFile(Dir("late.txt")).find("test.marker"), std::string::npos) << wrap.Log();
 }
 
+TEST_F(OperationsTest, SigtermWhileWrapWaitsForAHookKeepsTheCommandsStatus) {
+  WriteConfigWithHooks("  - name: slow\n    argv: [sleep, '30']\n");
+  DaemonProcess wrap({"wrap", "--config", config(), "--", "sh", "-c", "echo 'MARK 8 FIRE'; exit 4"},
+                     Dir("wrap.log"));
+  ASSERT_TRUE(WaitUntil(
+      [&] { return wrap.Log().find("waiting for the on_incident hooks") != std::string::npos; },
+      20s))
+      << wrap.Log();
+  wrap.Signal(SIGTERM);
+  EXPECT_EQ(wrap.Wait(10s), 4) << wrap.Log();  // the crashed job's status, not 0
+  EXPECT_NE(wrap.Log().find("on_incident hook slow killed: the daemon is stopping"),
+            std::string::npos)
+      << wrap.Log();
+}
+
 TEST_F(OperationsTest, TheMetricsFileCountsWhatTheDaemonSawAndPromtoolAcceptsIt) {
   WriteConfigWithHooks("  - name: ok\n    argv: ['true']\n");
   StartDaemon();
