@@ -185,6 +185,7 @@ class Daemon {
   Counters counters_;
   std::string metrics_error_;  // the last failure to write the textfile, logged once
   std::string metrics_path_;   // the textfile last written, removed when the config drops it
+  std::string metrics_text_;   // what it holds
   bool said_waiting_ = false;  // wrap: "waiting for hooks" was logged
   std::map<std::string, std::uint64_t> unlogged_;       // per rule: firings since last logged
   std::map<std::string, std::uint64_t> quiet_firings_;  // per rule: firings opening nothing

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "app/daemon_internal.h"
@@ -60,9 +61,15 @@ void Daemon::WriteMetrics() {
   if (guest_ || !setup_.config.metrics.enabled || setup_.config.metrics.path.empty()) {
     return;
   }
-  // A few kilobytes to a local file, like the offsets: not worth a thread-pool round trip.
-  const Status written =
-      WriteFileAtomically(setup_.config.metrics.path, PrometheusText(MetricFamilies()), 0644);
+  // A few kilobytes to a local file, like the offsets: not worth a thread-pool round trip. An
+  // idle daemon's numbers do not change, and rewriting the same file would be its main cost
+  // (unless someone removed it).
+  std::string text = PrometheusText(MetricFamilies());
+  if (text == metrics_text_ && metrics_path_ == setup_.config.metrics.path &&
+      ::access(metrics_path_.c_str(), F_OK) == 0) {
+    return;
+  }
+  const Status written = WriteFileAtomically(setup_.config.metrics.path, text, 0644);
   if (!written && written.error().message != metrics_error_) {
     spdlog::error("cannot write the metrics file: {} (retried every {} ms)",
                   written.error().message, setup_.config.metrics.interval.count());
@@ -72,6 +79,7 @@ void Daemon::WriteMetrics() {
   metrics_error_ = written ? "" : written.error().message;
   if (written) {
     metrics_path_ = setup_.config.metrics.path;
+    metrics_text_ = std::move(text);
   }
 }
 
@@ -189,7 +197,9 @@ std::vector<MetricFamily> Daemon::MetricFamilies() const {
     for (const auto& [key, bar] : stream.progress().bars()) {
       const std::vector<std::pair<std::string, std::string>> labels = {
           {"source", source.config.name}, {"stream", stream.identity().name}, {"bar", key}};
-      advance.samples.push_back({labels, Seconds(wall_now - (now - bar.last_advance))});
+      // Whole seconds: the steady-to-wall conversion jitters below that, and an unchanged
+      // file is not rewritten.
+      advance.samples.push_back({labels, std::round(Seconds(wall_now - (now - bar.last_advance)))});
       steps.samples.push_back({labels, static_cast<double>(bar.count)});
     }
   };
