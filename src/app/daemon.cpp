@@ -135,7 +135,8 @@ Status Daemon::Apply(Setup setup, bool initial) {
     hooks_->OnIdle([this] { StopIfWrapDone(); });
   }
   hooks_->Configure(setup_.config.on_incident);
-  ArmMetricsTimer();
+  ++setups_applied_;
+  ReconfigureMetrics();
   incidents_.set_settings({setup_.config.incident.settle, setup_.config.incident.cooldown});
   for (auto& source : fresh) {
     auto kept = old.find(source->config.name);
@@ -246,7 +247,6 @@ void Daemon::Stop(int exit_code) {
   sources_.clear();
   wrap_source_.reset();
   control_.Stop();
-  metrics_timer_.Reset();
   tick_.Reset();
   settle_.Reset();
   traceback_timer_.Reset();
@@ -311,8 +311,8 @@ int Daemon::Run() {
 
   uv_loop_init(&loop_);
   int status = 0;
-  for (auto* timer : {&tick_, &settle_, &traceback_timer_, &save_timer_, &watchdog_, &writer_soon_,
-                      &metrics_timer_}) {
+  for (auto* timer :
+       {&tick_, &settle_, &traceback_timer_, &save_timer_, &watchdog_, &writer_soon_}) {
     *timer = UvHandle<uv_timer_t>::Make(&loop_, status, uv_timer_init);
     (*timer)->data = this;
   }

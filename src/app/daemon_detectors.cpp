@@ -225,6 +225,7 @@ void Daemon::Tick() {
     CheckSilence(*wrap_source_, now);
   }
   UpdateStatus();
+  MaybeWriteMetrics(now);
 }
 
 }  // namespace trainwatch::app::daemon_internal

@@ -122,9 +122,14 @@ class Daemon {
   void RunHooks(const detect::Incident& incident, const CaptureOutcome& outcome);
   // wrap: stops once the command ended and its incident, bundle and hooks are done.
   void StopIfWrapDone();
-  void ArmMetricsTimer();
+  // Takes a reloaded metrics config (removes a textfile it no longer names).
+  void ReconfigureMetrics();
+  // From the tick: writes the textfile every `metrics.interval`.
+  void MaybeWriteMetrics(Clock::time_point now);
   void WriteMetrics();
   std::vector<MetricFamily> MetricFamilies() const;
+  // A number that changes whenever anything the metrics show may have changed.
+  std::uint64_t MetricsActivity() const;
   void Tick();
   void CheckStalls(SourceState& source, Stream& stream, Clock::time_point now);
   void CheckSilence(SourceState& source, Clock::time_point now);
@@ -168,7 +173,6 @@ class Daemon {
   UvHandle<uv_timer_t> save_timer_;
   UvHandle<uv_timer_t> watchdog_;
   UvHandle<uv_timer_t> writer_soon_;
-  UvHandle<uv_timer_t> metrics_timer_;
   std::vector<UvHandle<uv_signal_t>> signals_;
   Clock::time_point last_writer_scan_{};
   bool writer_scan_running_ = false;
@@ -186,7 +190,10 @@ class Daemon {
   std::string metrics_error_;  // the last failure to write the textfile, logged once
   std::string metrics_path_;   // the textfile last written, removed when the config drops it
   std::string metrics_text_;   // what it holds
-  bool said_waiting_ = false;  // wrap: "waiting for hooks" was logged
+  std::uint64_t metrics_activity_ = 0;  // MetricsActivity() when it was written
+  std::uint64_t setups_applied_ = 0;    // the start and each reload
+  Clock::time_point next_metrics_{};
+  bool said_waiting_ = false;                           // wrap: "waiting for hooks" was logged
   std::map<std::string, std::uint64_t> unlogged_;       // per rule: firings since last logged
   std::map<std::string, std::uint64_t> quiet_firings_;  // per rule: firings opening nothing
   std::string last_status_;

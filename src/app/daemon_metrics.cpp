@@ -29,7 +29,7 @@ void AddByLabel(MetricFamily& family, const std::string& label,
 
 }  // namespace
 
-void Daemon::ArmMetricsTimer() {
+void Daemon::ReconfigureMetrics() {
   const bool writing = !guest_ && setup_.config.metrics.enabled;
   if (!metrics_path_.empty() && (!writing || metrics_path_ != setup_.config.metrics.path)) {
     // A reload moved or disabled the textfile: the old one would be exported forever, and
@@ -40,21 +40,15 @@ void Daemon::ArmMetricsTimer() {
     }
     metrics_path_.clear();
   }
-  if (!metrics_timer_ || !writing) {
-    if (metrics_timer_) {
-      uv_timer_stop(metrics_timer_.get());
-    }
-    return;
+  next_metrics_ = {};  // at the next tick
+}
+
+void Daemon::MaybeWriteMetrics(Clock::time_point now) {
+  // On the tick rather than a timer of its own: an idle daemon wakes once a second, not more.
+  if (now >= next_metrics_) {
+    next_metrics_ = now + setup_.config.metrics.interval;
+    WriteMetrics();
   }
-  const auto every = static_cast<std::uint64_t>(setup_.config.metrics.interval.count());
-  uv_timer_start(
-      metrics_timer_.get(),
-      [](uv_timer_t* timer) {
-        if (auto* self = static_cast<Daemon*>(timer->data)) {
-          self->WriteMetrics();
-        }
-      },
-      0, every);
 }
 
 void Daemon::WriteMetrics() {
@@ -62,11 +56,17 @@ void Daemon::WriteMetrics() {
     return;
   }
   // A few kilobytes to a local file, like the offsets: not worth a thread-pool round trip. An
-  // idle daemon's numbers do not change, and rewriting the same file would be its main cost
-  // (unless someone removed it).
+  // idle daemon's numbers do not change: neither rendering nor rewriting them again would be
+  // its main cost (unless someone removed the file).
+  const std::uint64_t activity = MetricsActivity();
+  const bool same_file =
+      metrics_path_ == setup_.config.metrics.path && ::access(metrics_path_.c_str(), F_OK) == 0;
+  if (same_file && activity == metrics_activity_) {
+    return;
+  }
   std::string text = PrometheusText(MetricFamilies());
-  if (text == metrics_text_ && metrics_path_ == setup_.config.metrics.path &&
-      ::access(metrics_path_.c_str(), F_OK) == 0) {
+  if (same_file && text == metrics_text_) {
+    metrics_activity_ = activity;
     return;
   }
   const Status written = WriteFileAtomically(setup_.config.metrics.path, text, 0644);
@@ -80,7 +80,40 @@ void Daemon::WriteMetrics() {
   if (written) {
     metrics_path_ = setup_.config.metrics.path;
     metrics_text_ = std::move(text);
+    metrics_activity_ = activity;
   }
+}
+
+std::uint64_t Daemon::MetricsActivity() const {
+  // Every number the file holds moves with one of these (a bar only with its stream's lines);
+  // a collision of two different states in this sum only delays a rewrite to the next change.
+  std::uint64_t sum = setups_applied_ * 1000003 + incidents_written_ + counters_.bundles_written +
+                      counters_.bundle_bytes + counters_.bundles_failed + counters_.bundles_deleted;
+  for (const auto* counts : {&counters_.firings_by_rule, &counters_.collector_timeouts}) {
+    for (const auto& [name, count] : *counts) {
+      sum = sum * 31 + count;
+    }
+  }
+  if (hooks_) {
+    for (const auto* counts : {&hooks_->counts().runs, &hooks_->counts().failures}) {
+      for (const auto& [name, count] : *counts) {
+        sum = sum * 31 + count;
+      }
+    }
+    sum = sum * 31 + hooks_->counts().dropped;
+  }
+  auto add = [&](const SourceState& source) {
+    sum = sum * 31 + source.lines;
+    sum = sum * 31 + source.bytes;
+    sum = sum * 31 + (source.tails ? source.tails->files().size() : 0);
+  };
+  for (const auto& source : sources_) {
+    add(*source);
+  }
+  if (wrap_source_) {
+    add(*wrap_source_);
+  }
+  return sum;
 }
 
 std::vector<MetricFamily> Daemon::MetricFamilies() const {
