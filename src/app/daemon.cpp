@@ -389,6 +389,7 @@ int Daemon::Run() {
     // Compiling the rules (Hyperscan, RE2) used and freed megabytes that malloc keeps: give
     // them back, a watcher's footprint is what stays.
     malloc_trim(0);
+    MaybeWriteMetrics(Clock::now());  // the textfile exists once the daemon is ready
     sd_notify(0, "READY=1");
     spdlog::info("watching: {} sources, {} rules; incidents go to {}", sources_.size(),
                  setup_.rules.size(), incident_log_->path());
