@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "integration/daemon_fixture.h"
+#include "support/file_text.h"
 #include "support/run_binary.h"
 
 namespace trainwatch::testing {
@@ -29,17 +30,6 @@ const char* kAwsKey = "AKIAIOSFODNN7EXAMPLE";
 const char* kHfToken = "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
 const char* kWandbKey = "0123456789abcdef0123456789abcdef01234567";
 const char* kUrlPassword = "Tr0ub4dor3";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void Append(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::app) << text << std::flush;
-}
 
 // A 1 MiB tmpfs at `dir` for as long as it lives: a full disk, for real.
 class SmallDisk {

@@ -12,14 +12,12 @@
 
 #include "core/unique_fd.h"
 #include "integration/daemon_fixture.h"
+#include "support/file_text.h"
+#include "support/notify_socket.h"
 #include "support/run_binary.h"
 
 namespace trainwatch::testing {
 namespace {
-
-void Append(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::app) << text << std::flush;
-}
 
 const char* kTraceback =
     "Traceback (most recent call last):\n"
@@ -236,25 +234,11 @@ TEST_F(DaemonTest, WrapBesideARunningDaemonRunsItsCommandAndSharesTheIncidentLog
 TEST_F(DaemonTest, NotifiesSystemdReadyStatusAndWatchdog) {
   WriteConfig({});
   const std::string socket_path = Dir("notify.sock");
-  UniqueFd notify(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, socket_path.c_str(), sizeof address.sun_path - 1);
-  ASSERT_EQ(::bind(notify.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  timeval timeout{0, 200000};
-  ::setsockopt(notify.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  NotifySocket notify(socket_path);
+  ASSERT_TRUE(notify.bound());
   StartDaemon({"NOTIFY_SOCKET=" + socket_path, "WATCHDOG_USEC=400000"});
-  std::string messages;
-  WaitUntil(
-      [&] {
-        char buffer[4096];
-        const ssize_t n = ::recv(notify.get(), buffer, sizeof buffer, 0);
-        if (n > 0) {
-          messages.append(buffer, static_cast<std::size_t>(n)).append("\n");
-        }
-        return messages.find("WATCHDOG=1\nWATCHDOG=1") != std::string::npos;
-      },
-      10s);
+  WaitUntil([&] { return notify.Received("WATCHDOG=1\nWATCHDOG=1"); }, 10s);
+  const std::string& messages = notify.messages();
   EXPECT_NE(messages.find("READY=1"), std::string::npos) << messages;
   EXPECT_NE(messages.find("STATUS=watching 0 files in 2 sources"), std::string::npos) << messages;
   EXPECT_NE(messages.find("WATCHDOG=1\nWATCHDOG=1"), std::string::npos) << messages;

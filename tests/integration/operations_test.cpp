@@ -8,23 +8,13 @@
 #include <sstream>
 
 #include "integration/daemon_fixture.h"
+#include "support/file_text.h"
 #include "support/run_binary.h"
 
 namespace trainwatch::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void Append(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::app) << text << std::flush;
-}
 
 // The value of the sample `series` (name with labels, as printed) in textfile `text`.
 std::optional<double> Sample(const std::string& text, const std::string& series) {

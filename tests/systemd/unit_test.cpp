@@ -21,6 +21,7 @@
 
 #include "core/unique_fd.h"
 #include "support/daemon_process.h"
+#include "support/notify_socket.h"
 #include "support/run_binary.h"
 
 namespace trainwatch::testing {
@@ -168,22 +169,10 @@ TEST_F(SystemdUnitTest, ItsExecStartAndExecReloadLinesRunTheDaemon) {
   std::filesystem::create_directories(Dir("home"));
 
   const std::string socket_path = Dir("notify.sock");
-  UniqueFd notify(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, socket_path.c_str(), sizeof address.sun_path - 1);
-  ASSERT_EQ(::bind(notify.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  timeval timeout{0, 200000};
-  ::setsockopt(notify.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  std::string messages;
-  auto received = [&](const std::string& what) {
-    char buffer[4096];
-    const ssize_t n = ::recv(notify.get(), buffer, sizeof buffer, 0);
-    if (n > 0) {
-      messages.append(buffer, static_cast<std::size_t>(n)).append("\n");
-    }
-    return messages.find(what) != std::string::npos;
-  };
+  NotifySocket notify(socket_path);
+  ASSERT_TRUE(notify.bound());
+  auto received = [&](const std::string& what) { return notify.Received(what); };
+  const std::string& messages = notify.messages();
 
   // The default config's ~ paths (the logs, $HABANA_LOGS) land in a home of the test's own;
   // the default kmsg source reads /dev/kmsg where it can and goes on without it where not.
