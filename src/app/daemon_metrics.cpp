@@ -20,11 +20,26 @@ MetricFamily Family(std::string name, std::string help, std::string type) {
   return MetricFamily{std::move(name), std::move(help), std::move(type), {}};
 }
 
+// One sample per label value counted, and per value in `known` (at 0 until counted): a
+// counter that first appears at 1 hides its first increase from rate() and increase().
 void AddByLabel(MetricFamily& family, const std::string& label,
-                const std::map<std::string, std::uint64_t>& values) {
-  for (const auto& [value, count] : values) {
+                const std::map<std::string, std::uint64_t>& counts,
+                const std::vector<std::string>& known = {}) {
+  std::map<std::string, std::uint64_t> all = counts;
+  for (const std::string& value : known) {
+    all.try_emplace(value, 0);
+  }
+  for (const auto& [value, count] : all) {
     family.samples.push_back({{{label, value}}, static_cast<double>(count)});
   }
+}
+
+std::vector<std::string> NamesOf(const std::vector<config::CommandConfig>& commands) {
+  std::vector<std::string> names;
+  for (const config::CommandConfig& command : commands) {
+    names.push_back(command.name);
+  }
+  return names;
 }
 
 }  // namespace
@@ -129,26 +144,17 @@ std::vector<MetricFamily> Daemon::MetricFamilies() const {
   MetricFamily firings =
       Family("trainwatch_rule_firings_total",
              "Lines (or events) each rule fired on, incidents or not.", "counter");
-  // Every known series from the start, at 0: a counter that first appears at 1 hides its
-  // first increase from rate() and increase().
-  std::map<std::string, std::uint64_t> by_rule;
+  std::vector<std::string> rule_ids;
   for (const rules::Rule& rule : setup_.rules) {
-    by_rule[rule.id] = 0;
+    rule_ids.push_back(rule.id);
   }
-  for (const auto& [rule, count] : counters_.firings_by_rule) {
-    by_rule[rule] = count;
-  }
-  AddByLabel(firings, "rule", by_rule);
+  AddByLabel(firings, "rule", counters_.firings_by_rule, rule_ids);
   families.push_back(std::move(firings));
 
   MetricFamily incidents =
       Family("trainwatch_incidents_total", "Incidents recorded, by kind.", "counter");
-  std::map<std::string, std::uint64_t> by_kind = {
-      {"crash", 0}, {"hang", 0}, {"device", 0}, {"warning", 0}, {"manual", 0}};
-  for (const auto& [kind, count] : counters_.incidents_by_kind) {
-    by_kind[kind] = count;
-  }
-  AddByLabel(incidents, "kind", by_kind);
+  AddByLabel(incidents, "kind", counters_.incidents_by_kind,
+             {"crash", "hang", "device", "warning", "manual"});
   families.push_back(std::move(incidents));
 
   const std::pair<const char*, std::pair<const char*, std::uint64_t>> bundle_counts[] = {
@@ -170,37 +176,21 @@ std::vector<MetricFamily> Daemon::MetricFamilies() const {
                                  "Collectors killed at their deadline or abandoned (a wedged "
                                  "device tool), by collector.",
                                  "counter");
-  std::map<std::string, std::uint64_t> by_collector;
-  for (const config::CommandConfig& command : setup_.config.capture.commands) {
-    by_collector[command.name] = 0;
-  }
-  for (const auto& [collector, count] : counters_.collector_timeouts) {
-    by_collector[collector] = count;
-  }
-  AddByLabel(timeouts, "collector", by_collector);
+  AddByLabel(timeouts, "collector", counters_.collector_timeouts,
+             NamesOf(setup_.config.capture.commands));
   families.push_back(std::move(timeouts));
 
   if (hooks_) {
     MetricFamily runs =
         Family("trainwatch_hook_runs_total", "on_incident hooks started, by hook.", "counter");
-    std::map<std::string, std::uint64_t> hook_runs;
-    std::map<std::string, std::uint64_t> hook_failures;
-    for (const config::CommandConfig& hook : setup_.config.on_incident) {
-      hook_runs[hook.name] = hook_failures[hook.name] = 0;
-    }
-    for (const auto& [hook, count] : hooks_->counts().runs) {
-      hook_runs[hook] = count;
-    }
-    for (const auto& [hook, count] : hooks_->counts().failures) {
-      hook_failures[hook] = count;
-    }
-    AddByLabel(runs, "hook", hook_runs);
+    const std::vector<std::string> hooks = NamesOf(setup_.config.on_incident);
+    AddByLabel(runs, "hook", hooks_->counts().runs, hooks);
     families.push_back(std::move(runs));
     MetricFamily failures = Family("trainwatch_hook_failures_total",
                                    "on_incident hooks that failed, timed out or were missing, "
                                    "by hook.",
                                    "counter");
-    AddByLabel(failures, "hook", hook_failures);
+    AddByLabel(failures, "hook", hooks_->counts().failures, hooks);
     families.push_back(std::move(failures));
     MetricFamily dropped = Family("trainwatch_hook_incidents_dropped_total",
                                   "Incidents whose hooks never ran: more than 16 waited, or the "
