@@ -188,45 +188,30 @@ void CommandRunner::Run(std::vector<config::CommandConfig> commands, Done done) 
             }
           });
     }
-    uv_timer_start(
-        raw->timer.get(),
-        [](uv_timer_t* timer) {
-          if (auto* child = static_cast<Child*>(timer->data)) {
-            child->owner->OnTimer(*child);
-          }
-        },
-        static_cast<std::uint64_t>(raw->command.timeout.count()), 0);
+    ArmTimer(*raw, raw->command.timeout);
     children_.push_back(std::move(child));
   }
   MaybeComplete();
 }
 
+void CommandRunner::ArmTimer(Child& child, std::chrono::milliseconds delay) {
+  uv_timer_start(
+      child.timer.get(),
+      [](uv_timer_t* timer) {
+        if (auto* c = static_cast<Child*>(timer->data)) {
+          c->owner->OnTimer(*c);
+        }
+      },
+      static_cast<std::uint64_t>(delay.count()), 0);
+}
+
 void CommandRunner::OnTimer(Child& child) {
   const int group = child.process ? child.process->pid : 0;
-  if (child.stage == 0) {
-    child.stage = 1;
-    ::kill(-group, SIGTERM);
-    uv_timer_start(
-        child.timer.get(),
-        [](uv_timer_t* timer) {
-          if (auto* c = static_cast<Child*>(timer->data)) {
-            c->owner->OnTimer(*c);
-          }
-        },
-        std::chrono::milliseconds(kTermGrace).count(), 0);
-    return;
-  }
-  if (child.stage == 1) {
-    child.stage = 2;
-    ::kill(-group, SIGKILL);
-    uv_timer_start(
-        child.timer.get(),
-        [](uv_timer_t* timer) {
-          if (auto* c = static_cast<Child*>(timer->data)) {
-            c->owner->OnTimer(*c);
-          }
-        },
-        std::chrono::milliseconds(kKillGrace).count(), 0);
+  if (child.stage < 2) {
+    // The deadline: SIGTERM to the group; a second later, SIGKILL.
+    ++child.stage;
+    ::kill(-group, child.stage == 1 ? SIGTERM : SIGKILL);
+    ArmTimer(child, child.stage == 1 ? kTermGrace : kKillGrace);
     return;
   }
   // Still here after SIGKILL: uninterruptible sleep (or a grandchild holding the pipes).

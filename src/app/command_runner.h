@@ -51,6 +51,7 @@ class CommandRunner {
   struct Child;
   void Finish(Child& child);
   void OnTimer(Child& child);
+  void ArmTimer(Child& child, std::chrono::milliseconds delay);
   void MaybeComplete();
 
   uv_loop_t* loop_;

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "app/daemon_internal.h"
+#include "core/atomic_file.h"
 
 namespace trainwatch::app::daemon_internal {
 namespace {

@@ -1,17 +1,9 @@
 #include "app/prometheus_text.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <set>
 #include <string_view>
-
-#include "core/unique_fd.h"
 
 namespace trainwatch::app {
 namespace {
@@ -121,39 +113,6 @@ std::string PrometheusText(const std::vector<MetricFamily>& families) {
     }
   }
   return out;
-}
-
-Status WriteFileAtomically(const std::string& path, const std::string& text, unsigned mode) {
-  const std::string temporary = path + ".tmp";
-  {
-    UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
-    if (fd.get() < 0) {
-      return Error{temporary + ": " + std::strerror(errno)};
-    }
-    // The umask (0077 under the systemd unit) must not hide the file from its reader.
-    if (::fchmod(fd.get(), mode) != 0) {
-      return Error{temporary + ": " + std::strerror(errno)};
-    }
-    std::size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
-      if (n < 0) {
-        if (errno == EINTR) {
-          continue;
-        }
-        const std::string why = std::strerror(errno);
-        ::unlink(temporary.c_str());
-        return Error{temporary + ": " + why};
-      }
-      done += static_cast<std::size_t>(n);
-    }
-  }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(temporary.c_str());
-    return Error{path + ": " + why};
-  }
-  return Status::Ok();
 }
 
 }  // namespace trainwatch::app

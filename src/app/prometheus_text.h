@@ -8,8 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/result.h"
-
 namespace trainwatch::app {
 
 struct MetricSample {
@@ -28,9 +26,5 @@ struct MetricFamily {
 // pair says nothing); a sample whose labels repeat an earlier one's is left out (a series
 // twice makes the collector reject the file); text that is not UTF-8 becomes U+FFFD.
 std::string PrometheusText(const std::vector<MetricFamily>& families);
-
-// Writes `text` to `path` through `path`.tmp and a rename, at `mode`: a reader (the textfile
-// collector) sees the old file or the new one, never half of one.
-Status WriteFileAtomically(const std::string& path, const std::string& text, unsigned mode);
 
 }  // namespace trainwatch::app

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/atomic_file.h"
+
 namespace trainwatch::rules {
 namespace {
 
@@ -95,17 +97,8 @@ void StoreCachedDatabase(const std::string& dir, std::uint64_t key, const hs_dat
   std::unique_ptr<char, decltype(&std::free)> owned(bytes, &std::free);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  const std::string path = PathOf(dir, key);
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(bytes, static_cast<std::streamsize>(length));
-    if (!out) {
-      fs::remove(temporary, ec);
-      return;
-    }
-  }
-  fs::rename(temporary, path, ec);
+  // A cache: a failed write only means compiling again at the next start.
+  (void)WriteFileAtomically(PathOf(dir, key), std::string_view(bytes, length), 0600);
   Prune(dir);
 }
 

@@ -9,26 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/atomic_file.h"
 #include "core/unique_fd.h"
 
 namespace trainwatch::source {
 namespace {
 
 constexpr int kSchemaVersion = 1;
-
-Status WriteAll(int fd, std::string_view data, const std::string& file) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n < 0) {
-      return Error{file + ": " + std::strerror(errno)};
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -82,22 +69,9 @@ Status SaveTailState(const std::string& file, const TailState& state) {
   }
   const std::string text =
       nlohmann::json{{"version", kSchemaVersion}, {"tails", std::move(tails)}}.dump() + "\n";
-  // No fsync: the rename is atomic against a crash of this process (kill -9), which is what
-  // the state must survive; after a power loss the journal of the training job is gone too.
-  const std::string temporary = file + ".tmp";
-  {
-    UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    if (fd.get() < 0) {
-      return Error{temporary + ": " + std::strerror(errno)};
-    }
-    if (Status written = WriteAll(fd.get(), text, temporary); !written) {
-      return written;
-    }
-  }
-  if (::rename(temporary.c_str(), file.c_str()) != 0) {
-    return Error{file + ": " + std::strerror(errno)};
-  }
-  return Status::Ok();
+  // Atomic against a kill -9 of the daemon, which is what the offsets must survive; after a
+  // power loss the training job's own log is gone too.
+  return WriteFileAtomically(file, text, 0600);
 }
 
 }  // namespace trainwatch::source
