@@ -8,10 +8,10 @@
 #include <memory>
 #include <string>
 
-#include "app/bundle_commands.h"
-#include "app/commands.h"
-#include "app/control_commands.h"
 #include "app/daemon.h"
+#include "cli/bundle_commands.h"
+#include "cli/commands.h"
+#include "cli/control_commands.h"
 
 namespace trainwatch::cli {
 
@@ -19,14 +19,14 @@ struct CommandLine {
   CLI::App app{"trainwatch: catch crashes and hangs of ML training jobs, with the evidence",
                "trainwatch"};
 
-  app::CheckOptions check;
+  CheckOptions check;
   std::string check_config;
   app::DaemonOptions daemon;
   app::DaemonOptions wrap;
   std::string log_format = "human";  // daemon and wrap: human | json
-  app::ControlOptions control;
-  app::BundlesOptions bundles;
-  app::ScanOptions scan;
+  ControlOptions control;
+  BundlesOptions bundles;
+  ScanOptions scan;
   std::string scan_format = "text";
 
   // Owned by `app`; the one that was given is true after parsing.

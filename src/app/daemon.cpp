@@ -8,62 +8,88 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
 
-#include "app/daemon_internal.h"
-#include "app/rule_paths.h"
-#include "rules/rule_loader.h"
+#include "app/incident_flow.h"
+#include "app/sources.h"
+#include "collect/redactor.h"
+#include "config/shipped_paths.h"
+#include "core/unique_fd.h"
+#include "core/uv_handle.h"
+#include "core/uv_timer.h"
+#include "ops/control_server.h"
+#include "ops/daemon_metrics.h"
+#include "ops/metrics_textfile.h"
+#include "ops/status_json.h"
+#include "rules/configured_rules.h"
+#include "source/wrapped_child.h"
 
 namespace trainwatch::app {
-namespace daemon_internal {
+namespace {
 
-Result<Setup> LoadSetup(const std::string& config_path) {
-  config::ConfigLoad load = config::LoadDaemonConfig(config_path, config::ProcessEnv());
-  std::string problems;
-  for (const Diagnostic& error : load.errors) {
-    problems += FormatDiagnostic(error) + "\n";
-  }
-  if (!load.config) {
-    return Error{problems};
-  }
-  Setup setup{std::move(*load.config), {}};
-  const std::vector<std::string> rule_paths =
-      setup.config.rule_paths.empty() ? DefaultRulePaths() : setup.config.rule_paths;
-  rules::LoadedRules loaded = rules::LoadRulePaths(rule_paths);
-  for (const Diagnostic& error : loaded.errors) {
-    problems += FormatDiagnostic(error) + "\n";
-  }
-  if (!problems.empty()) {
-    return Error{problems};
-  }
-  setup.rules = std::move(loaded.rules);
-  return setup;
-}
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
 
-void Daemon::SaveStateSoon() {
-  if (stopping_ || uv_is_active(save_timer_.base())) {
-    return;
-  }
-  uv_timer_start(
-      save_timer_.get(),
-      [](uv_timer_t* timer) {
-        if (auto* self = static_cast<Daemon*>(timer->data)) {
-          self->SaveState();
-        }
-      },
-      kStateSaveDelay.count(), 0);
-}
+constexpr auto kTick = std::chrono::seconds(1);
+constexpr auto kStateSaveDelay = std::chrono::milliseconds(100);
+
+class Daemon {
+ public:
+  explicit Daemon(DaemonOptions options) : options_(std::move(options)) {}
+  int Run();
+
+ private:
+  Status Apply(rules::ConfiguredRules setup, bool initial);
+  void Reload();
+  void Stop(int exit_code);
+  void OnSignal(int signum);
+  void Tick();
+  void SaveState();
+  void StartWrap();
+  void OnChildEnd(const source::ChildEnd& end);
+  // wrap: stops once the command ended and its incident, bundle and hooks are done.
+  void StopIfWrapDone();
+  void UpdateStatus();
+  void HandleControl(const std::string& request, ops::ControlServer::Reply reply);
+  ops::DaemonSnapshot Snapshot();
+  std::uint64_t MetricsActivity() const;
+  void WriteMetrics(bool now);
+
+  DaemonOptions options_;
+  uv_loop_t loop_{};
+  rules::ConfiguredRules setup_;
+  std::vector<source::SavedTail> saved_;
+  bool first_start_ = true;
+  UniqueFd state_lock_;
+  std::unique_ptr<IncidentFlow> incidents_;
+  std::unique_ptr<Sources> sources_;
+  std::unique_ptr<source::WrappedChild> child_;
+  ops::ControlServer control_;
+  ops::MetricsTextfile metrics_;
+  UvTimer tick_;
+  UvTimer save_timer_;
+  UvTimer watchdog_;
+  std::vector<UvHandle<uv_signal_t>> signals_;
+  bool stopping_ = false;
+  bool guest_ = false;  // wrap beside a daemon that holds the state_dir
+  bool stop_after_settle_ = false;
+  bool said_waiting_ = false;  // wrap: "waiting for hooks" was logged
+  int exit_code_ = 0;
+  std::uint64_t setups_applied_ = 0;  // the start and each reload
+  std::string last_status_;
+  Clock::time_point started_ = Clock::now();
+  std::chrono::system_clock::time_point started_wall_ = std::chrono::system_clock::now();
+};
 
 void Daemon::SaveState() {
-  if (guest_) {
+  if (guest_ || !sources_) {
     return;  // the offsets belong to the daemon that holds the state_dir
   }
   source::TailState state;
-  for (auto& source : sources_) {
-    if (source->tails) {
-      source->tails->SaveTo(state.tails);
-    }
-  }
+  sources_->SaveTo(state);
   // Entries of sources no longer configured are dropped here, as is right: their files are
   // no longer followed.
   if (Status saved = source::SaveTailState(setup_.config.state_dir + "/offsets.json", state);
@@ -72,18 +98,15 @@ void Daemon::SaveState() {
   }
 }
 
-Status Daemon::Apply(Setup setup, bool initial) {
+Status Daemon::Apply(rules::ConfiguredRules setup, bool initial) {
   std::vector<Diagnostic> notes;
   // Compiled rule databases are kept here: later starts load them instead of compiling.
   const std::string cache_dir =
       (initial ? setup.config.state_dir : setup_.config.state_dir) + "/cache";
-  std::vector<std::unique_ptr<SourceState>> fresh;
-  for (const config::SourceConfig& config : setup.config.sources) {
-    Result<std::unique_ptr<SourceState>> source = MakeSource(config, setup.rules, cache_dir, notes);
-    if (!source) {
-      return source.error();
-    }
-    fresh.push_back(std::move(*source));
+  Result<PreparedSources> prepared = PrepareSources(
+      setup.config, setup.rules, child_ != nullptr || !options_.wrap.empty(), cache_dir, notes);
+  if (!prepared) {
+    return prepared.error();
   }
   // Operators' redaction patterns are checked now; the redactor itself is built at the first
   // capture (it is heavy, and a healthy daemon may never need it).
@@ -94,18 +117,6 @@ Status Daemon::Apply(Setup setup, bool initial) {
       return Error{setup.config.file + ": capture redact: " + redactor.error().message};
     }
   }
-  std::unique_ptr<SourceState> wrap_source;
-  if (child_ || !options_.wrap.empty()) {
-    config::SourceConfig wrap_config;
-    wrap_config.name = "wrap";
-    wrap_config.tags = {"train"};
-    Result<std::unique_ptr<SourceState>> source =
-        MakeSource(wrap_config, setup.rules, cache_dir, notes);
-    if (!source) {
-      return source.error();
-    }
-    wrap_source = std::move(*source);
-  }
   for (const Diagnostic& note : notes) {
     spdlog::info("{}", FormatDiagnostic(note));
   }
@@ -115,93 +126,18 @@ Status Daemon::Apply(Setup setup, bool initial) {
     setup.config.state_dir = setup_.config.state_dir;
   }
   // Everything compiled: from here on the new setup replaces the old without failing.
-  // Sources that keep their name keep their files, offsets and detector state.
-  std::map<std::string, std::unique_ptr<SourceState>> old;
-  for (auto& source : sources_) {
-    old.emplace(source->config.name, std::move(source));
-  }
-  sources_.clear();
-  if (!initial && setup.config.capture.bundles_dir != setup_.config.capture.bundles_dir) {
-    spdlog::info("bundles now go to {}", setup.config.capture.bundles_dir);
-  }
   setup_ = std::move(setup);
-  if (capturer_) {
-    capturer_->Reconfigure(setup_.config.capture);
-  } else {
-    capturer_ = std::make_unique<Capturer>(&loop_, setup_.config.capture);
-  }
-  if (!hooks_) {
-    hooks_ = std::make_unique<HookRunner>(&loop_);
-    hooks_->OnIdle([this] { StopIfWrapDone(); });
-  }
-  hooks_->Configure(setup_.config.on_incident);
+  incidents_->Configure(setup_.config);
   ++setups_applied_;
-  ReconfigureMetrics();
-  incidents_.set_settings({setup_.config.incident.settle, setup_.config.incident.cooldown});
-  for (auto& source : fresh) {
-    auto kept = old.find(source->config.name);
-    if (kept != old.end() && kept->second->config.kmsg == source->config.kmsg) {
-      SourceState& previous = *kept->second;
-      previous.line_rules = source->line_rules;
-      previous.progress_rules = source->progress_rules;
-      previous.silence_rules = source->silence_rules;
-      previous.exit_rules = source->exit_rules;
-      const bool paths_changed = previous.config.paths != source->config.paths;
-      previous.config = source->config;
-      SwapRules(previous);
-      if (previous.tails && paths_changed) {
-        previous.tails->Reconfigure(previous.config, setup_.config.watch);
-      }
-      sources_.push_back(std::move(kept->second));
-      old.erase(kept);
-      continue;
-    }
-    sources_.push_back(std::move(source));
-    StartSource(*sources_.back());
-  }
-  for (auto& [name, source] : old) {
-    spdlog::info("source {} removed", name);
-    if (source->tails) {
-      source->tails->Close();
-    }
-  }
-  if (wrap_source) {
-    if (wrap_source_) {
-      wrap_source_->line_rules = wrap_source->line_rules;
-      wrap_source_->progress_rules = wrap_source->progress_rules;
-      wrap_source_->silence_rules = wrap_source->silence_rules;
-      wrap_source_->exit_rules = wrap_source->exit_rules;
-      SwapRules(*wrap_source_);
-    } else {
-      wrap_source_ = std::move(wrap_source);
-    }
-  }
+  metrics_.Configure(!guest_ && setup_.config.metrics.enabled, setup_.config.metrics.path,
+                     setup_.config.metrics.interval);
+  sources_->Apply(std::move(*prepared), setup_.config);
   return Status::Ok();
-}
-
-void Daemon::SwapRules(SourceState& source) {
-  auto swap = [&](Stream& stream) {
-    if (Status swapped = stream.SetRules(source.line_rules); !swapped) {
-      spdlog::error("source {}: {}: {}", source.config.name, stream.identity().name,
-                    swapped.error().message);
-    }
-  };
-  if (source.tails) {
-    for (auto& [id, file] : source.tails->files()) {
-      swap(*file->stream);
-    }
-  }
-  if (source.kmsg_stream) {
-    swap(*source.kmsg_stream);
-  }
-  for (auto& stream : source.wrap_streams) {
-    swap(*stream);
-  }
 }
 
 void Daemon::Reload() {
   spdlog::info("SIGHUP: reloading {}", setup_.config.file);
-  Result<Setup> setup = LoadSetup(setup_.config.file);
+  Result<rules::ConfiguredRules> setup = rules::LoadConfiguredRules(setup_.config.file);
   if (!setup) {
     spdlog::error("reload rejected, still running on the previous config and rules:\n{}",
                   setup.error().message);
@@ -216,7 +152,7 @@ void Daemon::Reload() {
                   applied.error().message);
     return;
   }
-  spdlog::info("reloaded: {} sources, {} rules", sources_.size(), rules);
+  spdlog::info("reloaded: {} sources, {} rules", sources_->size(), rules);
   malloc_trim(0);
   UpdateStatus();
 }
@@ -228,39 +164,182 @@ void Daemon::Stop(int exit_code) {
   stopping_ = true;
   exit_code_ = exit_code;
   SaveState();
-  if (capturer_) {
-    capturer_->Abort();  // kept: a worker may still be finishing with it
-  }
-  if (hooks_) {
-    hooks_->Abort();  // logs and counts what it kills or leaves unrun
-  }
-  WriteMetrics();  // the final counts, before the sources go
+  incidents_->Abort();
+  WriteMetrics(/*now=*/true);  // the final counts, before the sources go
   sd_notify(0, "STOPPING=1");
-  for (auto& source : sources_) {
-    if (source->tails) {
-      source->tails->Close();
-    }
-    if (source->kmsg) {
-      source->kmsg->Stop();
-    }
-  }
-  sources_.clear();
-  wrap_source_.reset();
+  sources_->Close();
   control_.Stop();
   tick_.Reset();
-  settle_.Reset();
-  traceback_timer_.Reset();
   save_timer_.Reset();
   watchdog_.Reset();
-  writer_soon_.Reset();
   signals_.clear();
   child_.reset();
 }
 
+void Daemon::OnSignal(int signum) {
+  if (signum == SIGHUP) {
+    Reload();
+  } else if (child_ && child_->running()) {
+    // At a terminal, Ctrl-C reaches the command directly (same process group): passing it on
+    // would interrupt its own handling of the first.
+    if (signum != SIGINT || !::isatty(STDIN_FILENO)) {
+      spdlog::info("{}: passing it to the command", strsignal(signum));
+      child_->Signal(signum);
+    }
+  } else {
+    spdlog::info("{}: stopping", strsignal(signum));
+    // wrap, after its command ended (waiting for the incident, bundle or hooks): the command's
+    // status stands, or a crashed job would look like a success.
+    Stop(stop_after_settle_ ? exit_code_ : 0);
+  }
+}
+
+void Daemon::StartWrap() {
+  std::string log_file = setup_.config.wrap_log_file;
+  if (const std::size_t at = log_file.find("{pid}"); at != std::string::npos) {
+    log_file.replace(at, 5, std::to_string(::getpid()));
+  }
+  source::WrappedChild::Hooks hooks;
+  hooks.on_batch = [this](int index, const source::LineBatch& batch) {
+    sources_->OnWrapBatch(index, batch);
+  };
+  hooks.on_pending = [this](int index, std::string_view pending) {
+    sources_->OnWrapPending(index, pending);
+  };
+  hooks.on_end = [this](const source::ChildEnd& end) { OnChildEnd(end); };
+  if (Status started = child_->Start(&loop_, options_.wrap, log_file, std::move(hooks)); !started) {
+    spdlog::error("{}", started.error().message);
+    child_.reset();
+    Stop(127);
+    return;
+  }
+  if (!log_file.empty()) {
+    sources_->Exclude(log_file);  // watched through the pipe already
+  }
+  if (!sources_->StartWrap(child_->pid(),
+                           std::filesystem::path(options_.wrap.front()).filename().string())) {
+    Stop(2);
+  }
+}
+
+void Daemon::OnChildEnd(const source::ChildEnd& end) {
+  spdlog::info("wrap: the command {}", detect::DescribeEnd(end));
+  sources_->OnWrapEnded(end, "process " + std::to_string(child_ ? child_->pid() : 0) + " (" +
+                                 options_.wrap.front() + ")");
+  exit_code_ = end.ShellStatus();
+  // The incident the end belongs to is written, its bundle captured and its hooks run before
+  // we go.
+  stop_after_settle_ = true;
+  StopIfWrapDone();
+}
+
+void Daemon::StopIfWrapDone() {
+  if (!stop_after_settle_ || stopping_) {
+    return;
+  }
+  if (incidents_->idle()) {
+    Stop(exit_code_);  // the command ended and its incident, bundle and hooks are done
+  } else if (incidents_->captured() && !said_waiting_) {
+    said_waiting_ = true;
+    spdlog::info("the command ended; waiting for the on_incident hooks before exiting");
+  }
+}
+
+void Daemon::Tick() {
+  const Clock::time_point now = Clock::now();
+  sources_->Tick(now);
+  UpdateStatus();
+  WriteMetrics(/*now=*/false);
+}
+
+void Daemon::UpdateStatus() {
+  std::string status = "watching " + std::to_string(sources_->files()) + " files in " +
+                       std::to_string(sources_->size()) + " sources; " +
+                       std::to_string(incidents_->written()) + " incidents";
+  if (!incidents_->last_incident().empty()) {
+    status += " (last " + incidents_->last_incident() + ")";
+  }
+  if (status != last_status_) {
+    sd_notify(0, ("STATUS=" + status).c_str());
+    last_status_ = status;
+  }
+}
+
+ops::DaemonSnapshot Daemon::Snapshot() {
+  const Clock::time_point now = Clock::now();
+  ops::DaemonSnapshot snapshot;
+  snapshot.version = TRAINWATCH_VERSION;
+  snapshot.pid = ::getpid();
+  snapshot.config = setup_.config.file;
+  snapshot.state_dir = setup_.config.state_dir;
+  snapshot.uptime_seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(now - started_).count();
+  snapshot.started = started_wall_;
+  for (const rules::Rule& rule : setup_.rules) {
+    snapshot.rules.push_back(rule.id);
+  }
+  incidents_->FillSnapshot(snapshot);
+  snapshot.sources = sources_->Snapshot(now, std::chrono::system_clock::now());
+  return snapshot;
+}
+
+std::uint64_t Daemon::MetricsActivity() const {
+  // Every number the file holds moves with one of these (a bar only with its stream's lines).
+  return setups_applied_ * 1000003 + incidents_->Activity() * 31 + sources_->Activity();
+}
+
+void Daemon::WriteMetrics(bool now) {
+  auto render = [this] { return ops::PrometheusText(ops::DaemonMetricFamilies(Snapshot())); };
+  if (now) {
+    metrics_.Write(MetricsActivity(), render);
+  } else {
+    metrics_.Tick(Clock::now(), MetricsActivity(), render);
+  }
+}
+
+void Daemon::HandleControl(const std::string& request_text, ops::ControlServer::Reply reply) {
+  const json request = json::parse(request_text, nullptr, /*allow_exceptions=*/false);
+  if (!request.is_object() || !request.contains("command")) {
+    reply(json{{"error", "bad request: expected {\"command\": ...}"}}.dump());
+    return;
+  }
+  const std::string command = request.value("command", "");
+  if (command == "status") {
+    reply(ops::StatusJson(Snapshot()).dump(-1, ' ', false, json::error_handler_t::replace));
+    return;
+  }
+  if (command != "snapshot") {
+    reply(json{{"error", "unknown command: " + command}}.dump());
+    return;
+  }
+  IncidentFlow::ManualOptions options;
+  options.container = request.value("container", "");
+  for (const auto& path : request.value("copy", json::array())) {
+    options.extra_paths.push_back(path.get<std::string>());
+  }
+  for (const auto& path : request.value("log", json::array())) {
+    options.extra_logs.push_back(path.get<std::string>());
+  }
+  const std::string file = incidents_->incidents_file();
+  // The answer waits for the bundle: the caller wants its path.
+  incidents_->Manual(request.value("reason", "manual snapshot"), options,
+                     [reply, file](const capture::CaptureOutcome& outcome) {
+                       json answer = {{"incident", outcome.incident_id}, {"incidents_file", file}};
+                       if (!outcome.path.empty()) {
+                         answer["bundle"] = outcome.path;
+                         answer["bytes"] = outcome.bytes;
+                       }
+                       if (!outcome.error.empty()) {
+                         answer["bundle_error"] = outcome.error;
+                       }
+                       reply(answer.dump());
+                     });
+}
+
 int Daemon::Run() {
   const std::string config_path =
-      options_.config_path.empty() ? DefaultConfigPath() : options_.config_path;
-  Result<Setup> setup = LoadSetup(config_path);
+      options_.config_path.empty() ? config::DefaultConfigPath() : options_.config_path;
+  Result<rules::ConfiguredRules> setup = rules::LoadConfiguredRules(config_path);
   if (!setup) {
     spdlog::error("cannot start:\n{}", setup.error().message);
     return 2;
@@ -294,52 +373,40 @@ int Daemon::Run() {
     saved_ = std::move(state->state.tails);
     first_start_ = state->first_start;
   }
-  incident_log_ = std::make_unique<IncidentLog>(state_dir + "/incidents.jsonl");
-  if (Result<IncidentHistory> history = incident_log_->ReadHistory(); history) {
-    history_ = std::move(*history);
-  } else {
-    spdlog::error("{}; earlier incidents are not taken into account", history.error().message);
-  }
-  const auto wall_now = std::chrono::system_clock::now();
-  for (const auto& [rule, opened] : history_.rule_last_opened) {
-    incidents_.RestoreCooldown(rule, Clock::now() - (wall_now - opened));
-  }
-  if (history_.incidents > 0) {
-    spdlog::info("{} earlier incidents in {}; their cooldowns and fired lines carry on",
-                 history_.incidents, incident_log_->path());
-  }
 
   uv_loop_init(&loop_);
-  int status = 0;
-  for (auto* timer :
-       {&tick_, &settle_, &traceback_timer_, &save_timer_, &watchdog_, &writer_soon_}) {
-    *timer = UvHandle<uv_timer_t>::Make(&loop_, status, uv_timer_init);
-    (*timer)->data = this;
-  }
+  IncidentFlow::Hooks flow;
+  flow.fill_capture = [this](capture::CaptureRequest& request) { sources_->FillCapture(request); };
+  flow.written = [this] {
+    sources_->ReleaseIncidentHolds();
+    save_timer_.Start(kStateSaveDelay);
+    UpdateStatus();
+  };
+  flow.settled = [this] { StopIfWrapDone(); };
+  incidents_ = std::make_unique<IncidentFlow>(&loop_, state_dir + "/incidents.jsonl", flow);
+  sources_ = std::make_unique<Sources>(
+      &loop_, options_.kmsg_device,
+      [this](std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {
+        incidents_->OnFirings(firings, stream);
+      },
+      [this] {
+        if (!stopping_ && !save_timer_.active()) {
+          save_timer_.Start(kStateSaveDelay);
+        }
+      },
+      incidents_->LoadHistory(), std::move(saved_), first_start_);
+  tick_ = UvTimer(&loop_, [this] { Tick(); });
+  save_timer_ = UvTimer(&loop_, [this] { SaveState(); });
+  watchdog_ = UvTimer(&loop_, [] { sd_notify(0, "WATCHDOG=1"); });
   for (int signum : {SIGHUP, SIGTERM, SIGINT}) {
+    int status = 0;
     auto handle = UvHandle<uv_signal_t>::Make(&loop_, status, uv_signal_init);
     handle->data = this;
     uv_signal_start(
         handle.get(),
-        [](uv_signal_t* signal, int signum) {
-          auto* self = static_cast<Daemon*>(signal->data);
-          if (self == nullptr) {
-            return;
-          }
-          if (signum == SIGHUP) {
-            self->Reload();
-          } else if (self->child_ && self->child_->running()) {
-            // At a terminal, Ctrl-C reaches the command directly (same process group): passing
-            // it on would interrupt its own handling of the first.
-            if (signum != SIGINT || !::isatty(STDIN_FILENO)) {
-              spdlog::info("{}: passing it to the command", strsignal(signum));
-              self->child_->Signal(signum);
-            }
-          } else {
-            spdlog::info("{}: stopping", strsignal(signum));
-            // wrap, after its command ended (waiting for the incident, bundle or hooks): the
-            // command's status stands, or a crashed job would look like a success.
-            self->Stop(self->stop_after_settle_ ? self->exit_code_ : 0);
+        [](uv_signal_t* signal, int number) {
+          if (auto* self = static_cast<Daemon*>(signal->data)) {
+            self->OnSignal(number);
           }
         },
         signum);
@@ -348,18 +415,18 @@ int Daemon::Run() {
   ::signal(SIGPIPE, SIG_IGN);  // a client that hangs up on the control socket is no reason to die
 
   if (!options_.wrap.empty()) {
-    child_ = std::make_unique<WrappedChild>();
+    child_ = std::make_unique<source::WrappedChild>();
   }
   if (Status applied = Apply(std::move(*setup), /*initial=*/true); !applied) {
     spdlog::error("cannot start: {}", applied.error().message);
     Stop(2);
   } else if (guest_) {
     // No control socket: the daemon of this state_dir answers there.
-  } else if (Status listening =
-                 control_.Start(&loop_, state_dir + "/control.sock",
-                                [this](const std::string& request, ControlServer::Reply reply) {
-                                  HandleControl(request, std::move(reply));
-                                });
+  } else if (Status listening = control_.Start(
+                 &loop_, state_dir + "/control.sock",
+                 [this](const std::string& request, ops::ControlServer::Reply reply) {
+                   HandleControl(request, std::move(reply));
+                 });
              !listening) {
     spdlog::error("cannot start the control socket: {}", listening.error().message);
     Stop(2);
@@ -368,33 +435,26 @@ int Daemon::Run() {
     StartWrap();
   }
   if (!stopping_) {
-    uv_timer_start(
-        tick_.get(),
-        [](uv_timer_t* timer) {
-          if (auto* self = static_cast<Daemon*>(timer->data)) {
-            self->Tick();
-          }
-        },
-        std::chrono::milliseconds(kTick).count(), std::chrono::milliseconds(kTick).count());
+    tick_.Start(kTick, kTick);
     std::uint64_t watchdog_usec = 0;
     if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec > 0) {
       // Pinged from the loop itself: a loop that is stuck stops pinging, and systemd restarts
       // a daemon that would otherwise miss every failure from then on.
-      const std::uint64_t every = std::max<std::uint64_t>(1, watchdog_usec / 2000);
-      uv_timer_start(
-          watchdog_.get(), [](uv_timer_t*) { sd_notify(0, "WATCHDOG=1"); }, every, every);
+      const std::chrono::milliseconds every(std::max<std::uint64_t>(1, watchdog_usec / 2000));
+      watchdog_.Start(every, every);
     }
-    StartWriterScan();
+    sources_->RequestWriterScan();
     UpdateStatus();
     // Compiling the rules (Hyperscan, RE2) used and freed megabytes that malloc keeps: give
     // them back, a watcher's footprint is what stays.
     malloc_trim(0);
-    MaybeWriteMetrics(Clock::now());  // the textfile exists once the daemon is ready
+    WriteMetrics(/*now=*/false);  // the textfile exists once the daemon is ready
     sd_notify(0, "READY=1");
-    spdlog::info("watching: {} sources, {} rules; incidents go to {}", sources_.size(),
-                 setup_.rules.size(), incident_log_->path());
+    spdlog::info("watching: {} sources, {} rules; incidents go to {}", sources_->size(),
+                 setup_.rules.size(), incidents_->incidents_file());
   }
   uv_run(&loop_, UV_RUN_DEFAULT);
+  // The components' handles are closed; their memory goes with the close callbacks, run above.
   const int closed = uv_loop_close(&loop_);
   if (closed != 0) {
     spdlog::error("loop did not close cleanly: {}", uv_strerror(closed));
@@ -403,53 +463,11 @@ int Daemon::Run() {
   return exit_code_;
 }
 
-}  // namespace daemon_internal
-
-using daemon_internal::Daemon;
-using daemon_internal::LoadSetup;
-using daemon_internal::Setup;
-
-std::string DefaultConfigPath() {
-  if (const char* path = std::getenv("TRAINWATCH_CONFIG"); path != nullptr && *path != '\0') {
-    return path;
-  }
-  if (std::filesystem::exists("/etc/trainwatch/trainwatch.yaml")) {
-    return "/etc/trainwatch/trainwatch.yaml";
-  }
-  return ShippedConfigPath();
-}
+}  // namespace
 
 int RunDaemon(const DaemonOptions& options) {
   Daemon daemon(options);
   return daemon.Run();
-}
-
-int CheckConfig(const std::string& config_path) {
-  Result<Setup> setup = LoadSetup(config_path);
-  if (!setup) {
-    std::fputs(setup.error().message.c_str(), stderr);
-    return 2;
-  }
-  std::vector<Diagnostic> notes;
-  for (const config::SourceConfig& source : setup->config.sources) {
-    Result<std::shared_ptr<const rules::CompiledRules>> compiled =
-        rules::CompiledRules::Build(setup->rules, source.tags, &notes);
-    if (!compiled) {
-      std::fprintf(stderr, "%s: source %s: %s\n", config_path.c_str(), source.name.c_str(),
-                   compiled.error().message.c_str());
-      return 2;
-    }
-  }
-  Result<std::shared_ptr<const collect::Redactor>> redactor = collect::Redactor::Create(
-      {setup->config.capture.redact_names, setup->config.capture.redact_patterns});
-  if (!redactor) {
-    std::fprintf(stderr, "%s: capture redact: %s\n", config_path.c_str(),
-                 redactor.error().message.c_str());
-    return 2;
-  }
-  std::printf("%s: ok: %zu sources, %zu rules, state in %s\n", config_path.c_str(),
-              setup->config.sources.size(), setup->rules.size(), setup->config.state_dir.c_str());
-  return 0;
 }
 
 }  // namespace trainwatch::app

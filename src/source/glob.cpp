@@ -296,4 +296,11 @@ bool GlobMatches(const std::string& pattern, const std::string& path) {
   return MatchFrom(*parts, 0, names, 0, 0);
 }
 
+std::string LiteralDirOf(const std::string& pattern) {
+  const std::size_t wildcard = pattern.find_first_of("*?[");
+  const std::string literal = pattern.substr(0, wildcard);
+  const std::size_t slash = literal.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : literal.substr(0, slash);
+}
+
 }  // namespace trainwatch::source

@@ -33,4 +33,8 @@ std::vector<std::string> GlobWatchDirs(const std::string& pattern);
 // For deciding whether a newly created file belongs to a source.
 bool GlobMatches(const std::string& pattern, const std::string& path);
 
+// The directory part of a glob before its first wildcard ("/data/runs" of
+// "/data/runs/**/*.log"): where its files live, for disk usage.
+std::string LiteralDirOf(const std::string& pattern);
+
 }  // namespace trainwatch::source

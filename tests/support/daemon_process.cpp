@@ -9,7 +9,7 @@
 #include <sstream>
 #include <thread>
 
-#include "app/control_server.h"
+#include "ops/control_server.h"
 #include "support/run_binary.h"
 
 namespace trainwatch::testing {
@@ -92,7 +92,7 @@ bool DaemonProcess::WaitReady(const std::string& state_dir, std::chrono::millise
                if (!running()) {
                  return true;
                }
-               return app::ControlRequest(state_dir + "/control.sock", R"({"command":"status"})")
+               return ops::ControlRequest(state_dir + "/control.sock", R"({"command":"status"})")
                    .ok();
              },
              timeout) &&
@@ -101,7 +101,7 @@ bool DaemonProcess::WaitReady(const std::string& state_dir, std::chrono::millise
 
 Json DaemonProcess::Status(const std::string& state_dir) const {
   Result<std::string> reply =
-      app::ControlRequest(state_dir + "/control.sock", R"({"command":"status"})");
+      ops::ControlRequest(state_dir + "/control.sock", R"({"command":"status"})");
   return reply ? Json::parse(*reply, nullptr, false) : Json();
 }
 

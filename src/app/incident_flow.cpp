@@ -1,0 +1,261 @@
+#include "app/incident_flow.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "capture/incident_filter.h"
+#include "detect/incident_json.h"
+
+namespace trainwatch::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::string> NamesOf(const std::vector<config::CommandConfig>& commands) {
+  std::vector<std::string> names;
+  for (const config::CommandConfig& command : commands) {
+    names.push_back(command.name);
+  }
+  return names;
+}
+
+}  // namespace
+
+IncidentFlow::IncidentFlow(uv_loop_t* loop, const std::string& incidents_file, Hooks hooks)
+    : loop_(loop),
+      hooks_callbacks_(std::move(hooks)),
+      log_(incidents_file),
+      hooks_(loop),
+      settle_(loop, [this] { WriteSettled(); }) {
+  hooks_.OnIdle([this] { hooks_callbacks_.settled(); });
+}
+
+ops::IncidentHistory IncidentFlow::LoadHistory() {
+  Result<ops::IncidentHistory> history = log_.ReadHistory();
+  if (!history) {
+    spdlog::error("{}; earlier incidents are not taken into account", history.error().message);
+    return {};
+  }
+  const auto wall_now = std::chrono::system_clock::now();
+  for (const auto& [rule, opened] : history->rule_last_opened) {
+    builder_.RestoreCooldown(rule, Clock::now() - (wall_now - opened));
+  }
+  if (history->incidents > 0) {
+    spdlog::info("{} earlier incidents in {}; their cooldowns and fired lines carry on",
+                 history->incidents, log_.path());
+  }
+  return std::move(*history);
+}
+
+void IncidentFlow::Configure(const config::DaemonConfig& config) {
+  if (capturer_ && config.capture.bundles_dir != config_.capture.bundles_dir) {
+    spdlog::info("bundles now go to {}", config.capture.bundles_dir);
+  }
+  config_ = config;
+  if (capturer_) {
+    capturer_->Reconfigure(config_.capture);
+  } else {
+    capturer_ = std::make_unique<capture::Capturer>(loop_, config_.capture);
+  }
+  hooks_.Configure(config_.on_incident);
+  builder_.set_settings({config_.incident.settle, config_.incident.cooldown});
+}
+
+void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {
+  const Clock::time_point now = Clock::now();
+  for (detect::Firing& firing : firings) {
+    const std::string rule = firing.event.rule_id;
+    ++counters_.firings_by_rule[rule];
+    const std::string where =
+        firing.stream + (firing.event.line ? ":" + std::to_string(firing.event.line) : "");
+    const std::string what =
+        firing.event.summary.empty() ? firing.event.text : firing.event.summary;
+    if (stream != nullptr) {
+      // Held before Add moves the firing; released when the incident is written (or at
+      // once, below, when it joined nothing).
+      stream->HoldForIncident(firing);
+    }
+    switch (builder_.Add(std::move(firing), now)) {
+      case detect::IncidentBuilder::Disposition::kOpened:
+        unlogged_.erase(rule);
+        spdlog::warn("{} fired at {}: {} (incident {} opened)", rule, where, what,
+                     builder_.open()->id);
+        break;
+      case detect::IncidentBuilder::Disposition::kJoined:
+        unlogged_.erase(rule);
+        // The incident records the first firings; a flood joining it is counted there.
+        if (builder_.open()->more_firings == 0) {
+          spdlog::info("{} fired at {}: {} (joins incident {})", rule, where, what,
+                       builder_.open()->id);
+        }
+        break;
+      case detect::IncidentBuilder::Disposition::kCoolingDown:
+        // Never a log line per log line: the first of a run is logged, the rest counted.
+        if (unlogged_[rule]++ == 0) {
+          spdlog::info(
+              "{} fired at {}: {} (in cooldown, no new incident; further firings are "
+              "counted in `trainwatch status`)",
+              rule, where, what);
+        }
+        ++quiet_firings_[rule];
+        break;
+      case detect::IncidentBuilder::Disposition::kWarningAlone:
+        if (unlogged_[rule]++ == 0) {
+          spdlog::info("{} (warning) at {}: {} (further ones are counted in `trainwatch status`)",
+                       rule, where, what);
+        }
+        ++quiet_firings_[rule];
+        break;
+    }
+  }
+  if (!builder_.open() && stream != nullptr) {
+    stream->ReleaseIncidentHold();
+  }
+  ScheduleSettle();
+}
+
+void IncidentFlow::ScheduleSettle() {
+  const std::optional<Clock::time_point> at = builder_.SettlesAt();
+  if (!at) {
+    return;
+  }
+  settle_.Start(std::chrono::ceil<std::chrono::milliseconds>(
+      std::max<Clock::duration>(Clock::duration::zero(), *at - Clock::now())));
+}
+
+void IncidentFlow::WriteSettled() {
+  if (std::optional<detect::Incident> incident =
+          builder_.TakeSettled(Clock::now(), std::chrono::system_clock::now())) {
+    Write(*incident, {}, nullptr);
+  } else {
+    ScheduleSettle();
+  }
+  hooks_callbacks_.settled();
+}
+
+void IncidentFlow::Manual(const std::string& reason, const ManualOptions& options, Done done) {
+  detect::Incident incident = builder_.Manual(reason, std::chrono::system_clock::now());
+  Write(incident, options, std::move(done));
+}
+
+bool IncidentFlow::idle() const {
+  return !builder_.open() && captures_running_ == 0 && hooks_.idle();
+}
+
+void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& options, Done done) {
+  if (Status written = log_.Append(incident); !written) {
+    // The incident still counts; the next one may find space again.
+    spdlog::error("incident {} could not be recorded: {}", incident.id, written.error().message);
+  } else {
+    spdlog::warn("incident {}: {} — {} ({} firing lines, rules: {})", incident.id,
+                 rules::RuleKindName(incident.kind), incident.summary,
+                 incident.firings.size() + incident.more_firings,
+                 fmt::format("{}", fmt::join(incident.rules, ", ")));
+  }
+  ++incidents_written_;
+  ++counters_.incidents_by_kind[detect::IncidentKindName(incident)];
+  last_incident_ = incident.id;
+  hooks_callbacks_.written();
+  Capture(incident, options, std::move(done));
+}
+
+void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions& options,
+                           Done done) {
+  if (!config_.capture.enabled ||
+      (incident.kind == rules::RuleKind::kWarning && incident.reason.empty())) {
+    const capture::CaptureOutcome outcome{
+        incident.id, "", 0, false,
+        config_.capture.enabled ? "no bundle for a warning" : "capture is disabled in the config"};
+    RunHooks(incident, outcome);
+    if (done) {
+      done(outcome);
+    }
+    return;
+  }
+  capture::CaptureRequest request;
+  request.incident = incident;
+  request.reason = incident.reason;
+  request.container = options.container;
+  request.extra_logs = options.extra_logs;
+  request.extra_paths = options.extra_paths;
+  hooks_callbacks_.fill_capture(request);
+  ++captures_running_;
+  detect::Incident facts = incident;  // for the hooks: what they are told, not every line
+  facts.firings.clear();
+  capturer_->Capture(std::move(request),
+                     [this, done, facts](const capture::CaptureOutcome& outcome) {
+                       --captures_running_;
+                       OnCaptured(outcome);
+                       RunHooks(facts, outcome);
+                       if (done) {
+                         done(outcome);
+                       }
+                       hooks_callbacks_.settled();
+                     });
+}
+
+void IncidentFlow::RunHooks(const detect::Incident& incident,
+                            const capture::CaptureOutcome& outcome) {
+  if (!aborted_) {
+    hooks_.Run(incident, outcome.path, outcome.error, log_.path());
+  }
+}
+
+void IncidentFlow::OnCaptured(const capture::CaptureOutcome& outcome) {
+  counters_.CountCapture(outcome, NamesOf(config_.capture.commands));
+  if (!outcome.path.empty()) {
+    spdlog::warn("incident {}: bundle {} ({} KiB{}, {:.1f} s after the first firing line)",
+                 outcome.incident_id, outcome.path, outcome.bytes / 1024,
+                 outcome.reduced ? ", reduced: " + outcome.error : "", outcome.since_first_firing);
+  } else {
+    spdlog::error("incident {}: no bundle: {}", outcome.incident_id, outcome.error);
+  }
+  for (const std::string& deleted : outcome.deleted) {
+    spdlog::info("retention: removed {}", deleted);
+  }
+  if (!outcome.timed_out.empty()) {
+    spdlog::warn("incident {}: collectors killed at their deadline: {}", outcome.incident_id,
+                 fmt::format("{}", fmt::join(outcome.timed_out, ", ")));
+  }
+  if (Status recorded = log_.AppendBundle(outcome); !recorded) {
+    spdlog::error("cannot record the bundle of incident {}: {}", outcome.incident_id,
+                  recorded.error().message);
+  }
+}
+
+void IncidentFlow::Abort() {
+  aborted_ = true;
+  if (capturer_) {
+    capturer_->Abort();  // kept: a worker may still be finishing with it
+  }
+  hooks_.Abort();  // logs and counts what it kills or leaves unrun
+  settle_.Reset();
+}
+
+void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
+  snapshot.incidents_written = incidents_written_;
+  snapshot.incidents_file = log_.path();
+  snapshot.last_incident = last_incident_;
+  snapshot.firings_without_incident = quiet_firings_;
+  if (const auto& open = builder_.open()) {
+    snapshot.open_incident = ops::OpenIncidentSnapshot{
+        open->id, std::string(rules::RuleKindName(open->kind)), open->summary, open->rules};
+  }
+  snapshot.counters = counters_;
+  snapshot.collectors = NamesOf(config_.capture.commands);
+  snapshot.hooks = NamesOf(config_.on_incident);
+  snapshot.hook_counts = hooks_.counts();
+}
+
+std::uint64_t IncidentFlow::Activity() const {
+  std::uint64_t sum = incidents_written_ * 7 + counters_.Activity();
+  for (const auto* counts : {&hooks_.counts().runs, &hooks_.counts().failures}) {
+    for (const auto& [name, count] : *counts) {
+      sum = sum * 31 + count;
+    }
+  }
+  return sum * 31 + hooks_.counts().dropped;
+}
+
+}  // namespace trainwatch::app

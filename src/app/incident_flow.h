@@ -1,0 +1,91 @@
+// IncidentFlow: from firings to a recorded, captured incident. Firings join the open incident
+// (settle, cooldown: IncidentBuilder); a settled one is appended to incidents.jsonl at once,
+// then captured into a bundle, then its on_incident hooks run. Logs each firing once per run,
+// counts everything for the metrics. Owned by the Daemon; loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "capture/capturer.h"
+#include "config/daemon_config.h"
+#include "core/uv_timer.h"
+#include "detect/incident_builder.h"
+#include "detect/stream_detector.h"
+#include "ops/daemon_counters.h"
+#include "ops/daemon_snapshot.h"
+#include "ops/hook_runner.h"
+#include "ops/incident_log.h"
+
+namespace trainwatch::app {
+
+class IncidentFlow {
+ public:
+  struct Hooks {
+    // Adds what the sources know (log files, processes, watched dirs) to a capture.
+    std::function<void(capture::CaptureRequest& request)> fill_capture;
+    // An incident was written: the streams may release the offsets they held for it.
+    std::function<void()> written;
+    // A capture or its hooks finished (the wrap may be waiting to exit).
+    std::function<void()> settled;
+  };
+  // What a manual snapshot adds to a capture.
+  struct ManualOptions {
+    std::string container;
+    std::vector<std::string> extra_logs;
+    std::vector<std::string> extra_paths;
+  };
+  using Done = std::function<void(const capture::CaptureOutcome& outcome)>;
+
+  IncidentFlow(uv_loop_t* loop, const std::string& incidents_file, Hooks hooks);
+  // What the log says of earlier runs; restores each rule's cooldown from it.
+  ops::IncidentHistory LoadHistory();
+  void Configure(const config::DaemonConfig& config);
+
+  void OnFirings(std::vector<detect::Firing>& firings, detect::StreamDetector* stream);
+  // `trainwatch snapshot`: a manual incident, recorded and captured now; `done` gets the bundle.
+  void Manual(const std::string& reason, const ManualOptions& options, Done done);
+  // No incident open, no capture running, no hook running or waiting.
+  bool idle() const;
+  // No incident open and no capture running (hooks may still run).
+  bool captured() const { return !builder_.open() && captures_running_ == 0; }
+  // The daemon stops: what runs is killed, what waits forgotten (and said so).
+  void Abort();
+  // The incident parts of the daemon's snapshot.
+  void FillSnapshot(ops::DaemonSnapshot& snapshot) const;
+  std::uint64_t Activity() const;
+  const std::string& incidents_file() const { return log_.path(); }
+  std::uint64_t written() const { return incidents_written_; }
+  const std::string& last_incident() const { return last_incident_; }
+
+ private:
+  void ScheduleSettle();
+  void WriteSettled();
+  void Write(detect::Incident& incident, const ManualOptions& options, Done done);
+  void Capture(const detect::Incident& incident, const ManualOptions& options, Done done);
+  void OnCaptured(const capture::CaptureOutcome& outcome);
+  void RunHooks(const detect::Incident& incident, const capture::CaptureOutcome& outcome);
+
+  uv_loop_t* loop_;
+  Hooks hooks_callbacks_;
+  config::DaemonConfig config_;
+  detect::IncidentBuilder builder_{{}};
+  ops::IncidentLog log_;
+  std::unique_ptr<capture::Capturer> capturer_;
+  ops::HookRunner hooks_;
+  UvTimer settle_;
+  ops::DaemonCounters counters_;
+  int captures_running_ = 0;
+  bool aborted_ = false;
+  std::uint64_t incidents_written_ = 0;
+  std::string last_incident_;
+  std::map<std::string, std::uint64_t> unlogged_;       // per rule: firings since last logged
+  std::map<std::string, std::uint64_t> quiet_firings_;  // per rule: firings opening nothing
+};
+
+}  // namespace trainwatch::app

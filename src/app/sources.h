@@ -1,0 +1,125 @@
+// Sources: every configured source (and `wrap`'s command) feeding its StreamDetectors — files
+// through TailSets, the kernel log, the wrapped command's pipes — and the detectors that run
+// on time: stalled bars, silence, writers that vanish. Firings go to the owner's callback.
+// Owns which processes write which file (a WriterScan) and where each file resumes after a
+// restart. Owned by the Daemon; loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/watched_source.h"
+#include "capture/capturer.h"
+#include "config/daemon_config.h"
+#include "core/uv_timer.h"
+#include "ops/daemon_snapshot.h"
+#include "ops/incident_log.h"
+#include "source/child_end.h"
+#include "source/tail_state.h"
+#include "source/writer_scan.h"
+
+namespace trainwatch::app {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// Sources compiled from a config, not yet running: a reload that fails to compile changes
+// nothing.
+struct PreparedSources {
+  std::vector<std::unique_ptr<WatchedSource>> sources;
+  std::unique_ptr<WatchedSource> wrap;  // when a command is wrapped
+};
+Result<PreparedSources> PrepareSources(const config::DaemonConfig& config,
+                                       const std::vector<rules::Rule>& rules, bool wrapping,
+                                       const std::string& cache_dir,
+                                       std::vector<Diagnostic>& notes);
+
+class Sources {
+ public:
+  // Firings of `stream` (null for events that hold no line of it: stalls, silence, exits).
+  using OnFirings =
+      std::function<void(std::vector<detect::Firing>& firings, detect::StreamDetector* stream)>;
+  // `fired`: lines of files already part of written incidents (not to fire again); `saved`:
+  // where files were at the last stop, `first_start` when there was no state at all.
+  Sources(uv_loop_t* loop, std::string kmsg_device, OnFirings on_firings,
+          std::function<void()> save_soon, ops::IncidentHistory fired,
+          std::vector<source::SavedTail> saved, bool first_start);
+  ~Sources();
+  Sources(const Sources&) = delete;
+  Sources& operator=(const Sources&) = delete;
+
+  // Takes the sources of a (re)loaded config. Sources that keep their name keep their files,
+  // offsets and detector state; new ones start; removed ones close.
+  void Apply(PreparedSources prepared, const config::DaemonConfig& config);
+  // Each second: reads what inotify missed, checks writers, stalls and silence.
+  void Tick(SteadyTime now);
+  void RequestWriterScan() { writer_scan_.Request(); }
+  // Stops reading and closes every file (no flush: the next start reads on from the offsets).
+  void Close();
+
+  // The positions to persist.
+  void SaveTo(source::TailState& state) const;
+  // The open incident was written: no stream needs to hold its offsets back any more.
+  void ReleaseIncidentHolds();
+  // What a capture needs to know of the jobs: log files, their processes, watched dirs.
+  void FillCapture(capture::CaptureRequest& request);
+  std::vector<ops::SourceSnapshot> Snapshot(SteadyTime now,
+                                            std::chrono::system_clock::time_point wall_now);
+  // Moves whenever anything Snapshot's metrics show may have.
+  std::uint64_t Activity() const;
+  std::size_t size() const { return sources_.size(); }
+  std::size_t files() const;
+
+  // `wrap`: the command's two streams, written by `pid` (named `comm`). False when they could
+  // not be made (logged).
+  bool StartWrap(int pid, const std::string& comm);
+  void OnWrapBatch(int index, const source::LineBatch& batch);
+  void OnWrapPending(int index, std::string_view pending);
+  // The command ended: its tracebacks close, `exit` rules judge its end.
+  void OnWrapEnded(const source::ChildEnd& end, const std::string& who);
+  // Never tail `path` (the copy of the wrapped command's output: it comes through the pipe).
+  void Exclude(const std::string& path);
+
+ private:
+  void Start(WatchedSource& source);
+  std::unique_ptr<detect::StreamDetector> MakeStream(WatchedSource& source, const std::string& name,
+                                                     const source::FileTail* file);
+  void OnBatch(WatchedSource& source, detect::StreamDetector& stream,
+               const source::LineBatch& batch, std::uint64_t offset);
+  void Fire(detect::StreamDetector& stream, std::vector<detect::Event> events,
+            detect::StreamDetector* holder);
+  void CloseQuietTracebacks();
+  void CheckWriters(SteadyTime now);
+  void OnWritersFound(const source::WriterScan::Found& found);
+  template <typename F>
+  void ForEachSource(F&& visit) {
+    for (auto& source : sources_) {
+      visit(*source);
+    }
+    if (wrap_) {
+      visit(*wrap_);
+    }
+  }
+
+  uv_loop_t* loop_;
+  std::string kmsg_device_;
+  OnFirings on_firings_;
+  std::function<void()> save_soon_;
+  ops::IncidentHistory fired_;
+  std::vector<source::SavedTail> saved_;
+  bool first_start_;
+  config::DaemonConfig config_;
+  std::vector<std::unique_ptr<WatchedSource>> sources_;
+  std::unique_ptr<WatchedSource> wrap_;
+  std::vector<std::string> excluded_;
+  source::WriterScan writer_scan_;
+  SteadyTime last_writer_scan_{};
+  UvTimer writer_soon_;      // a scan soon after new files appear
+  UvTimer traceback_timer_;  // closes tracebacks whose writer went quiet
+};
+
+}  // namespace trainwatch::app

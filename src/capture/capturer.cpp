@@ -1,0 +1,383 @@
+#include "capture/capturer.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "bundle/bundle_writer.h"
+#include "bundle/retention.h"
+#include "capture/bundle_name.h"
+#include "capture/incident_filter.h"
+#include "capture/manifest.h"
+#include "collect/container.h"
+#include "collect/exited_processes.h"
+#include "collect/system_collectors.h"
+#include "detect/incident_json.h"
+
+namespace trainwatch::capture {
+namespace {
+
+using json = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+// In a reduced bundle (no room for a full one) only outputs this small stay.
+constexpr std::uint64_t kReducedMaxArtifact = 64 * 1024;
+
+std::string Hostname() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) {
+    return "unknown-host";
+  }
+  return name;
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
+    text.replace(at, from.size(), to);
+    at += to.size();
+  }
+  return text;
+}
+
+std::uint64_t SizeOf(const collect::Artifact& artifact) {
+  return artifact.source_file.empty() ? artifact.content.size() : artifact.length;
+}
+
+}  // namespace
+
+struct Capturer::Job {
+  CaptureRequest request;
+  Done done;
+  Clock::time_point started = Clock::now();
+  std::string host = Hostname();
+  std::string self_container;
+  std::vector<collect::CollectorResult> commands;
+  std::vector<collect::CollectorResult> builtins;
+  collect::RedactionCounts env_redactions;
+  bool commands_done = false;
+  bool builtins_done = false;
+  bool reduced = false;
+  std::string reduced_why;
+  std::vector<std::string> deleted;
+  std::string dir;
+  std::string file_name;
+  Result<bundle::BundleResult> written = Error{"not written"};
+  uv_work_t work{};        // the in-process collectors
+  uv_work_t write_work{};  // the bundle
+  Capturer* owner = nullptr;
+  std::shared_ptr<const collect::Redactor> redactor;
+  config::CaptureConfig config;
+};
+
+Capturer::Capturer(uv_loop_t* loop, config::CaptureConfig config)
+    : loop_(loop), config_(std::move(config)), runner_(loop) {}
+
+Capturer::~Capturer() { Abort(); }
+
+void Capturer::Reconfigure(config::CaptureConfig config) {
+  config_ = std::move(config);  // the capture under way keeps its own copy
+  redactor_.reset();            // rebuilt with the new rules at the next capture
+}
+
+void Capturer::Abort() {
+  aborted_ = true;
+  queue_.clear();
+  runner_.Abort();
+}
+
+void Capturer::Capture(CaptureRequest request, Done done) {
+  if (queue_.size() >= kMaxQueued) {
+    CaptureOutcome outcome;
+    outcome.incident_id = request.incident.id;
+    outcome.error = "not captured: " + std::to_string(queue_.size()) +
+                    " captures already wait (an incident storm)";
+    done(outcome);
+    return;
+  }
+  queue_.emplace_back(std::move(request), std::move(done));
+  StartNext();
+}
+
+std::vector<config::CommandConfig> Capturer::CommandsFor(const Job& job) const {
+  std::vector<config::CommandConfig> commands;
+  for (const config::CommandConfig& command : job.config.commands) {
+    if (!WantedFor(command.when, job.request.incident)) {
+      continue;
+    }
+    auto uses = [&](const std::string& placeholder) {
+      return std::any_of(command.argv.begin(), command.argv.end(), [&](const std::string& arg) {
+        return arg.find(placeholder) != std::string::npos;
+      });
+    };
+    if (uses("{container}") && job.request.container.empty()) {
+      continue;  // no container known for this job (recorded as skipped below)
+    }
+    std::vector<int> pids = uses("{pid}") ? job.request.pids : std::vector<int>{0};
+    for (int pid : pids) {
+      config::CommandConfig expanded = command;
+      for (std::string& arg : expanded.argv) {
+        arg = Replace(Replace(arg, "{pid}", std::to_string(pid)), "{container}",
+                      job.request.container);
+      }
+      expanded.as = Replace(expanded.as, "{pid}", std::to_string(pid));
+      if (uses("{pid}")) {
+        expanded.name += "-" + std::to_string(pid);
+      }
+      commands.push_back(std::move(expanded));
+    }
+  }
+  return commands;
+}
+
+void Capturer::StartNext() {
+  if (running_ || queue_.empty() || aborted_) {
+    return;
+  }
+  if (!redactor_) {
+    Result<std::shared_ptr<const collect::Redactor>> made =
+        collect::Redactor::Create({config_.redact_names, config_.redact_patterns});
+    if (!made) {
+      // The config was checked when loaded; this only happens if that check was skipped.
+      CaptureOutcome outcome;
+      outcome.incident_id = queue_.front().first.incident.id;
+      outcome.error = "capture redact: " + made.error().message;
+      Done done = std::move(queue_.front().second);
+      queue_.pop_front();
+      done(outcome);
+      return StartNext();
+    }
+    redactor_ = std::move(*made);
+  }
+  running_ = true;
+  job_ = std::make_unique<Job>();
+  job_->request = std::move(queue_.front().first);
+  job_->done = std::move(queue_.front().second);
+  queue_.pop_front();
+  job_->owner = this;
+  job_->config = config_;
+  job_->redactor = redactor_;
+  job_->dir = config_.bundles_dir;
+  job_->file_name = BundleFileName(job_->request.incident, job_->host);
+  // Training processes named by the config's pattern join the known writers.
+  if (!config_.process_pattern.empty()) {
+    Result<std::vector<collect::ProcessInfo>> found =
+        collect::FindProcesses(config_.process_pattern);
+    if (!found) {
+      spdlog::warn("capture process_pattern: {}", found.error().message);
+    } else {
+      for (const collect::ProcessInfo& process : *found) {
+        if (std::find(job_->request.pids.begin(), job_->request.pids.end(), process.pid) ==
+            job_->request.pids.end()) {
+          job_->request.pids.push_back(process.pid);
+        }
+      }
+    }
+  }
+  if (job_->request.container.empty()) {
+    for (int pid : job_->request.pids) {
+      if (auto container = collect::ContainerOfProcess(std::to_string(pid))) {
+        job_->request.container = container->id;
+        break;
+      }
+    }
+  }
+  if (auto self = collect::ContainerOfProcess("self")) {
+    job_->self_container = self->id;
+  }
+  std::error_code ignored;
+  std::filesystem::create_directories(job_->dir, ignored);  // and disk usage can see it
+  // The commands start now (they take longest); the in-process collectors run meanwhile.
+  runner_.Run(CommandsFor(*job_), [this](std::vector<collect::CollectorResult> results) {
+    OnCommandsDone(std::move(results));
+  });
+  job_->work.data = job_.get();
+  uv_queue_work(
+      loop_, &job_->work,
+      [](uv_work_t* work) {
+        Job& job = *static_cast<Job*>(work->data);
+        const CaptureRequest& request = job.request;
+        collect::CollectorResult incident;
+        incident.name = "incident";
+        incident.artifacts.push_back(
+            {"incident/incident.json", detect::IncidentJson(request.incident) + "\n"});
+        incident.artifacts.push_back({"incident/firing-lines.txt", FiringLines(request.incident)});
+        job.builtins.push_back(std::move(incident));
+        std::vector<pid_t> pids(request.pids.begin(), request.pids.end());
+        job.builtins.push_back(
+            collect::CollectEnvironment(pids, *job.redactor, job.env_redactions));
+        job.builtins.push_back(
+            collect::CollectExitedProcesses(request.remembered, *job.redactor, job.env_redactions));
+        job.builtins.push_back(collect::CollectProcesses(pids));
+        job.builtins.push_back(collect::CollectSystemFacts());
+        std::vector<std::string> dirs = request.watched_dirs;
+        dirs.push_back(job.dir);
+        job.builtins.push_back(collect::CollectDiskUsage(dirs));
+        std::vector<std::string> logs = request.log_files;
+        logs.insert(logs.end(), request.extra_logs.begin(), request.extra_logs.end());
+        job.builtins.push_back(collect::CollectLogTails(logs, job.config.log_tail_bytes));
+        job.builtins.push_back(collect::CollectDirectory("habana_logs", job.config.habana_logs,
+                                                         "habana_logs",
+                                                         job.config.habana_logs_max_bytes));
+        std::vector<std::string> paths = job.config.extra_paths;
+        paths.insert(paths.end(), request.extra_paths.begin(), request.extra_paths.end());
+        if (!paths.empty()) {
+          job.builtins.push_back(collect::CollectPaths(paths, job.config.extra_max_bytes));
+        }
+      },
+      [](uv_work_t* work, int) {
+        Job& job = *static_cast<Job*>(work->data);
+        job.owner->OnBuiltinsDone();
+      });
+}
+
+void Capturer::OnCommandsDone(std::vector<collect::CollectorResult> results) {
+  if (!job_) {
+    return;
+  }
+  job_->commands = std::move(results);
+  for (const config::CommandConfig& command : job_->config.commands) {
+    const bool container = std::any_of(
+        command.argv.begin(), command.argv.end(),
+        [](const std::string& a) { return a.find("{container}") != std::string::npos; });
+    if (container && job_->request.container.empty() &&
+        WantedFor(command.when, job_->request.incident)) {
+      collect::CollectorResult skipped;
+      skipped.name = command.name;
+      skipped.status = collect::CollectorStatus::kSkipped;
+      skipped.detail = "no container known for this job";
+      job_->commands.push_back(std::move(skipped));
+    }
+  }
+  job_->commands_done = true;
+  if (job_->builtins_done) {
+    WriteBundle();
+  }
+}
+
+void Capturer::OnBuiltinsDone() {
+  if (!job_) {
+    return;
+  }
+  job_->builtins_done = true;
+  if (aborted_) {
+    job_.reset();
+    running_ = false;
+    return;
+  }
+  if (job_->commands_done) {
+    WriteBundle();
+  }
+}
+
+void Capturer::WriteBundle() {
+  Job& job = *job_;
+  std::vector<collect::Artifact> artifacts;
+  std::uint64_t estimate = 0;
+  for (auto* results : {&job.builtins, &job.commands}) {
+    for (const collect::CollectorResult& result : *results) {
+      for (const collect::Artifact& artifact : result.artifacts) {
+        estimate += SizeOf(artifact);
+      }
+    }
+  }
+  const bundle::RetentionPolicy policy{job.config.max_count, job.config.max_bytes,
+                                       job.config.min_free_bytes, job.config.min_free_percent};
+  std::error_code ignored;
+  std::filesystem::create_directories(job.dir, ignored);
+  bundle::RemovePartialBundles(job.dir);
+  // Uncompressed sizes: an upper bound for what the bundle takes.
+  job.deleted = bundle::MakeRoom(job.dir, policy, estimate);
+  if (!bundle::Fits(job.dir, policy, estimate)) {
+    job.reduced = true;
+    job.reduced_why = "a full bundle (up to " + std::to_string(estimate >> 20) +
+                      " MiB) would break min_free on " + job.dir +
+                      ": logs and large outputs left out";
+  }
+  for (auto* results : {&job.builtins, &job.commands}) {
+    for (collect::CollectorResult& result : *results) {
+      for (collect::Artifact& artifact : result.artifacts) {
+        if (job.reduced &&
+            (!artifact.source_file.empty() || SizeOf(artifact) > kReducedMaxArtifact)) {
+          continue;
+        }
+        artifacts.push_back(std::move(artifact));
+      }
+      result.artifacts.clear();
+    }
+  }
+  // The worker owns the artifacts while it writes; the job stays put until it is done.
+  struct Payload {
+    Job* job;
+    std::vector<collect::Artifact> artifacts;
+  };
+  job.write_work.data = new Payload{&job, std::move(artifacts)};
+  uv_queue_work(
+      loop_, &job.write_work,
+      [](uv_work_t* work) {
+        auto* payload = static_cast<Payload*>(work->data);
+        Job& job = *payload->job;
+        std::vector<collect::CollectorResult> collectors = job.builtins;
+        collectors.insert(collectors.end(), job.commands.begin(), job.commands.end());
+        bundle::BundleRequest request;
+        request.dir = job.dir;
+        request.file_name = job.file_name;
+        request.artifacts = std::move(payload->artifacts);
+        request.redactor = job.redactor.get();
+        request.level = job.config.compression_level;
+        request.make_manifest = [&](const bundle::BundleSummary& summary) {
+          collect::RedactionCounts redactions = summary.redactions;
+          redactions.Merge(job.env_redactions);
+          return ManifestJson(job.request, collectors, summary, redactions, job.reduced,
+                              job.reduced_why, job.host, job.self_container);
+        };
+        job.written = bundle::WriteBundle(request);
+      },
+      [](uv_work_t* work, int) {
+        std::unique_ptr<Payload> payload(static_cast<Payload*>(work->data));
+        payload->job->owner->OnWritten();
+      });
+}
+
+void Capturer::OnWritten() {
+  std::unique_ptr<Job> job = std::move(job_);
+  running_ = false;
+  CaptureOutcome outcome;
+  outcome.incident_id = job->request.incident.id;
+  outcome.reduced = job->reduced;
+  outcome.deleted = job->deleted;
+  outcome.capture_seconds = std::chrono::duration<double>(Clock::now() - job->started).count();
+  if (!job->request.incident.firings.empty()) {
+    outcome.since_first_firing =
+        std::chrono::duration<double>(std::chrono::system_clock::now() -
+                                      job->request.incident.firings.front().time)
+            .count();
+  }
+  for (const collect::CollectorResult& result : job->commands) {
+    if (result.status == collect::CollectorStatus::kTimedOut ||
+        result.status == collect::CollectorStatus::kAbandoned) {
+      outcome.timed_out.push_back(result.name);
+    }
+  }
+  if (job->written) {
+    outcome.path = job->written->path;
+    outcome.bytes = job->written->bytes;
+    if (job->reduced) {
+      outcome.error = job->reduced_why;
+    }
+  } else {
+    outcome.error = job->written.error().message;
+  }
+  if (!aborted_) {
+    job->done(outcome);
+    StartNext();
+  }
+}
+
+}  // namespace trainwatch::capture

@@ -1,0 +1,89 @@
+// Capture: turns an incident into a bundle. Runs the command collectors (CommandRunner) and,
+// at the same time on the thread pool, the in-process ones (environment, processes, /proc
+// facts, disk usage, log tails, $HABANA_LOGS, extra paths); then makes room under the
+// retention limits — writing a reduced bundle (manifest, incident, small outputs) where a
+// full one would break `min_free` — and writes the bundle on the thread pool. One capture at
+// a time; a few wait their turn, more are dropped and say so. Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bundle/bundle_writer.h"
+#include "collect/artifact.h"
+#include "collect/command_runner.h"
+#include "collect/redactor.h"
+#include "config/capture_config.h"
+#include "detect/incident.h"
+#include "source/writers.h"
+
+namespace trainwatch::capture {
+
+struct CaptureRequest {
+  detect::Incident incident;
+  std::vector<std::string> log_files;     // the watched files, for their tails
+  std::vector<std::string> watched_dirs;  // for disk usage
+  std::vector<int> pids;                  // training processes known (writers, wrapped command)
+  // What was read of them while they ran (command line, environment), for those gone by now.
+  std::vector<source::WriterProcess> remembered;
+  std::string container;                 // docker container of the job, if known
+  std::string reason;                    // manual snapshots
+  std::vector<std::string> extra_logs;   // `snapshot --log`
+  std::vector<std::string> extra_paths;  // `snapshot --copy`
+};
+
+struct CaptureOutcome {
+  std::string incident_id;
+  std::string path;  // empty when no bundle was written
+  std::uint64_t bytes = 0;
+  bool reduced = false;
+  std::string error;                   // why there is no bundle, or why it is reduced
+  double capture_seconds = 0;          // from the start of the capture
+  double since_first_firing = 0;       // from the incident's first firing line to the bundle
+  std::vector<std::string> deleted;    // old bundles removed to make room
+  std::vector<std::string> timed_out;  // collectors killed at their deadline or abandoned
+};
+
+class Capturer {
+ public:
+  using Done = std::function<void(const CaptureOutcome& outcome)>;
+  static constexpr std::size_t kMaxQueued = 4;
+
+  // The redactor is built at the first capture, not here: it compiles dozens of patterns, and
+  // a daemon that never sees an incident should not carry them (2-5 MB of memory).
+  Capturer(uv_loop_t* loop, config::CaptureConfig config);
+  ~Capturer();
+
+  void Capture(CaptureRequest request, Done done);
+  void Reconfigure(config::CaptureConfig config);
+  // Stops what runs (the daemon is stopping): its bundle is not written.
+  void Abort();
+  const config::CaptureConfig& config() const { return config_; }
+
+ private:
+  struct Job;
+  void StartNext();
+  void OnCommandsDone(std::vector<collect::CollectorResult> results);
+  void OnBuiltinsDone();
+  void WriteBundle();
+  void OnWritten();
+  std::vector<config::CommandConfig> CommandsFor(const Job& job) const;
+
+  uv_loop_t* loop_;
+  config::CaptureConfig config_;
+  std::shared_ptr<const collect::Redactor> redactor_;
+  collect::CommandRunner runner_;
+  std::deque<std::pair<CaptureRequest, Done>> queue_;
+  std::unique_ptr<Job> job_;
+  bool running_ = false;
+  bool aborted_ = false;
+};
+
+}  // namespace trainwatch::capture

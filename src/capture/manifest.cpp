@@ -1,0 +1,102 @@
+#include "capture/manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/time_format.h"
+
+namespace trainwatch::capture {
+
+using json = nlohmann::ordered_json;
+
+std::string FiringLines(const detect::Incident& incident) {
+  std::string text;
+  for (const detect::Firing& firing : incident.firings) {
+    text += "== " + firing.event.rule_id + " at " + firing.stream +
+            (firing.event.line ? ":" + std::to_string(firing.event.line) : "") + "\n";
+    for (const std::string& line : firing.context) {
+      text += "   " + line + "\n";
+    }
+    text += ">> " + firing.event.text + "\n";
+    if (!firing.event.summary.empty()) {
+      text += "   summary: " + firing.event.summary + "\n";
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+std::string ManifestJson(const CaptureRequest& request,
+                         const std::vector<collect::CollectorResult>& collectors,
+                         const bundle::BundleSummary& summary,
+                         const collect::RedactionCounts& redactions, bool reduced,
+                         const std::string& reduced_why, const std::string& host,
+                         const std::string& container) {
+  const detect::Incident& incident = request.incident;
+  json firings = json::array();
+  for (const detect::Firing& firing : incident.firings) {
+    json entry = {{"rule", firing.event.rule_id},
+                  {"kind", rules::RuleKindName(firing.event.kind)},
+                  {"stream", firing.stream},
+                  {"line", firing.event.line},
+                  {"text", firing.event.text}};
+    if (!firing.event.summary.empty()) {
+      entry["summary"] = firing.event.summary;
+    }
+    firings.push_back(std::move(entry));
+  }
+  json collected = json::array();
+  for (const collect::CollectorResult& result : collectors) {
+    json entry = {
+        {"name", result.name},           {"status", collect::CollectorStatusName(result.status)},
+        {"exit_code", result.exit_code}, {"duration_seconds", result.duration_seconds},
+        {"bytes", result.bytes},         {"truncated", result.truncated}};
+    if (!result.detail.empty()) {
+      entry["detail"] = result.detail;
+    }
+    collected.push_back(std::move(entry));
+  }
+  json files = json::array();
+  for (const bundle::ArtifactSummary& artifact : summary.artifacts) {
+    json entry = {{"path", artifact.path}, {"bytes", artifact.bytes}};
+    if (artifact.truncated) {
+      entry["truncated"] = true;
+    }
+    if (!artifact.problem.empty()) {
+      entry["problem"] = artifact.problem;
+    }
+    files.push_back(std::move(entry));
+  }
+  json redacted = json::object();
+  for (const auto& [rule, count] : redactions.by_rule) {
+    redacted[rule] = count;
+  }
+  json manifest = {
+      {"schema_version", 1},
+      {"trainwatch_version", TRAINWATCH_VERSION},
+      {"created", FormatUtc(std::chrono::system_clock::now(), TimeFormat::kIsoSeconds)},
+      {"host", host},
+      {"container", container.empty() ? json(nullptr) : json(container)},
+      {"incident",
+       {{"id", incident.id},
+        {"kind", rules::RuleKindName(incident.kind)},
+        {"summary", incident.summary},
+        {"rules", incident.rules},
+        {"opened", FormatUtc(incident.opened, TimeFormat::kIsoSeconds)},
+        {"firings", std::move(firings)}}},
+      {"reduced", reduced},
+      {"collectors", std::move(collected)},
+      {"files", std::move(files)},
+      {"redactions", std::move(redacted)}};
+  if (!request.reason.empty()) {
+    manifest["incident"]["reason"] = request.reason;
+  }
+  if (reduced) {
+    manifest["reduced_why"] = reduced_why;
+  }
+  if (!request.container.empty()) {
+    manifest["job_container"] = request.container;
+  }
+  return manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace trainwatch::capture

@@ -1,0 +1,27 @@
+// What a bundle says about itself: manifest.json (its first member: the incident, each
+// collector's status, every file, the redaction counts) and incident/firing-lines.txt (the
+// firing lines with their context, as an engineer reads them first). Pure functions; any
+// thread (the bundle writer calls ManifestJson on the thread pool).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bundle/bundle_writer.h"
+#include "capture/capturer.h"
+#include "collect/artifact.h"
+#include "collect/redactor.h"
+
+namespace trainwatch::capture {
+
+// The manifest's fields, from the capture's results (schema_version 1).
+std::string ManifestJson(const CaptureRequest& request,
+                         const std::vector<collect::CollectorResult>& collectors,
+                         const bundle::BundleSummary& summary,
+                         const collect::RedactionCounts& redactions, bool reduced,
+                         const std::string& reduced_why, const std::string& host,
+                         const std::string& container);
+
+std::string FiringLines(const detect::Incident& incident);
+
+}  // namespace trainwatch::capture

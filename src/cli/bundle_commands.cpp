@@ -1,0 +1,180 @@
+#include "cli/bundle_commands.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "bundle/bundle_reader.h"
+#include "bundle/retention.h"
+#include "cli/commands.h"
+#include "config/daemon_config.h"
+#include "config/shipped_paths.h"
+
+namespace trainwatch::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+Result<std::string> BundlesDir(const BundlesOptions& options, std::ostream& err) {
+  if (!options.dir.empty()) {
+    return options.dir;
+  }
+  const std::string path =
+      options.config_path.empty() ? config::DefaultConfigPath() : options.config_path;
+  config::ConfigLoad load = config::LoadDaemonConfig(path, config::ProcessEnv());
+  if (!load.config) {
+    for (const Diagnostic& error : load.errors) {
+      err << FormatDiagnostic(error) << "\n";
+    }
+    return Error{"the config has errors"};
+  }
+  return load.config->capture.bundles_dir;
+}
+
+std::string Size(std::uint64_t bytes) {
+  char text[32];
+  if (bytes >= (1ull << 20)) {
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  } else {
+    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024);
+  }
+  return text;
+}
+
+}  // namespace
+
+int RunBundlesList(const BundlesOptions& options, std::ostream& out, std::ostream& err) {
+  Result<std::string> dir = BundlesDir(options, err);
+  if (!dir) {
+    err << "trainwatch bundles: " << dir.error().message << "\n";
+    return kExitError;
+  }
+  json list = json::array();
+  for (const bundle::BundleFile& file : bundle::ListBundles(*dir)) {
+    json entry = {{"path", file.path}, {"bytes", file.bytes}};
+    Result<std::string> text = bundle::ReadManifest(file.path);
+    const json manifest = text ? json::parse(*text, nullptr, false) : json();
+    if (manifest.is_object()) {
+      const json& incident = manifest["incident"];
+      entry["time"] = incident.value("opened", "");
+      entry["incident"] = incident.value("id", "");
+      entry["kind"] = incident.value("kind", "");
+      entry["rule"] = incident.contains("rules") && !incident["rules"].empty()
+                          ? incident["rules"][0].get<std::string>()
+                          : "";
+      entry["summary"] = incident.value("summary", "");
+      entry["reduced"] = manifest.value("reduced", false);
+    } else {
+      entry["problem"] = text ? "manifest.json is not JSON" : text.error().message;
+    }
+    list.push_back(std::move(entry));
+  }
+  if (options.json) {
+    out << list.dump(2) << "\n";
+    return 0;
+  }
+  if (list.empty()) {
+    out << "no bundles in " << *dir << "\n";
+    return 0;
+  }
+  for (const json& entry : list) {
+    if (entry.contains("problem")) {
+      out << entry["path"].get<std::string>() << "  (" << entry["problem"].get<std::string>()
+          << ")\n";
+      continue;
+    }
+    out << entry["time"].get<std::string>() << "  " << entry["kind"].get<std::string>() << "  "
+        << entry["rule"].get<std::string>() << "  " << Size(entry["bytes"].get<std::uint64_t>())
+        << "  " << entry["incident"].get<std::string>()
+        << (entry["reduced"].get<bool>() ? "  REDUCED" : "") << "\n    "
+        << entry["path"].get<std::string>() << "\n";
+  }
+  return 0;
+}
+
+int RunBundlesShow(const BundlesOptions& options, std::ostream& out, std::ostream& err) {
+  std::string path = options.id;
+  if (!std::filesystem::exists(path)) {
+    Result<std::string> dir = BundlesDir(options, err);
+    if (!dir) {
+      err << "trainwatch bundles: " << dir.error().message << "\n";
+      return kExitError;
+    }
+    path.clear();
+    for (const bundle::BundleFile& file : bundle::ListBundles(*dir)) {
+      if (file.name == options.id ||
+          file.name.find("_" + options.id + ".tar.zst") != std::string::npos) {
+        path = file.path;
+      }
+    }
+    if (path.empty()) {
+      err << "trainwatch bundles: no bundle for '" << options.id << "' in " << *dir << "\n";
+      return kExitError;
+    }
+  }
+  Result<std::string> text = bundle::ReadManifest(path);
+  if (!text) {
+    err << "trainwatch bundles: " << text.error().message << "\n";
+    return kExitError;
+  }
+  if (options.json) {
+    out << *text;
+    return 0;
+  }
+  const json manifest = json::parse(*text, nullptr, false);
+  if (!manifest.is_object()) {
+    err << "trainwatch bundles: " << path << ": manifest.json is not JSON\n";
+    return kExitError;
+  }
+  const json& incident = manifest["incident"];
+  out << "bundle     " << path << "\n"
+      << "incident   " << incident.value("id", "") << " (" << incident.value("kind", "") << ")\n"
+      << "summary    " << incident.value("summary", "") << "\n"
+      << "opened     " << incident.value("opened", "") << "\n"
+      << "host       " << manifest.value("host", "")
+      << (manifest["container"].is_string()
+              ? "  container " + manifest["container"].get<std::string>()
+              : "")
+      << "\n"
+      << "trainwatch " << manifest.value("trainwatch_version", "") << "\n";
+  if (manifest.value("reduced", false)) {
+    out << "REDUCED    " << manifest.value("reduced_why", "") << "\n";
+  }
+  out << "firing lines:\n";
+  for (const json& firing : incident.value("firings", json::array())) {
+    out << "  " << firing.value("rule", "") << " at " << firing.value("stream", "") << ":"
+        << firing.value("line", 0) << "  " << firing.value("text", "") << "\n";
+  }
+  out << "collectors:\n";
+  for (const json& collector : manifest.value("collectors", json::array())) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-18s %-10s %6.2f s %10s%s",
+                  collector.value("name", "").c_str(), collector.value("status", "").c_str(),
+                  collector.value("duration_seconds", 0.0),
+                  Size(collector.value("bytes", 0ULL)).c_str(),
+                  collector.value("truncated", false) ? " truncated" : "");
+    out << line;
+    if (collector.contains("detail")) {
+      std::string detail = collector["detail"].get<std::string>();
+      for (std::size_t at = detail.find('\n'); at != std::string::npos;
+           at = detail.find('\n', at)) {
+        detail.replace(at, 1, "; ");  // one line per collector
+      }
+      out << "  " << detail;
+    }
+    out << "\n";
+  }
+  const json redactions = manifest.value("redactions", json::object());
+  out << "redacted:  ";
+  if (redactions.empty()) {
+    out << " nothing";
+  }
+  for (const auto& [rule, count] : redactions.items()) {
+    out << " " << rule << " x" << count.get<std::uint64_t>();
+  }
+  out << "\nfiles: " << manifest.value("files", json::array()).size()
+      << " (open it with: tar --zstd -xf " << path << ")\n";
+  return 0;
+}
+
+}  // namespace trainwatch::cli

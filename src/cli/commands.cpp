@@ -1,0 +1,164 @@
+#include "cli/commands.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include "cli/example_checker.h"
+#include "config/shipped_paths.h"
+#include "core/unique_fd.h"
+#include "detect/stream_scan.h"
+#include "rules/compiled_rules.h"
+#include "rules/line_matcher.h"
+#include "rules/rule_loader.h"
+
+namespace trainwatch::cli {
+namespace {
+
+// Loads the named rule paths (or the shipped packs); prints every error and returns
+// nullopt when there are any.
+std::optional<rules::LoadedRules> LoadOrReport(const std::vector<std::string>& requested,
+                                               std::ostream& err) {
+  std::vector<std::string> paths = requested;
+  if (paths.empty()) {
+    paths = config::DefaultRulePaths();
+    if (paths.empty()) {
+      err << "trainwatch: cannot find the shipped rule packs (looked next to the binary in "
+             "../share/trainwatch/rules and in "
+          << TRAINWATCH_SOURCE_RULES_DIR << "); name rule files with --rules\n";
+      return std::nullopt;
+    }
+  }
+  rules::LoadedRules loaded = rules::LoadRulePaths(paths);
+  if (!loaded.errors.empty()) {
+    for (const Diagnostic& error : loaded.errors) {
+      err << FormatDiagnostic(error) << '\n';
+    }
+    err << "trainwatch: " << loaded.errors.size() << " problem"
+        << (loaded.errors.size() == 1 ? "" : "s") << " in the rule files\n";
+    return std::nullopt;
+  }
+  return loaded;
+}
+
+// Opens a file to scan: a regular file, a pipe or "-" (standard input, borrowed); not a
+// directory.
+Result<UniqueFd> OpenInput(const std::string& name) {
+  if (name == "-") {
+    return UniqueFd(STDIN_FILENO, /*owned=*/false);
+  }
+  UniqueFd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    return Error{std::strerror(errno)};
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return Error{"is a directory"};
+  }
+  return fd;
+}
+
+}  // namespace
+
+int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) {
+  auto loaded = LoadOrReport(options.rule_paths, err);
+  if (!loaded) {
+    return kExitError;
+  }
+  std::vector<Diagnostic> notes;
+  const std::vector<Diagnostic> problems = CheckExamples(loaded->rules, &notes);
+  for (const Diagnostic& note : notes) {
+    err << FormatDiagnostic(note) << '\n';
+  }
+  if (!problems.empty()) {
+    for (const Diagnostic& problem : problems) {
+      err << FormatDiagnostic(problem) << '\n';
+    }
+    err << "trainwatch: " << problems.size() << " example" << (problems.size() == 1 ? "" : "s")
+        << " did not behave\n";
+    return kExitError;
+  }
+  std::map<std::string, int> by_kind;
+  std::size_t examples = 0;
+  for (const rules::Rule& rule : loaded->rules) {
+    ++by_kind[std::string(rules::RuleKindName(rule.kind))];
+    examples += rule.fires.size() + rule.quiet.size();
+  }
+  out << "trainwatch: " << loaded->rules.size() << " rules in " << loaded->files.size()
+      << " files OK (";
+  bool first = true;
+  for (const auto& [kind, count] : by_kind) {
+    out << (first ? "" : ", ") << count << ' ' << kind;
+    first = false;
+  }
+  out << "); " << examples << " examples behave\n";
+  return kExitClean;
+}
+
+int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.files.empty()) {
+    err << "trainwatch scan: name at least one file (or - for standard input)\n";
+    return kExitError;
+  }
+  auto loaded = LoadOrReport(options.rule_paths, err);
+  if (!loaded) {
+    return kExitError;
+  }
+  std::vector<Diagnostic> notes;
+  auto compiled = rules::CompiledRules::Build(loaded->rules, options.tags, &notes);
+  if (!compiled) {
+    err << "trainwatch: " << compiled.error().message << '\n';
+    return kExitError;
+  }
+  for (const Diagnostic& note : notes) {
+    err << FormatDiagnostic(note) << '\n';
+  }
+  if ((*compiled)->rules().empty()) {
+    std::string tags;
+    for (const std::string& tag : options.tags) {
+      tags += (tags.empty() ? "'" : ", '") + tag + "'";
+    }
+    err << "trainwatch: warning: no pattern or threshold rule has tag " << tags
+        << ", so nothing can fire\n";
+  }
+  bool failed = false;
+  bool fired = false;
+  const auto now = detect::TimePoint();  // a file is scanned as if it all arrived at once
+  for (const std::string& file : options.files) {
+    auto fd = OpenInput(file);
+    if (!fd) {
+      err << "trainwatch: " << file << ": " << fd.error().message << '\n';
+      failed = true;
+      continue;
+    }
+    auto matcher = rules::LineMatcher::Create(*compiled);
+    if (!matcher) {
+      err << "trainwatch: " << matcher.error().message << '\n';
+      return kExitError;
+    }
+    source::LineFramer framer;
+    detect::LineDetector detector(std::move(*matcher));
+    const std::string shown = file == "-" ? "<stdin>" : file;
+    Status status = ScanFd(fd->get(), framer, detector, now, [&](const detect::Event& event) {
+      fired = fired || rules::IsAlarm(event.kind);
+      PrintEvent(out, options.format, shown, event);
+    });
+    if (!status) {
+      err << "trainwatch: " << shown << ": read failed after line " << framer.lines_completed()
+          << ": " << status.error().message << '\n';
+      failed = true;
+    }
+  }
+  out.flush();
+  if (failed) {
+    return kExitError;
+  }
+  return fired ? kExitFired : kExitClean;
+}
+
+}  // namespace trainwatch::cli

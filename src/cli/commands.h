@@ -1,0 +1,34 @@
+// The command-line verbs, as functions of their options and output streams so tests can
+// run them in-process. Each returns the process exit status.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/event_format.h"
+
+namespace trainwatch::cli {
+
+// `trainwatch check`: load rule files, run their examples; every problem as
+// "file:line:col: message", exit 2; else a one-line summary, exit 0.
+struct CheckOptions {
+  std::vector<std::string> rule_paths;  // empty: the shipped packs
+};
+int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err);
+
+// `trainwatch scan`: run the rules over files as if tailed from a source with `tags`.
+// Exit 0 when no crash, hang or device rule fired; 1 when one did; 2 on an error.
+struct ScanOptions {
+  std::vector<std::string> rule_paths;        // empty: the shipped packs
+  std::vector<std::string> tags = {"train"};  // the tags of the source the files stand for
+  EventFormat format = EventFormat::kText;
+  std::vector<std::string> files;  // "-" is standard input
+};
+int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err);
+
+inline constexpr int kExitClean = 0;
+inline constexpr int kExitFired = 1;
+inline constexpr int kExitError = 2;
+
+}  // namespace trainwatch::cli

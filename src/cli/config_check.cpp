@@ -1,0 +1,39 @@
+#include "cli/config_check.h"
+
+#include <cstdio>
+
+#include "collect/redactor.h"
+#include "rules/compiled_rules.h"
+#include "rules/configured_rules.h"
+
+namespace trainwatch::cli {
+
+int RunCheckConfig(const std::string& config_path) {
+  Result<rules::ConfiguredRules> setup = rules::LoadConfiguredRules(config_path);
+  if (!setup) {
+    std::fputs(setup.error().message.c_str(), stderr);
+    return 2;
+  }
+  std::vector<Diagnostic> notes;
+  for (const config::SourceConfig& source : setup->config.sources) {
+    Result<std::shared_ptr<const rules::CompiledRules>> compiled =
+        rules::CompiledRules::Build(setup->rules, source.tags, &notes);
+    if (!compiled) {
+      std::fprintf(stderr, "%s: source %s: %s\n", config_path.c_str(), source.name.c_str(),
+                   compiled.error().message.c_str());
+      return 2;
+    }
+  }
+  Result<std::shared_ptr<const collect::Redactor>> redactor = collect::Redactor::Create(
+      {setup->config.capture.redact_names, setup->config.capture.redact_patterns});
+  if (!redactor) {
+    std::fprintf(stderr, "%s: capture redact: %s\n", config_path.c_str(),
+                 redactor.error().message.c_str());
+    return 2;
+  }
+  std::printf("%s: ok: %zu sources, %zu rules, state in %s\n", config_path.c_str(),
+              setup->config.sources.size(), setup->rules.size(), setup->config.state_dir.c_str());
+  return 0;
+}
+
+}  // namespace trainwatch::cli

@@ -1,0 +1,181 @@
+#include "cli/control_commands.h"
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/standalone_snapshot.h"
+#include "config/daemon_config.h"
+#include "config/shipped_paths.h"
+#include "ops/control_server.h"
+
+namespace trainwatch::cli {
+namespace {
+
+using nlohmann::json;
+
+Result<config::DaemonConfig> LoadConfig(const ControlOptions& options, std::ostream& err) {
+  const std::string config_path =
+      options.config_path.empty() ? config::DefaultConfigPath() : options.config_path;
+  config::ConfigLoad load = config::LoadDaemonConfig(config_path, config::ProcessEnv());
+  if (!load.config) {
+    for (const Diagnostic& error : load.errors) {
+      err << FormatDiagnostic(error) << "\n";
+    }
+    return Error{"the config has errors"};
+  }
+  return std::move(*load.config);
+}
+
+Result<json> Ask(const ControlOptions& options, const json& request, std::ostream& err,
+                 int timeout_seconds = 10, bool* no_daemon = nullptr) {
+  Result<config::DaemonConfig> config = LoadConfig(options, err);
+  if (!config) {
+    return config.error();
+  }
+  const std::string socket = config->state_dir + "/control.sock";
+  Result<std::string> response = ops::ControlRequest(socket, request.dump(), timeout_seconds);
+  if (!response) {
+    if (no_daemon != nullptr) {
+      *no_daemon = true;
+    }
+    return Error{"no trainwatch daemon answers at " + socket + " (" + response.error().message +
+                 "); is it running with this config?"};
+  }
+  json parsed = json::parse(*response, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    return Error{"the daemon sent a reply that is not JSON: " + *response};
+  }
+  if (parsed.contains("error")) {
+    return Error{"the daemon says: " + parsed["error"].get<std::string>()};
+  }
+  return parsed;
+}
+
+void PrintStatus(const json& status, std::ostream& out) {
+  out << "trainwatch " << status.value("version", "?") << " (pid " << status.value("pid", 0)
+      << "), up " << status.value("uptime_seconds", 0) << "s, " << status.value("rules", 0)
+      << " rules, config " << status.value("config", "?") << "\n";
+  out << "incidents written: " << status.value("incidents_written", 0);
+  if (status.contains("last_incident")) {
+    out << " (last " << status["last_incident"].get<std::string>() << ")";
+  }
+  out << " -> " << status.value("incidents_file", "?") << "\n";
+  if (status.contains("open_incident")) {
+    const json& open = status["open_incident"];
+    out << "open incident " << open.value("id", "?") << ": " << open.value("kind", "?") << " — "
+        << open.value("summary", "") << "\n";
+  }
+  auto print_bars = [&](const json& stream) {
+    for (const json& bar : stream.value("bars", json::array())) {
+      out << "      bar "
+          << (bar.value("label", "").empty() ? "(no name)" : "'" + bar.value("label", "") + "'")
+          << " " << bar.value("count", 0);
+      if (bar.contains("total")) {
+        out << "/" << bar["total"].get<long long>();
+      }
+      out << (bar.value("complete", false) ? " complete" : "") << ", last advance "
+          << bar.value("seconds_since_advance", 0) << "s ago\n";
+    }
+  };
+  for (const json& source : status.value("sources", json::array())) {
+    out << "source " << source.value("name", "?") << " [";
+    bool first = true;
+    for (const json& tag : source.value("tags", json::array())) {
+      out << (first ? "" : ", ") << tag.get<std::string>();
+      first = false;
+    }
+    out << "]";
+    if (source.contains("kmsg")) {
+      out << (source["kmsg"].get<bool>() ? ": /dev/kmsg" : ": /dev/kmsg not readable here");
+    }
+    out << "\n";
+    if (source.value("files", json::array()).empty() && !source.contains("kmsg") &&
+        source.value("streams", json::array()).empty()) {
+      out << "    no files match yet:";
+      for (const json& path : source.value("paths", json::array())) {
+        out << " " << path.get<std::string>();
+      }
+      out << "\n";
+    }
+    for (const json& file : source.value("files", json::array())) {
+      out << "    " << file.value("path", "?") << "  offset " << file.value("offset", 0) << ", "
+          << file.value("lines", 0) << " lines";
+      const json writers = file.value("writers", json::array());
+      if (!writers.empty()) {
+        out << ", written by";
+        for (const json& writer : writers) {
+          out << " " << writer.value("pid", 0) << " (" << writer.value("comm", "") << ")";
+        }
+      }
+      if (file.value("job_ended", false)) {
+        out << ", job ended";
+      }
+      if (file.value("gone", false)) {
+        out << ", gone (finishing)";
+      }
+      out << "\n";
+      print_bars(file);
+    }
+    for (const json& stream : source.value("streams", json::array())) {
+      out << "    " << stream.value("name", "?") << "  " << stream.value("lines", 0) << " lines\n";
+      print_bars(stream);
+    }
+  }
+}
+
+}  // namespace
+
+int RunStatus(const ControlOptions& options, std::ostream& out, std::ostream& err) {
+  Result<json> status = Ask(options, {{"command", "status"}}, err);
+  if (!status) {
+    err << "trainwatch status: " << status.error().message << "\n";
+    return kExitError;
+  }
+  if (options.json) {
+    out << status->dump(2) << "\n";
+  } else {
+    PrintStatus(*status, out);
+  }
+  return 0;
+}
+
+int RunSnapshot(const ControlOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.out_dir.empty()) {
+    bool no_daemon = false;
+    // Long enough for collectors that hang until their deadline.
+    Result<json> reply = Ask(options,
+                             {{"command", "snapshot"},
+                              {"reason", options.reason},
+                              {"container", options.container},
+                              {"copy", options.copy},
+                              {"log", options.logs}},
+                             err, 300, &no_daemon);
+    if (reply) {
+      out << "incident " << reply->value("incident", "?") << " recorded in "
+          << reply->value("incidents_file", "?") << "\n";
+      if (reply->contains("bundle")) {
+        out << "bundle " << (*reply)["bundle"].get<std::string>() << "\n";
+      }
+      if (reply->contains("bundle_error")) {
+        err << "trainwatch snapshot: " << (*reply)["bundle_error"].get<std::string>() << "\n";
+        return reply->contains("bundle") ? 0 : 1;
+      }
+      return 0;
+    }
+    if (!no_daemon) {
+      err << "trainwatch snapshot: " << reply.error().message << "\n";
+      return kExitError;
+    }
+  }
+  Result<config::DaemonConfig> config = LoadConfig(options, err);
+  if (!config) {
+    err << "trainwatch snapshot: " << config.error().message << "\n";
+    return kExitError;
+  }
+  if (options.out_dir.empty()) {
+    out << "no daemon answers; capturing here\n";
+  }
+  return RunStandaloneSnapshot(*config, options, out, err);
+}
+
+}  // namespace trainwatch::cli

@@ -1,0 +1,28 @@
+// The CLI side of the control socket: `trainwatch status [--json]` and `trainwatch snapshot`,
+// which find the running daemon through the config's state_dir. Without a daemon (or with
+// --out), snapshot captures on its own: the one-command replacement of Habana's
+// gather_info_docker.py / gather_info_host.py.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace trainwatch::cli {
+
+struct ControlOptions {
+  std::string config_path;  // empty: the default config
+  bool json = false;
+  // snapshot
+  std::string reason = "manual snapshot";
+  std::string container;          // add this container's docker state (host mode)
+  std::vector<std::string> copy;  // extra files or directories
+  std::vector<std::string> logs;  // extra logs whose tails to include
+  std::string out_dir;            // write the bundle here, on our own (no daemon asked)
+};
+
+// Exit status 0, or 2 with a message when no daemon answers.
+int RunStatus(const ControlOptions& options, std::ostream& out, std::ostream& err);
+int RunSnapshot(const ControlOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace trainwatch::cli

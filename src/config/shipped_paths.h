@@ -1,0 +1,22 @@
+// Where the shipped files are when the operator names none: the rule packs and the daemon
+// config next to an installed binary (<prefix>/share/trainwatch/), else in the source tree the
+// binary was built from; and which config the daemon and the CLI use by default.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trainwatch::config {
+
+// The default --rules paths; empty when neither place exists (the caller says so).
+std::vector<std::string> DefaultRulePaths();
+
+// The daemon config shipped with this build: <prefix>/share/trainwatch/trainwatch.yaml next to
+// an installed binary, else daemon/trainwatch.yaml of the source tree.
+std::string ShippedConfigPath();
+
+// The config used when none is given: $TRAINWATCH_CONFIG, else /etc/trainwatch/trainwatch.yaml
+// when it exists, else the one shipped with this build or installation.
+std::string DefaultConfigPath();
+
+}  // namespace trainwatch::config

@@ -1,0 +1,68 @@
+#include "detect/incident_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/time_format.h"
+
+namespace trainwatch::detect {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::int64_t EpochMillis(WallTime time) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+}
+
+}  // namespace
+
+std::string IncidentJson(const Incident& incident) {
+  json firings = json::array();
+  for (const Firing& firing : incident.firings) {
+    json entry = {
+        {"rule", firing.event.rule_id},   {"kind", rules::RuleKindName(firing.event.kind)},
+        {"source", firing.source},        {"stream", firing.stream},
+        {"line", firing.event.line},      {"text", firing.event.text},
+        {"time", FormatUtc(firing.time)}, {"context", firing.context}};
+    if (!firing.event.summary.empty()) {
+      entry["summary"] = firing.event.summary;
+      entry["summary_line"] = firing.event.summary_line;
+    }
+    if (firing.event.cut) {
+      entry["cut"] = true;
+    }
+    if (!firing.writers.empty()) {
+      json writers = json::array();
+      for (const source::WriterProcess& writer : firing.writers) {
+        writers.push_back({{"pid", writer.pid}, {"comm", writer.comm}});
+      }
+      entry["writers"] = std::move(writers);
+    }
+    if (!firing.file_id.empty()) {
+      entry["file_id"] = firing.file_id;
+      entry["head_bytes"] = firing.head_bytes;
+      entry["head_hash"] = firing.head_hash;
+    }
+    firings.push_back(std::move(entry));
+  }
+  json record = {{"id", incident.id},
+                 {"kind", rules::RuleKindName(incident.kind)},
+                 {"summary", incident.summary},
+                 {"rules", incident.rules},
+                 {"opened", FormatUtc(incident.opened)},
+                 {"closed", FormatUtc(incident.closed)},
+                 {"opened_ms", EpochMillis(incident.opened)},
+                 {"firings", std::move(firings)}};
+  if (!incident.reason.empty()) {
+    record["reason"] = incident.reason;
+  }
+  if (incident.more_firings > 0) {
+    record["more_firings"] = incident.more_firings;
+  }
+  return record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string IncidentKindName(const Incident& incident) {
+  return incident.reason.empty() ? std::string(rules::RuleKindName(incident.kind)) : "manual";
+}
+
+}  // namespace trainwatch::detect

@@ -1,0 +1,18 @@
+// The JSON form of an incident: one line of incidents.jsonl, and incident/incident.json in its
+// bundle. `opened_ms` and each firing's file identity (file_id, head_bytes, head_hash) are what
+// a restarted daemon reads back (IncidentLog::ReadHistory). Pure functions; any thread.
+#pragma once
+
+#include <string>
+
+#include "detect/incident.h"
+
+namespace trainwatch::detect {
+
+// One line of JSON, without its newline; text that is not UTF-8 becomes U+FFFD.
+std::string IncidentJson(const Incident& incident);
+
+// "crash", "hang", "device", "warning", or "manual" for a `trainwatch snapshot`.
+std::string IncidentKindName(const Incident& incident);
+
+}  // namespace trainwatch::detect

@@ -1,0 +1,132 @@
+// StreamDetector: the detection state of one live byte stream — a tailed file, /dev/kmsg, or a
+// wrapped command's stdout or stderr. Runs the same LineDetector as `scan` on each batch,
+// tracks progress bars, keeps the last lines for incident context, and knows how far a
+// restart may skip: never past an open traceback or an event whose incident is not yet
+// written, so a kill -9 loses neither. Single thread (the loop).
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "detect/incident.h"
+#include "detect/line_detector.h"
+#include "detect/progress_tracker.h"
+#include "rules/compiled_rules.h"
+#include "source/file_tail.h"
+#include "source/writers.h"
+
+namespace trainwatch::detect {
+
+struct StreamIdentity {
+  std::string source;   // config source name
+  std::string name;     // file path, "kmsg", "wrap:stdout"...
+  std::string file_id;  // "dev:ino" for files
+  source::Fingerprint fingerprint;
+};
+
+class StreamDetector {
+ public:
+  static Result<std::unique_ptr<StreamDetector>> Create(StreamIdentity identity,
+                                                std::shared_ptr<const rules::CompiledRules> rules,
+                                                std::size_t context_lines, bool track_progress);
+
+  // Detects on `batch` (whose first byte is at `batch_offset` of the stream) and appends
+  // what fired to `out`.
+  void OnBatch(const source::LineBatch& batch, std::uint64_t batch_offset, SteadyTime now,
+               detect::WallTime wall, std::vector<detect::Firing>& out);
+  // The unfinished last line as it stands (a tqdm bar in a file has no '\n' until it closes):
+  // its progress refreshes count. `line` is its line number.
+  void OnPending(std::string_view text, std::uint64_t line, SteadyTime now);
+  // The writer paused: ends open tracebacks (a crashed process prints nothing after its
+  // traceback, so waiting for the next line would wait forever).
+  void CloseTracebacks(detect::WallTime wall, std::vector<detect::Firing>& out);
+  bool TracebackOpen() const { return detector_->AnyTracebackOpen(); }
+  // Swaps in reloaded rules; progress bars, context and holds stay. A traceback open now
+  // finishes under the old rules first.
+  Status SetRules(std::shared_ptr<const rules::CompiledRules> rules);
+
+  // A firing for a time-based event (stall, silence, exit) with this stream's last lines.
+  detect::Firing MakeFiring(detect::Event event, detect::WallTime wall) const;
+
+  // Events for lines up to `line` were already part of a written incident (before a restart).
+  void SuppressThrough(std::uint64_t line) { suppress_through_ = line; }
+  // The position a restart must resume from, given how far the file has been read.
+  source::TailPosition Durable(source::TailPosition read) const;
+  // Incidents holding this stream's firings were written: the holds go.
+  void ReleaseIncidentHold() { incident_hold_.reset(); }
+  // A firing of this stream joined the open incident: no restart may skip past it until the
+  // incident is written.
+  void HoldForIncident(const detect::Firing& firing);
+
+  // The processes writing this stream (a file's, from /proc; the wrapped command): firings
+  // carry them, so the capture stage knows whose environment and stacks to collect.
+  void set_writers(std::vector<source::WriterProcess> writers) {
+    live_ = live_ || !writers.empty();
+    writers_ = std::move(writers);
+  }
+  const std::vector<source::WriterProcess>& writers() const { return writers_; }
+  std::vector<source::WriterProcess>& writers() { return writers_; }
+
+  // Output seen as it was written (not only a backlog read at once), or a known writer: only
+  // then can a bar stall or the stream fall silent. A log of a job that finished while the
+  // daemon was away is history, and its last bar no hang.
+  void MarkLive() { live_ = true; }
+  bool live() const { return live_; }
+
+  void set_fingerprint(source::Fingerprint fingerprint) { identity_.fingerprint = fingerprint; }
+  void set_name(std::string name) { identity_.name = std::move(name); }
+  const StreamIdentity& identity() const { return identity_; }
+  detect::ProgressTracker& progress() { return progress_; }
+  const detect::ProgressTracker& progress() const { return progress_; }
+  std::uint64_t lines() const { return lines_; }
+  std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t last_line() const { return last_line_; }
+  SteadyTime last_output() const { return last_output_; }
+
+ private:
+  struct Recent {
+    std::uint64_t line;
+    std::uint64_t offset;
+    std::string text;
+  };
+  StreamDetector(StreamIdentity identity, std::unique_ptr<detect::LineDetector> detector,
+         std::size_t context_lines, bool track_progress);
+  void ParseProgress(std::string_view record, char separator, std::uint64_t line, SteadyTime now);
+  std::vector<std::string> ContextBefore(std::uint64_t line) const;
+  std::optional<std::uint64_t> OffsetOf(std::uint64_t line) const;
+  void Remember(const source::LineBatch& batch, std::uint64_t batch_offset);
+  void SwapRulesWhenIdle();
+  // Where in the unfinished line the refreshes not yet parsed begin.
+  std::size_t UnparsedFrom(std::string_view text, char separator) const;
+  void Emit(std::vector<detect::Event>& events, detect::WallTime wall,
+            std::vector<detect::Firing>& out);
+
+  StreamIdentity identity_;
+  std::unique_ptr<detect::LineDetector> detector_;
+  std::optional<rules::LineMatcher> pending_matcher_;  // reloaded rules, once no traceback is open
+  std::size_t context_lines_;
+  bool track_progress_;
+  detect::ProgressTracker progress_;
+  std::deque<Recent> recent_;  // the last lines, oldest first; bounded
+  std::vector<detect::Event> events_;
+  const source::LineBatch* batch_ = nullptr;  // during OnBatch
+  std::uint64_t batch_offset_ = 0;
+  std::vector<source::WriterProcess> writers_;
+  bool live_ = false;
+  std::uint64_t suppress_through_ = 0;
+  std::uint64_t pending_line_ = 0;  // the unfinished line OnPending saw last
+  std::size_t pending_parsed_ = 0;  // how much of it was parsed
+  std::optional<source::TailPosition> traceback_hold_;
+  std::optional<source::TailPosition> incident_hold_;
+  std::uint64_t lines_ = 0;
+  std::uint64_t bytes_ = 0;
+  std::uint64_t last_line_ = 0;
+  SteadyTime last_output_{};
+};
+
+}  // namespace trainwatch::detect

@@ -1,0 +1,124 @@
+#include "detect/time_detectors.h"
+
+#include <algorithm>
+#include <cstring>
+#include <variant>
+
+namespace trainwatch::detect {
+namespace {
+
+std::string SecondsAgo(SteadyTime then, SteadyTime now) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - then).count()) + "s";
+}
+
+Event EventOf(const rules::Rule& rule) {
+  Event event;
+  event.rule_id = rule.id;
+  event.kind = rule.kind;
+  return event;
+}
+
+}  // namespace
+
+std::string DescribeBar(const Bar& bar) {
+  std::string name = bar.label.empty() ? "progress bar" : "'" + bar.label + "'";
+  std::string where = std::to_string(bar.count);
+  if (bar.total) {
+    where += "/" + std::to_string(*bar.total);
+  }
+  return name + " at " + where;
+}
+
+std::vector<Event> StalledBars(ProgressTracker& progress,
+                               const std::vector<rules::Rule>& progress_rules, SteadyTime now) {
+  std::vector<Event> events;
+  for (std::size_t i = 0; i < progress_rules.size(); ++i) {
+    const rules::Rule& rule = progress_rules[i];
+    const auto& detector = std::get<rules::ProgressDetector>(rule.detector);
+    for (const Bar* bar :
+         progress.TakeStalled(i, detector.stall_after, detector.startup_grace, now)) {
+      Event event = EventOf(rule);
+      event.line = bar->line;
+      event.text = bar->text;
+      event.summary = DescribeBar(*bar) +
+                      (bar->advanced ? " has not advanced for " : " has not started for ") +
+                      SecondsAgo(bar->last_advance, now);
+      events.push_back(std::move(event));
+    }
+  }
+  return events;
+}
+
+std::vector<Event> SilenceWatch::Check(const std::vector<rules::Rule>& silence_rules,
+                                       const std::string& source_name, bool job_live,
+                                       SteadyTime now) {
+  std::vector<Event> events;
+  if (!job_live) {
+    return events;
+  }
+  for (const rules::Rule& rule : silence_rules) {
+    const auto& silence = std::get<rules::SilenceDetector>(rule.detector);
+    if (now - last_output_ < silence.after || reported_.count(rule.id) > 0) {
+      continue;
+    }
+    reported_.insert(rule.id);
+    Event event = EventOf(rule);
+    event.text = "no output from source " + source_name + " for " + SecondsAgo(last_output_, now);
+    event.summary = event.text;
+    events.push_back(std::move(event));
+  }
+  return events;
+}
+
+std::optional<Event> WriterExited(ProgressTracker& progress, std::uint64_t last_line,
+                                  const std::vector<source::WriterProcess>& gone, SteadyTime now) {
+  progress.EndJob();
+  const Bar* bar = progress.Latest();
+  // A bar that was still moving and was the last thing its writer printed.
+  if (bar == nullptr || bar->complete || bar->line < last_line ||
+      now - bar->last_update > kWriterExitWindow) {
+    return std::nullopt;
+  }
+  std::string who;
+  for (const source::WriterProcess& writer : gone) {
+    who += (who.empty() ? "" : ", ") + std::to_string(writer.pid) + " (" + writer.comm + ")";
+  }
+  Event event;
+  event.rule_id = "writer.exited";
+  event.kind = rules::RuleKind::kCrash;
+  event.line = bar->line;
+  event.text = bar->text;
+  event.summary = "writer exited: " + who + " stopped with " + DescribeBar(*bar) +
+                  ", without an error in the log (killed? OOM killer?)";
+  return event;
+}
+
+std::string DescribeEnd(const source::ChildEnd& end) {
+  return end.signal != 0 ? "was killed by signal " + std::to_string(end.signal) + " (" +
+                               strsignal(end.signal) + ")"
+                         : "exited with code " + std::to_string(end.exit_code);
+}
+
+std::vector<Event> ExitEvents(const std::vector<rules::Rule>& exit_rules,
+                              const source::ChildEnd& end, const std::string& who) {
+  std::vector<Event> events;
+  for (const rules::Rule& rule : exit_rules) {
+    const auto& exit = std::get<rules::ExitDetector>(rule.detector);
+    auto listed = [](const auto& values, auto value) {
+      return std::find(values.begin(), values.end(), value) != values.end();
+    };
+    const bool fires = end.signal != 0 ? exit.any_nonzero || listed(exit.signals, end.signal)
+                                       : (exit.any_nonzero && end.exit_code != 0) ||
+                                             listed(exit.codes, end.exit_code);
+    if (!fires) {
+      continue;
+    }
+    Event event = EventOf(rule);
+    event.text = who + " " + DescribeEnd(end);
+    event.summary = event.text;
+    events.push_back(std::move(event));
+  }
+  return events;
+}
+
+}  // namespace trainwatch::detect

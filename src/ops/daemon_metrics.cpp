@@ -1,0 +1,138 @@
+#include "ops/daemon_metrics.h"
+
+#include <cmath>
+#include <map>
+#include <string>
+
+namespace trainwatch::ops {
+namespace {
+
+double Seconds(std::chrono::system_clock::time_point at) {
+  return std::chrono::duration<double>(at.time_since_epoch()).count();
+}
+
+MetricFamily Family(std::string name, std::string help, std::string type) {
+  return MetricFamily{std::move(name), std::move(help), std::move(type), {}};
+}
+
+// One sample per label value counted, and per value in `known` (at 0 until counted): a
+// counter that first appears at 1 hides its first increase from rate() and increase().
+void AddByLabel(MetricFamily& family, const std::string& label,
+                const std::map<std::string, std::uint64_t>& counts,
+                const std::vector<std::string>& known = {}) {
+  std::map<std::string, std::uint64_t> all = counts;
+  for (const std::string& value : known) {
+    all.try_emplace(value, 0);
+  }
+  for (const auto& [value, count] : all) {
+    family.samples.push_back({{{label, value}}, static_cast<double>(count)});
+  }
+}
+
+}  // namespace
+
+std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
+  std::vector<MetricFamily> families;
+
+  MetricFamily start = Family("trainwatch_start_time_seconds",
+                              "When the daemon started, in seconds since the epoch.", "gauge");
+  start.samples.push_back({{{"version", snapshot.version}}, Seconds(snapshot.started)});
+  families.push_back(std::move(start));
+
+  MetricFamily firings =
+      Family("trainwatch_rule_firings_total",
+             "Lines (or events) each rule fired on, incidents or not.", "counter");
+  AddByLabel(firings, "rule", snapshot.counters.firings_by_rule, snapshot.rules);
+  families.push_back(std::move(firings));
+
+  MetricFamily incidents =
+      Family("trainwatch_incidents_total", "Incidents recorded, by kind.", "counter");
+  AddByLabel(incidents, "kind", snapshot.counters.incidents_by_kind,
+             {"crash", "hang", "device", "warning", "manual"});
+  families.push_back(std::move(incidents));
+
+  const std::pair<const char*, std::pair<const char*, std::uint64_t>> bundle_counts[] = {
+      {"trainwatch_bundles_written_total", {"Bundles written.", snapshot.counters.bundles_written}},
+      {"trainwatch_bundle_bytes_total",
+       {"Bytes of the bundles written (compressed).", snapshot.counters.bundle_bytes}},
+      {"trainwatch_bundles_failed_total",
+       {"Captures that wrote no bundle (disk full, unwritable directory).",
+        snapshot.counters.bundles_failed}},
+      {"trainwatch_bundles_deleted_total",
+       {"Old bundles removed to stay within the retention limits.",
+        snapshot.counters.bundles_deleted}}};
+  for (const auto& [name, what] : bundle_counts) {
+    MetricFamily family = Family(name, what.first, "counter");
+    family.samples.push_back({{}, static_cast<double>(what.second)});
+    families.push_back(std::move(family));
+  }
+
+  MetricFamily timeouts = Family("trainwatch_collector_timeouts_total",
+                                 "Collectors killed at their deadline or abandoned (a wedged "
+                                 "device tool), by collector.",
+                                 "counter");
+  AddByLabel(timeouts, "collector", snapshot.counters.collector_timeouts, snapshot.collectors);
+  families.push_back(std::move(timeouts));
+
+  {
+    MetricFamily runs =
+        Family("trainwatch_hook_runs_total", "on_incident hooks started, by hook.", "counter");
+    const std::vector<std::string>& hooks = snapshot.hooks;
+    AddByLabel(runs, "hook", snapshot.hook_counts.runs, hooks);
+    families.push_back(std::move(runs));
+    MetricFamily failures = Family("trainwatch_hook_failures_total",
+                                   "on_incident hooks that failed, timed out or were missing, "
+                                   "by hook.",
+                                   "counter");
+    AddByLabel(failures, "hook", snapshot.hook_counts.failures, hooks);
+    families.push_back(std::move(failures));
+    MetricFamily dropped = Family("trainwatch_hook_incidents_dropped_total",
+                                  "Incidents whose hooks never ran: more than 16 waited, or the "
+                                  "daemon stopped first.",
+                                  "counter");
+    dropped.samples.push_back({{}, static_cast<double>(snapshot.hook_counts.dropped)});
+    families.push_back(std::move(dropped));
+  }
+
+  MetricFamily lines = Family("trainwatch_source_lines_total", "Lines read, by source.", "counter");
+  MetricFamily bytes = Family("trainwatch_source_bytes_total", "Bytes read, by source.", "counter");
+  MetricFamily files = Family("trainwatch_source_files", "Files followed now, by source.", "gauge");
+  MetricFamily advance = Family("trainwatch_progress_last_advance_timestamp_seconds",
+                                "When each progress bar last advanced (its first sight until "
+                                "it does), in seconds since the epoch.",
+                                "gauge");
+  MetricFamily steps = Family("trainwatch_progress_position",
+                              "The count each progress bar shows now (its step).", "gauge");
+  for (const SourceSnapshot& source : snapshot.sources) {
+    const std::vector<std::pair<std::string, std::string>> by_source = {{"source", source.name}};
+    lines.samples.push_back({by_source, static_cast<double>(source.lines)});
+    bytes.samples.push_back({by_source, static_cast<double>(source.bytes)});
+    files.samples.push_back({by_source, static_cast<double>(source.files.size())});
+    auto add_bars = [&](const StreamSnapshot& stream) {
+      for (const BarSnapshot& bar : stream.bars) {
+        const std::vector<std::pair<std::string, std::string>> labels = {
+            {"source", source.name}, {"stream", stream.name}, {"bar", bar.key}};
+        // Whole seconds: the steady-to-wall conversion jitters below that, and an unchanged
+        // file is not rewritten.
+        advance.samples.push_back({labels, std::round(Seconds(bar.last_advance))});
+        steps.samples.push_back({labels, static_cast<double>(bar.count)});
+      }
+    };
+    for (const StreamSnapshot& file : source.files) {
+      // A file rotated or deleted away is being finished: its bars are history, and a new
+      // file at its path would repeat their series.
+      if (!file.gone) {
+        add_bars(file);
+      }
+    }
+    for (const StreamSnapshot& stream : source.streams) {
+      add_bars(stream);
+    }
+  }
+  for (MetricFamily* family : {&lines, &bytes, &files, &advance, &steps}) {
+    families.push_back(std::move(*family));
+  }
+  return families;
+}
+
+}  // namespace trainwatch::ops

@@ -1,0 +1,85 @@
+// DaemonSnapshot: what the daemon is doing now, as plain values — its sources, files, streams
+// and bars, its counters and hooks — taken by the daemon when `trainwatch status` asks or the
+// metrics textfile is due. The renderers (StatusJson, DaemonMetricFamilies) read only this, so
+// they never reach into the daemon and tests build one by hand. Value type; any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ops/daemon_counters.h"
+#include "ops/hook_runner.h"
+#include "source/writers.h"
+
+namespace trainwatch::ops {
+
+struct BarSnapshot {
+  std::string key;  // the tracker's key: the bar's label, position or "step"
+  std::string label;
+  std::int64_t count = 0;
+  std::optional<std::int64_t> total;
+  bool complete = false;
+  bool advanced = false;
+  std::int64_t seconds_since_advance = 0;
+  std::chrono::system_clock::time_point last_advance{};  // on the wall clock
+};
+
+struct StreamSnapshot {
+  std::string name;  // the file's path, "kmsg", "wrap:stdout"...
+  std::uint64_t lines = 0;
+  std::uint64_t bytes = 0;
+  bool job_ended = false;
+  std::int64_t seconds_since_output = 0;
+  std::vector<BarSnapshot> bars;
+  // Files only.
+  std::uint64_t offset = 0;
+  std::uint64_t durable_offset = 0;
+  std::vector<source::WriterProcess> writers;
+  bool gone = false;  // renamed away or deleted, being finished
+};
+
+struct SourceSnapshot {
+  std::string name;
+  std::vector<std::string> tags;
+  std::vector<std::string> paths;
+  std::uint64_t lines = 0;
+  std::uint64_t bytes = 0;
+  std::vector<StreamSnapshot> files;
+  std::vector<StreamSnapshot> streams;  // kmsg, the wrapped command's pipes
+  std::optional<bool> kmsg_running;     // a kmsg source: whether /dev/kmsg is read
+  std::set<std::string> parked_copies;
+};
+
+struct OpenIncidentSnapshot {
+  std::string id;
+  std::string kind;
+  std::string summary;
+  std::vector<std::string> rules;
+};
+
+struct DaemonSnapshot {
+  std::string version;
+  int pid = 0;
+  std::string config;
+  std::string state_dir;
+  std::int64_t uptime_seconds = 0;
+  std::chrono::system_clock::time_point started{};
+  std::vector<std::string> rules;  // ids of the loaded rules
+  std::uint64_t incidents_written = 0;
+  std::string incidents_file;
+  std::string last_incident;
+  std::map<std::string, std::uint64_t> firings_without_incident;  // warnings, cooldowns
+  std::optional<OpenIncidentSnapshot> open_incident;
+  DaemonCounters counters;
+  std::vector<std::string> collectors;  // configured command collectors
+  std::vector<std::string> hooks;       // configured on_incident hooks
+  HookCounts hook_counts;
+  std::vector<SourceSnapshot> sources;
+};
+
+}  // namespace trainwatch::ops

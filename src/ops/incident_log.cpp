@@ -1,0 +1,129 @@
+#include "ops/incident_log.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "capture/capturer.h"
+#include "core/unique_fd.h"
+#include "detect/incident_json.h"
+
+namespace trainwatch::ops {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+}  // namespace
+
+Status IncidentLog::Append(const detect::Incident& incident) {
+  return AppendLine(detect::IncidentJson(incident));
+}
+
+Status IncidentLog::AppendBundle(const capture::CaptureOutcome& outcome) {
+  json record = {{"bundle_for", outcome.incident_id},
+                 {"bundle", outcome.path.empty() ? json(nullptr) : json(outcome.path)},
+                 {"bytes", outcome.bytes},
+                 {"reduced", outcome.reduced},
+                 {"capture_seconds", outcome.capture_seconds},
+                 {"firing_to_bundle_seconds", outcome.since_first_firing}};
+  if (!outcome.error.empty()) {
+    record["error"] = outcome.error;
+  }
+  if (!outcome.timed_out.empty()) {
+    record["timed_out"] = outcome.timed_out;
+  }
+  return AppendLine(record.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+Status IncidentLog::AppendLine(const std::string& text) {
+  std::string line = text + "\n";
+  UniqueFd fd(::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
+  if (fd.get() < 0) {
+    return Error{path_ + ": " + std::strerror(errno)};
+  }
+  // A torn last line (a short write on a full disk) must not swallow this record too.
+  struct stat info {};
+  char last = '\n';
+  if (::fstat(fd.get(), &info) == 0 && info.st_size > 0 &&
+      ::pread(fd.get(), &last, 1, info.st_size - 1) == 1 && last != '\n') {
+    line.insert(0, 1, '\n');
+  }
+  // One write of the whole line: O_APPEND keeps a reader from ever seeing half of it
+  // interleaved with another writer's.
+  const ssize_t n = ::write(fd.get(), line.data(), line.size());
+  if (n != static_cast<ssize_t>(line.size())) {
+    return Error{path_ + ": " + (n < 0 ? std::strerror(errno) : "short write (disk full?)")};
+  }
+  return Status::Ok();
+}
+
+Result<IncidentHistory> IncidentLog::ReadHistory() const {
+  IncidentHistory history;
+  UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    if (errno == ENOENT) {
+      return history;
+    }
+    return Error{path_ + ": " + std::strerror(errno)};
+  }
+  struct stat info {};
+  ::fstat(fd.get(), &info);
+  const auto size = static_cast<std::size_t>(info.st_size);
+  const std::size_t start = size > kTailBytes ? size - kTailBytes : 0;
+  std::string text(size - start, '\0');
+  const ssize_t n = ::pread(fd.get(), text.data(), text.size(), static_cast<off_t>(start));
+  text.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
+  std::size_t pos = 0;
+  char before = '\n';
+  if (start > 0 &&
+      (::pread(fd.get(), &before, 1, static_cast<off_t>(start - 1)) != 1 || before != '\n')) {
+    pos = text.find('\n') + 1;  // the tail begins mid-line: skip to the next whole one
+  }
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) {
+      break;  // an unfinished last line (a crash mid-append): ignore it
+    }
+    const json record = json::parse(text.begin() + static_cast<std::ptrdiff_t>(pos),
+                                    text.begin() + static_cast<std::ptrdiff_t>(end), nullptr,
+                                    /*allow_exceptions=*/false);
+    pos = end + 1;
+    if (!record.is_object() || !record.contains("firings")) {
+      continue;  // not an incident (a bundle record)
+    }
+    ++history.incidents;
+    const detect::WallTime opened{std::chrono::milliseconds(record.value("opened_ms", 0LL))};
+    for (const auto& rule : record.value("rules", json::array())) {
+      if (rule.is_string()) {
+        auto& last = history.rule_last_opened[rule.get<std::string>()];
+        last = std::max(last, opened);
+      }
+    }
+    for (const auto& firing : record.value("firings", json::array())) {
+      if (!firing.contains("file_id")) {
+        continue;
+      }
+      FiredThrough fired{firing.value("head_bytes", 0U), firing.value("head_hash", 0ULL),
+                         std::max(firing.value("line", 0ULL), firing.value("summary_line", 0ULL))};
+      const std::string id = firing.value("file_id", "");
+      bool merged = false;
+      auto [begin, stop] = history.fired.equal_range(id);
+      for (auto it = begin; it != stop; ++it) {
+        if (it->second.head_bytes == fired.head_bytes && it->second.head_hash == fired.head_hash) {
+          it->second.line = std::max(it->second.line, fired.line);
+          merged = true;
+        }
+      }
+      if (!merged) {
+        history.fired.emplace(id, fired);
+      }
+    }
+  }
+  return history;
+}
+
+}  // namespace trainwatch::ops

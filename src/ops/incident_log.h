@@ -1,0 +1,55 @@
+// IncidentLog: state_dir/incidents.jsonl, one JSON object per incident, appended. Also read
+// back at start: which lines of which files already fired (so lines re-read after a kill -9
+// do not fire again) and when each rule last opened an incident (so the cooldown survives a
+// restart). Loop thread only.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "detect/incident.h"
+
+namespace trainwatch::capture {
+struct CaptureOutcome;
+}
+
+namespace trainwatch::ops {
+
+struct FiredThrough {
+  std::uint32_t head_bytes = 0;
+  std::uint64_t head_hash = 0;
+  std::uint64_t line = 0;  // the last line of this file that is part of a written incident
+};
+
+struct IncidentHistory {
+  // By "dev:ino"; several entries when the inode was reused (different fingerprints).
+  std::multimap<std::string, FiredThrough> fired;
+  std::map<std::string, detect::WallTime> rule_last_opened;
+  std::uint64_t incidents = 0;
+};
+
+class IncidentLog {
+ public:
+  explicit IncidentLog(std::string path) : path_(std::move(path)) {}
+  Status Append(const detect::Incident& incident);
+  // The incident's bundle, once written (or why there is none), as a record of its own:
+  // {"bundle_for": id, "bundle": path, "bytes", "reduced", "error", "capture_seconds",
+  //  "firing_to_bundle_seconds", "timed_out"}. Incident records are written at once, so
+  // detection is not delayed by the capture.
+  Status AppendBundle(const capture::CaptureOutcome& outcome);
+  // Reads the last kTailBytes of the log (older incidents are past every cooldown and far
+  // behind every saved offset).
+  Result<IncidentHistory> ReadHistory() const;
+  const std::string& path() const { return path_; }
+
+  static constexpr std::size_t kTailBytes = 4 << 20;
+
+ private:
+  Status AppendLine(const std::string& text);
+  std::string path_;
+};
+
+}  // namespace trainwatch::ops

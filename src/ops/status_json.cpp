@@ -1,0 +1,92 @@
+#include "ops/status_json.h"
+
+namespace trainwatch::ops {
+namespace {
+
+using json = nlohmann::json;
+
+json StreamJson(const StreamSnapshot& stream) {
+  json bars = json::array();
+  for (const BarSnapshot& bar : stream.bars) {
+    json entry = {{"label", bar.label},
+                  {"count", bar.count},
+                  {"complete", bar.complete},
+                  {"advanced", bar.advanced},
+                  {"seconds_since_advance", bar.seconds_since_advance}};
+    if (bar.total) {
+      entry["total"] = *bar.total;
+    }
+    bars.push_back(std::move(entry));
+  }
+  return json{{"name", stream.name},
+              {"lines", stream.lines},
+              {"bytes", stream.bytes},
+              {"job_ended", stream.job_ended},
+              {"seconds_since_output", stream.seconds_since_output},
+              {"bars", std::move(bars)}};
+}
+
+json SourceJson(const SourceSnapshot& source) {
+  json files = json::array();
+  for (const StreamSnapshot& file : source.files) {
+    json entry = StreamJson(file);
+    entry["path"] = file.name;
+    entry["offset"] = file.offset;
+    entry["durable_offset"] = file.durable_offset;
+    json writers = json::array();
+    for (const source::WriterProcess& writer : file.writers) {
+      writers.push_back({{"pid", writer.pid}, {"comm", writer.comm}});
+    }
+    entry["writers"] = std::move(writers);
+    if (file.gone) {
+      entry["gone"] = true;
+    }
+    files.push_back(std::move(entry));
+  }
+  json streams = json::array();
+  for (const StreamSnapshot& stream : source.streams) {
+    streams.push_back(StreamJson(stream));
+  }
+  json entry = {{"name", source.name},          {"tags", source.tags},
+                {"paths", source.paths},        {"lines", source.lines},
+                {"bytes", source.bytes},        {"files", std::move(files)},
+                {"streams", std::move(streams)}};
+  if (source.kmsg_running) {
+    entry["kmsg"] = *source.kmsg_running;
+  }
+  if (!source.parked_copies.empty()) {
+    entry["parked_copies"] = source.parked_copies;
+  }
+  return entry;
+}
+
+}  // namespace
+
+json StatusJson(const DaemonSnapshot& snapshot) {
+  json sources = json::array();
+  for (const SourceSnapshot& source : snapshot.sources) {
+    sources.push_back(SourceJson(source));
+  }
+  json status = {{"version", snapshot.version},
+                 {"pid", snapshot.pid},
+                 {"config", snapshot.config},
+                 {"state_dir", snapshot.state_dir},
+                 {"uptime_seconds", snapshot.uptime_seconds},
+                 {"rules", snapshot.rules.size()},
+                 {"incidents_written", snapshot.incidents_written},
+                 {"incidents_file", snapshot.incidents_file},
+                 {"sources", std::move(sources)}};
+  if (!snapshot.last_incident.empty()) {
+    status["last_incident"] = snapshot.last_incident;
+  }
+  if (!snapshot.firings_without_incident.empty()) {
+    status["firings_without_incident"] = snapshot.firings_without_incident;
+  }
+  if (const auto& open = snapshot.open_incident) {
+    status["open_incident"] = {
+        {"id", open->id}, {"kind", open->kind}, {"summary", open->summary}, {"rules", open->rules}};
+  }
+  return status;
+}
+
+}  // namespace trainwatch::ops

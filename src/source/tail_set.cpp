@@ -1,0 +1,600 @@
+#include "source/tail_set.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "core/unique_fd.h"
+#include "source/glob.h"
+#include "source/rotated_name.h"
+
+namespace trainwatch::source {
+namespace {
+
+// Bytes read from one file per turn: enough to keep up with a fast writer, small enough that
+// one busy file cannot hold the loop (and the other files) for long.
+constexpr std::size_t kReadBudget = 1 << 20;
+constexpr std::size_t kChunkBytes = 256 * 1024;
+// Copies are recognised by their first bytes; fewer than this say too little.
+constexpr std::uint32_t kMinCopyFingerprint = 16;
+constexpr auto kRetiredFor = std::chrono::minutes(2);
+// How long a short new file that may be a copy in the making waits before it is read as a
+// file of its own.
+constexpr auto kCopyWait = std::chrono::seconds(2);
+constexpr std::size_t kMaxRetired = 32;
+// A file gone from the globs is read for this long, then closed: a writer may still be
+// writing to the renamed file until it reopens its log.
+constexpr auto kMinGoneGrace = std::chrono::seconds(10);
+
+std::string DirOf(const std::string& path) {
+  return std::filesystem::path(path).parent_path().string();
+}
+
+std::string NameOf(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+// File systems whose changes inotify does not see (made on another host) are polled.
+bool IsNetworkFileSystem(long type) {
+  switch (static_cast<unsigned long>(type)) {
+    case 0x6969:      // NFS
+    case 0x517B:      // SMB
+    case 0xFF534D42:  // CIFS
+    case 0xFE534D42:  // SMB2
+    case 0x65735546:  // FUSE (sshfs, s3fs, gcsfuse...)
+    case 0x00C36400:  // Ceph
+    case 0x0BD00BD0:  // Lustre
+    case 0x01021997:  // 9p (WSL, Docker Desktop shares)
+    case 0x5346414F:  // AFS
+    case 0x01161970:  // GFS2
+    case 0x47504653:  // GPFS
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+TailSet::TailSet(uv_loop_t* loop, config::SourceConfig source, config::WatchConfig watch,
+                 Hooks hooks, std::vector<source::SavedTail> saved, bool first_start)
+    : loop_(loop),
+      source_(std::move(source)),
+      watch_(watch),
+      hooks_(std::move(hooks)),
+      saved_(std::move(saved)),
+      first_start_(first_start) {
+  int status = 0;
+  rescan_timer_ = UvHandle<uv_timer_t>::Make(loop_, status, uv_timer_init);
+  rescan_soon_ = UvHandle<uv_timer_t>::Make(loop_, status, uv_timer_init);
+  reader_ = UvHandle<uv_idle_t>::Make(loop_, status, uv_idle_init);
+  for (uv_handle_t* handle : {rescan_timer_.base(), rescan_soon_.base(), reader_.base()}) {
+    handle->data = this;
+  }
+}
+
+TailSet::~TailSet() { Close(); }
+
+void TailSet::Start() {
+  Rescan();
+  initial_scan_done_ = true;
+  const auto interval = static_cast<std::uint64_t>(watch_.rescan_interval.count());
+  uv_timer_start(
+      rescan_timer_.get(),
+      [](uv_timer_t* timer) {
+        if (auto* self = static_cast<TailSet*>(timer->data)) {
+          self->Rescan();
+        }
+      },
+      interval, interval);
+}
+
+void TailSet::Reconfigure(config::SourceConfig source, config::WatchConfig watch) {
+  source_ = std::move(source);
+  watch_ = watch;
+  uv_timer_stop(rescan_timer_.get());
+  Start();
+}
+
+void TailSet::ScheduleRescan() {
+  if (closed_ || uv_is_active(rescan_soon_.base())) {
+    return;
+  }
+  // A burst of creations (eight ranks opening their logs) makes one rescan, soon after.
+  uv_timer_start(
+      rescan_soon_.get(),
+      [](uv_timer_t* timer) {
+        if (auto* self = static_cast<TailSet*>(timer->data)) {
+          self->Rescan();
+        }
+      },
+      10, 0);
+}
+
+bool TailSet::UsePolling(const std::string& dir) const {
+  if (watch_.mode == config::WatchMode::kPoll) {
+    return true;
+  }
+  if (watch_.mode == config::WatchMode::kInotify) {
+    return false;
+  }
+  // On overlayfs inotify sees writes made through this mount, not those made to its layers
+  // from outside (the host writing into a container's upper directory): poll as well.
+  constexpr long kOverlayFs = 0x794c7630;
+  struct statfs info {};
+  return ::statfs(dir.c_str(), &info) == 0 &&
+         (IsNetworkFileSystem(info.f_type) || info.f_type == kOverlayFs);
+}
+
+void TailSet::Rescan() {
+  if (closed_) {
+    return;
+  }
+  std::set<std::string> matched;
+  std::set<std::string> dirs;
+  for (const std::string& pattern : source_.paths) {
+    for (std::string& path : source::ExpandGlob(pattern)) {
+      matched.insert(std::move(path));
+    }
+    for (std::string& dir : source::GlobWatchDirs(pattern)) {
+      dirs.insert(std::move(dir));
+    }
+  }
+  if (watch_.mode != config::WatchMode::kPoll) {
+    UpdateWatches(dirs);
+  }
+  // Which files are still where the globs say.
+  std::set<source::FileId> present;
+  for (const std::string& path : matched) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) {
+      continue;
+    }
+    const source::FileId id{info.st_dev, info.st_ino};
+    auto known = files_.find(id);
+    if (known != files_.end()) {
+      present.insert(id);
+      TailedFile& file = *known->second;
+      if (file.tail.path() != path && by_path_.count(file.tail.path()) &&
+          by_path_[file.tail.path()] == id) {
+        by_path_.erase(file.tail.path());
+      }
+      if (file.tail.path() != path) {
+        file.tail.set_path(path);
+        hooks_.on_changed(file);
+      }
+      by_path_[path] = id;
+      file.gone_since.reset();
+      continue;
+    }
+    Follow(path);
+    if (files_.count(id)) {
+      present.insert(id);
+    }
+  }
+  const SteadyTime now = std::chrono::steady_clock::now();
+  for (auto& [id, file] : files_) {
+    if (!present.count(id) && !file->gone_since) {
+      file->gone_since = now;
+      ReadFile(*file, kReadBudget);  // finish what it has now; Sweep reads the rest
+    }
+  }
+  for (auto it = by_path_.begin(); it != by_path_.end();) {
+    it = matched.count(it->first) ? std::next(it) : by_path_.erase(it);
+  }
+  for (auto it = parked_.begin(); it != parked_.end();) {
+    it = matched.count(*it) ? std::next(it) : parked_.erase(it);
+  }
+  for (auto it = deferred_.begin(); it != deferred_.end();) {
+    it = matched.count(it->first) ? std::next(it) : deferred_.erase(it);
+  }
+  if (!deferred_.empty()) {
+    ScheduleRescan();  // until they grow or their wait is over
+  }
+}
+
+void TailSet::UpdateWatches(const std::set<std::string>& dirs) {
+  for (auto it = watches_.begin(); it != watches_.end();) {
+    it = dirs.count(it->first) ? std::next(it) : watches_.erase(it);
+  }
+  for (const std::string& dir : dirs) {
+    if (watches_.count(dir)) {
+      continue;
+    }
+    auto watch = std::make_unique<DirWatch>();
+    watch->owner = this;
+    watch->dir = dir;
+    int status = 0;
+    watch->handle = UvHandle<uv_fs_event_t>::Make(loop_, status, uv_fs_event_init);
+    if (!watch->handle) {
+      spdlog::warn("source {}: cannot watch {}: {}", source_.name, dir, uv_strerror(status));
+      continue;
+    }
+    watch->handle->data = watch.get();
+    status = uv_fs_event_start(
+        watch->handle.get(),
+        [](uv_fs_event_t* handle, const char* name, int events, int status) {
+          auto* watch = static_cast<DirWatch*>(handle->data);
+          if (watch != nullptr && status == 0) {
+            watch->owner->OnDirEvent(*watch, name, events);
+          }
+        },
+        dir.c_str(), 0);
+    if (status != 0) {
+      // Out of inotify watches, or a file system without it: the tick's sweep and the
+      // periodic rescan still find everything, only later.
+      spdlog::warn("source {}: cannot watch {} ({}); polling it every {} ms", source_.name, dir,
+                   uv_strerror(status), watch_.rescan_interval.count());
+      continue;
+    }
+    watches_.emplace(dir, std::move(watch));
+  }
+}
+
+void TailSet::OnDirEvent(DirWatch& watch, const char* name, int events) {
+  if (name == nullptr) {
+    ScheduleRescan();
+    return;
+  }
+  const std::string path = watch.dir + "/" + name;
+  auto known = by_path_.find(path);
+  if (known != by_path_.end()) {
+    auto file = files_.find(known->second);
+    if (file != files_.end()) {
+      ReadFile(*file->second, kReadBudget);
+    }
+  }
+  if (known != by_path_.end()) {
+    if ((events & UV_RENAME) != 0) {
+      ScheduleRescan();  // a followed file renamed or deleted: rotation
+    }
+    return;
+  }
+  // A name we do not follow: it matters if the globs could match it (created, renamed into
+  // place, or one that failed to open) or if it is a new directory that may hold matches.
+  // Anything else (a checkpoint written next to the logs) must not cost a rescan per write.
+  const bool may_match =
+      std::any_of(source_.paths.begin(), source_.paths.end(),
+                  [&](const std::string& p) { return source::GlobMatches(p, path); });
+  struct stat info {};
+  const bool new_directory =
+      (events & UV_RENAME) != 0 && ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+  if ((may_match && !parked_.count(path)) || new_directory ||
+      (may_match && (events & UV_RENAME) != 0)) {
+    ScheduleRescan();
+  }
+}
+
+void TailSet::Follow(const std::string& path) {
+  if (parked_.count(path) || excluded_.count(path)) {
+    return;  // a copy of a live file; resolved when the original is truncated
+  }
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    return;
+  }
+  const source::FileId id{info.st_dev, info.st_ino};
+  UniqueFd probe(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (probe.get() < 0) {
+    spdlog::warn("source {}: cannot read {}: {}", source_.name, path, std::strerror(errno));
+    return;
+  }
+  auto same = [&](const source::Fingerprint& fingerprint) {
+    return source::ReadFingerprint(probe.get(), fingerprint.length) == fingerprint;
+  };
+  // A copy still being written (copytruncate copies with a read/write loop) can be shorter
+  // than the fingerprint it will match: wait for it to grow, a little while.
+  if (static_cast<std::uint64_t>(info.st_size) < source::Fingerprint::kHeadBytes &&
+      MayBecomeACopy(path, static_cast<std::uint64_t>(info.st_size))) {
+    const SteadyTime now = std::chrono::steady_clock::now();
+    const SteadyTime since = deferred_.try_emplace(path, now).first->second;
+    if (now - since < kCopyWait) {
+      return;  // its growth (an inotify event) or the next rescan brings it back here
+    }
+  }
+  deferred_.erase(path);
+  // 1. The same file as before a restart.
+  for (auto it = saved_.begin(); it != saved_.end(); ++it) {
+    if (it->id == id && same(it->fingerprint)) {
+      const source::TailPosition position = it->position;
+      saved_.erase(it);
+      return Open(path, position);
+    }
+  }
+  // 2. A copy of a file we were reading (copytruncate): continue where the original was.
+  for (auto it = retired_.begin(); it != retired_.end(); ++it) {
+    if (it->fingerprint.length >= kMinCopyFingerprint &&
+        source::IsRotatedCopyName(path, it->dir, it->name) && same(it->fingerprint)) {
+      const source::TailPosition position = it->position;
+      retired_.erase(it);
+      spdlog::info("source {}: {} is a rotated copy; continuing at byte {}", source_.name, path,
+                   position.offset);
+      return Open(path, position);
+    }
+  }
+  for (auto it = saved_.begin(); it != saved_.end(); ++it) {
+    if (it->fingerprint.length >= kMinCopyFingerprint &&
+        source::IsRotatedCopyName(path, DirOf(it->path), NameOf(it->path)) &&
+        same(it->fingerprint) && !files_.count(it->id)) {
+      const source::TailPosition position = it->position;
+      saved_.erase(it);
+      return Open(path, position);
+    }
+  }
+  // 3. A copy of a file still being read, not yet truncated: read the original now, which
+  //    notices a truncation that already happened; otherwise wait for it.
+  for (auto& [other_id, other] : files_) {
+    const source::Fingerprint fingerprint = fingerprints_[other_id];
+    if (fingerprint.length >= kMinCopyFingerprint &&
+        source::IsRotatedCopyName(path, DirOf(other->tail.path()), NameOf(other->tail.path())) &&
+        same(fingerprint)) {
+      ReadFile(*other, kReadBudget);
+      if (!retired_.empty() && retired_.back().fingerprint == fingerprint) {
+        return Follow(path);
+      }
+      parked_.insert(path);
+      return;
+    }
+  }
+  // 4. A new file: from its start, except files already there when the daemon first starts.
+  std::optional<source::TailPosition> start = source::TailPosition{};
+  if (!initial_scan_done_ && first_start_ && source_.start_at == config::StartAt::kEnd) {
+    start.reset();
+  }
+  Open(path, start);
+}
+
+bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) const {
+  auto longer = [&](const source::Fingerprint& fingerprint, const std::string& dir,
+                    const std::string& stem) {
+    return fingerprint.length >= kMinCopyFingerprint && fingerprint.length > size &&
+           source::IsRotatedCopyName(path, dir, stem);
+  };
+  for (const Retired& retired : retired_) {
+    if (longer(retired.fingerprint, retired.dir, retired.name)) {
+      return true;
+    }
+  }
+  for (const auto& [id, file] : files_) {
+    auto fingerprint = fingerprints_.find(id);
+    if (fingerprint != fingerprints_.end() &&
+        longer(fingerprint->second, DirOf(file->tail.path()), NameOf(file->tail.path()))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void TailSet::Open(const std::string& path, std::optional<source::TailPosition> start) {
+  Result<source::FileTail> tail = source::FileTail::Open(path, start, kChunkBytes);
+  if (!tail) {
+    spdlog::warn("source {}: {}", source_.name, tail.error().message);
+    return;
+  }
+  const source::FileId id = tail->id();
+  auto file = std::make_unique<TailedFile>(std::move(*tail));
+  const source::Fingerprint fingerprint = file->tail.fingerprint();
+  if (!hooks_.on_open(*file)) {
+    return;
+  }
+  fingerprints_[id] = fingerprint;
+  spdlog::info("source {}: following {} from byte {}", source_.name, path,
+               file->tail.read_offset());
+  TailedFile& opened = *file;
+  files_[id] = std::move(file);
+  by_path_[path] = id;
+  if (UsePolling(DirOf(path))) {
+    StartPolling(opened);
+  }
+  ReadFile(opened, kReadBudget);
+}
+
+void TailSet::StartPolling(TailedFile& file) {
+  int status = 0;
+  file.poll = UvHandle<uv_fs_poll_t>::Make(loop_, status, uv_fs_poll_init);
+  if (!file.poll) {
+    return;
+  }
+  file.owner = this;
+  file.poll->data = &file;
+  uv_fs_poll_start(
+      file.poll.get(),
+      [](uv_fs_poll_t* handle, int status, const uv_stat_t*, const uv_stat_t*) {
+        auto* file = static_cast<TailedFile*>(handle->data);
+        if (file == nullptr) {
+          return;
+        }
+        TailSet* self = file->owner;
+        if (status < 0) {
+          self->ScheduleRescan();  // gone or renamed
+          return;
+        }
+        self->ReadFile(*file, kReadBudget);
+      },
+      file.tail.path().c_str(), static_cast<unsigned>(watch_.poll_interval.count()));
+}
+
+void TailSet::Enqueue(TailedFile& file) {
+  if (file.queued) {
+    return;
+  }
+  file.queued = true;
+  queue_.push_back(file.tail.id());
+  if (!uv_is_active(reader_.base())) {
+    uv_idle_start(reader_.get(), [](uv_idle_t* idle) {
+      if (auto* self = static_cast<TailSet*>(idle->data)) {
+        self->DrainQueue();
+      }
+    });
+  }
+}
+
+void TailSet::DrainQueue() {
+  // One turn per queued file, then back to the loop: other sources and signals get a say.
+  std::size_t turns = queue_.size();
+  while (turns-- > 0 && !queue_.empty()) {
+    const source::FileId id = queue_.front();
+    queue_.pop_front();
+    auto found = files_.find(id);
+    if (found == files_.end()) {
+      continue;
+    }
+    found->second->queued = false;
+    ReadFile(*found->second, kReadBudget);
+  }
+  if (queue_.empty()) {
+    uv_idle_stop(reader_.get());
+  }
+}
+
+void TailSet::ReadFile(TailedFile& file, std::size_t budget) {
+  if (file.queued) {
+    return;  // its turn comes from the queue, in order
+  }
+  const source::Fingerprint before = fingerprints_[file.tail.id()];
+  const source::FileTail::ReadOutcome outcome =
+      file.tail.Read(budget, [&](const source::LineBatch& batch, std::uint64_t offset) {
+        hooks_.on_batch(file, batch, offset);
+      });
+  if (outcome.error) {
+    spdlog::warn("source {}: reading {} failed: {}", source_.name, file.tail.path(),
+                 std::strerror(errno));
+  }
+  if (outcome.truncated) {
+    spdlog::info("source {}: {} was truncated at byte {}; reading it from the start", source_.name,
+                 file.tail.path(), file.tail.before_truncation().offset);
+    hooks_.on_truncated(file);
+    Retire(file, before);
+  }
+  const source::Fingerprint now = file.tail.fingerprint();
+  if (!(now == before)) {
+    fingerprints_[file.tail.id()] = now;
+    hooks_.on_changed(file);
+  }
+  if (outcome.bytes > 0 && !file.tail.pending().empty()) {
+    hooks_.on_pending(file);
+  }
+  if (outcome.more) {
+    Enqueue(file);
+  } else {
+    file.caught_up = true;
+    if (outcome.bytes == 0) {
+      file.tail.Idle();
+    }
+  }
+}
+
+void TailSet::Retire(TailedFile& file, source::Fingerprint old_fingerprint) {
+  if (old_fingerprint.length < kMinCopyFingerprint) {
+    return;
+  }
+  retired_.push_back({old_fingerprint, file.tail.before_truncation(), DirOf(file.tail.path()),
+                      NameOf(file.tail.path()), std::chrono::steady_clock::now()});
+  while (retired_.size() > kMaxRetired) {
+    retired_.pop_front();
+  }
+  // A copy that showed up before the truncation was noticed can go now.
+  for (auto it = parked_.begin(); it != parked_.end();) {
+    const std::string path = *it;
+    if (source::IsRotatedCopyName(path, retired_.back().dir, retired_.back().name)) {
+      it = parked_.erase(it);
+      Follow(path);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void TailSet::Sweep(SteadyTime now) {
+  // Inotify reports growth as it happens; this is the safety net for what it misses (a full
+  // event queue, a file renamed out of the watched directories), cheap enough at the rescan
+  // pace and too costly for an idle daemon each second.
+  if (now - last_sweep_ < watch_.rescan_interval) {
+    return;
+  }
+  last_sweep_ = now;
+  while (!retired_.empty() && now - retired_.front().when > kRetiredFor) {
+    retired_.pop_front();
+  }
+  const auto grace = std::max<std::chrono::milliseconds>(kMinGoneGrace, 2 * watch_.rescan_interval);
+  std::vector<source::FileId> finished;
+  for (auto& [id, file] : files_) {
+    struct stat info {};
+    if (::fstat(file->tail.fd(), &info) == 0) {
+      if (static_cast<std::uint64_t>(info.st_size) != file->tail.read_offset()) {
+        ReadFile(*file, kReadBudget);
+      }
+      if (info.st_nlink == 0 && !file->gone_since) {
+        file->gone_since = now;  // deleted
+      }
+    }
+    if (file->gone_since && now - *file->gone_since >= grace && !file->queued) {
+      finished.push_back(id);
+    }
+  }
+  for (const source::FileId& id : finished) {
+    CloseFile(id);
+  }
+}
+
+void TailSet::CloseFile(source::FileId id) {
+  auto found = files_.find(id);
+  if (found == files_.end()) {
+    return;
+  }
+  TailedFile& file = *found->second;
+  file.tail.Flush([&](const source::LineBatch& batch, std::uint64_t offset) {
+    hooks_.on_batch(file, batch, offset);
+  });
+  hooks_.on_close(file);
+  spdlog::info("source {}: closed {}", source_.name, file.tail.path());
+  auto path = by_path_.find(file.tail.path());
+  if (path != by_path_.end() && path->second == id) {
+    by_path_.erase(path);
+  }
+  fingerprints_.erase(id);
+  files_.erase(found);
+}
+
+void TailSet::SaveTo(std::vector<source::SavedTail>& out) const {
+  for (const auto& [id, file] : files_) {
+    source::SavedTail saved;
+    saved.source = source_.name;
+    saved.path = file->tail.path();
+    saved.id = id;
+    saved.position = hooks_.durable(*file);
+    // The fingerprint must cover only bytes that will still be there: the first bytes of
+    // the file, which a resumed read does not change.
+    saved.fingerprint = file->tail.fingerprint();
+    out.push_back(std::move(saved));
+  }
+  // Files not seen since the restart keep their entries, so a file that is briefly missing
+  // (a remounted volume) still resumes.
+  for (const source::SavedTail& saved : saved_) {
+    out.push_back(saved);
+  }
+}
+
+void TailSet::Close() {
+  if (closed_) {
+    return;
+  }
+  closed_ = true;
+  watches_.clear();
+  // No flush: an unfinished last line is read again, whole, by the next start.
+  files_.clear();
+  by_path_.clear();
+  queue_.clear();
+  rescan_timer_.Reset();
+  rescan_soon_.Reset();
+  reader_.Reset();
+}
+
+}  // namespace trainwatch::source

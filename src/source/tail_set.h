@@ -1,0 +1,155 @@
+// TailSet: the files of one configured source. Expands its globs (again on every directory
+// change and every rescan_interval, so per-rank directories that appear later are found),
+// watches their directories with inotify (uv_fs_event) or, on network file systems or when
+// configured, polls each file with uv_fs_poll, and reads what they append in bounded chunks.
+// Rotation: a renamed file is finished from its open descriptor while the new one is read
+// from its start; a truncated one (copytruncate) restarts at 0, and its copy, when the globs
+// match it, continues where the original was left. Deleted files are finished, then closed.
+// Resumes files from saved positions after a restart. Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/daemon_config.h"
+#include "core/uv_handle.h"
+#include "source/file_tail.h"
+#include "source/line_batch.h"
+#include "source/tail_state.h"
+
+namespace trainwatch::source {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+class TailSet;
+
+struct TailedFile {
+  explicit TailedFile(source::FileTail t) : tail(std::move(t)) {}
+  TailSet* owner = nullptr;
+  source::FileTail tail;
+  UvHandle<uv_fs_poll_t> poll;           // when the file is polled rather than watched
+  std::optional<SteadyTime> gone_since;  // no longer matched, renamed away or deleted
+  bool queued = false;
+  bool caught_up = false;  // read to its end once: what comes now is written live
+};
+
+class TailSet {
+ public:
+  static constexpr std::size_t kReadNowBudget = 1 << 20;
+  // What the owner is told of each followed file (its detection state lives there, keyed by
+  // the file's id).
+  struct Hooks {
+    // A file is followed from now on; false when its consumer cannot be made (logged there):
+    // then it is not.
+    std::function<bool(TailedFile& file)> on_open;
+    // Lines read from a file.
+    std::function<void(TailedFile& file, const source::LineBatch& batch, std::uint64_t offset)>
+        on_batch;
+    // After a read that left an unfinished last line (a tqdm bar without its '\n' yet).
+    std::function<void(TailedFile& file)> on_pending;
+    // Its path (a rename) or its fingerprint (a short file grew) changed.
+    std::function<void(TailedFile& file)> on_changed;
+    // It was truncated and is read from its start again.
+    std::function<void(TailedFile& file)> on_truncated;
+    // A file is about to be closed: flush what its stream holds.
+    std::function<void(TailedFile& file)> on_close;
+    // Where a restart must resume it, given how far it has been read (never past lines whose
+    // detection is not yet final).
+    std::function<TailPosition(const TailedFile& file)> durable;
+  };
+
+  // `saved` are the positions of this source's files at the last stop; `first_start` says
+  // there was no state at all (then `start_at` applies to existing files).
+  TailSet(uv_loop_t* loop, config::SourceConfig source, config::WatchConfig watch, Hooks hooks,
+          std::vector<source::SavedTail> saved, bool first_start);
+  ~TailSet();
+  TailSet(const TailSet&) = delete;
+  TailSet& operator=(const TailSet&) = delete;
+
+  void Start();
+  // Never follow `path` (the log `wrap` writes: its lines arrive through the pipe already).
+  void Exclude(const std::string& path) { excluded_.insert(path); }
+  // A reload changed the source's paths or watch settings.
+  void Reconfigure(config::SourceConfig source, config::WatchConfig watch);
+  // Called every tick; every rescan_interval reads what grew without an event (a missed or
+  // overflowed inotify queue), and finishes and closes files gone for long enough.
+  void Sweep(SteadyTime now);
+  // Reads what `file` has now (its writer just exited: its last words first).
+  void ReadNow(TailedFile& file) { ReadFile(file, kReadNowBudget); }
+  // Positions to persist.
+  void SaveTo(std::vector<source::SavedTail>& out) const;
+  // Stops watching and closes every file (flushing their streams).
+  void Close();
+
+  const config::SourceConfig& source() const { return source_; }
+  const std::map<source::FileId, std::unique_ptr<TailedFile>>& files() const { return files_; }
+  std::map<source::FileId, std::unique_ptr<TailedFile>>& files() { return files_; }
+  const std::set<std::string>& parked_copies() const { return parked_; }
+
+ private:
+  struct DirWatch {
+    TailSet* owner = nullptr;
+    std::string dir;
+    UvHandle<uv_fs_event_t> handle;
+  };
+  // A file that was truncated: a copy of its old content may show up (copytruncate), and
+  // continues from where it was.
+  struct Retired {
+    source::Fingerprint fingerprint;
+    source::TailPosition position;
+    std::string dir;
+    std::string name;  // its file name then
+    SteadyTime when;
+  };
+
+  void Rescan();
+  void ScheduleRescan();
+  void UpdateWatches(const std::set<std::string>& dirs);
+  void OnDirEvent(DirWatch& watch, const char* name, int events);
+  void Follow(const std::string& path);
+  void Open(const std::string& path, std::optional<source::TailPosition> start);
+  bool UsePolling(const std::string& dir) const;
+  // Whether a new file of `size` bytes could still turn out to be a copy of one we read.
+  bool MayBecomeACopy(const std::string& path, std::uint64_t size) const;
+  void StartPolling(TailedFile& file);
+  // Reads up to `budget` bytes; queues the file when there is more.
+  void ReadFile(TailedFile& file, std::size_t budget);
+  void Enqueue(TailedFile& file);
+  void DrainQueue();
+  void Retire(TailedFile& file, source::Fingerprint old_fingerprint);
+  void CloseFile(source::FileId id);
+
+  uv_loop_t* loop_;
+  config::SourceConfig source_;
+  config::WatchConfig watch_;
+  Hooks hooks_;
+  std::vector<source::SavedTail> saved_;
+  bool first_start_;
+  bool initial_scan_done_ = false;
+  std::map<source::FileId, std::unique_ptr<TailedFile>> files_;
+  std::map<std::string, source::FileId> by_path_;
+  std::map<std::string, std::unique_ptr<DirWatch>> watches_;
+  std::set<std::string> excluded_;
+  std::set<std::string> parked_;
+  std::map<std::string, SteadyTime> deferred_;  // short new files that may be copies  // copies of
+                                                // live files waiting for the original's truncation
+  std::deque<Retired> retired_;
+  std::deque<source::FileId> queue_;   // files with more to read
+  UvHandle<uv_timer_t> rescan_timer_;  // periodic rescan
+  UvHandle<uv_timer_t> rescan_soon_;   // debounced rescan after a directory event
+  UvHandle<uv_idle_t> reader_;         // drains queue_ between loop iterations
+  std::map<source::FileId, source::Fingerprint> fingerprints_;  // last seen, per file
+  SteadyTime last_sweep_{};
+  bool closed_ = false;
+};
+
+}  // namespace trainwatch::source
