@@ -186,7 +186,7 @@ INSTANTIATE_TEST_SUITE_P(
                                 "b"},
                       AgreeCase{"BoundedGap", "wandb(?s:.{0,30}?)key", false, "wandb\n\n  api key"},
                       AgreeCase{"NulInText", "x\\x00y", false, std::string("ax\0yb", 5)}),
-    [](const ::testing::TestParamInfo<AgreeCase>& info) { return info.param.name; });
+    [](const ::testing::TestParamInfo<AgreeCase>& c) { return c.param.name; });
 
 TEST(MultiRegexCache, ALaterBuildLoadsTheDatabaseInsteadOfCompiling) {
   testing::TempDir dir;

@@ -57,7 +57,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "case-insensitive"},
         // Hyperscan reads C strings: the pattern would end at the NUL.
         FormCase{"NulByte", "a\0|b"s, false, std::nullopt, "NUL"}),
-    [](const ::testing::TestParamInfo<FormCase>& info) { return info.param.name; });
+    [](const ::testing::TestParamInfo<FormCase>& c) { return c.param.name; });
 
 }  // namespace
 }  // namespace trainwatch
