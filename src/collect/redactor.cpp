@@ -1,13 +1,15 @@
 #include "collect/redactor.h"
 
 #include <fnmatch.h>
-#include <hs/hs.h>
 #include <re2/re2.h>
 
 #include <algorithm>
 #include <cctype>
-#include <climits>
 #include <exception>
+
+#include "core/multi_regex.h"
+#include "core/multi_regex_scanner.h"
+#include "core/regex_options.h"
 
 namespace trainwatch::collect {
 namespace {
@@ -28,7 +30,7 @@ constexpr std::string_view kSecretSuffixes[] = {"_PASS", "_KEY"};
 // A built-in value pattern. The regex (RE2) replaces the first capture group that took
 // part in the match, so context the pattern needs (`Bearer `, `user:` in a URL, the
 // BEGIN/END lines of a key) stays readable; without groups the whole match goes.
-// `prefilter` is the form the Hyperscan pass scans for (empty: the regex itself); it must
+// `prefilter` is the form the prefilter pass scans for (empty: derived from the regex); it must
 // match wherever the regex does. Negated classes spell out \x0b because RE2's \s lacks the
 // vertical tab that Hyperscan's (PCRE's) \s has, and \v means different things in the two.
 struct BuiltinPattern {
@@ -90,61 +92,6 @@ constexpr BuiltinPattern kBuiltins[] = {
 constexpr std::string_view kEmptyProbes[] = {"",    "a", "Z", "0", "_", " ",  "\n",
                                              "a b", ".", "=", "-", "/", "\"", "x=y"};
 
-RE2::Options RegexOptions() {
-  RE2::Options options;
-  // Bytes, not UTF-8: logs hold invalid UTF-8, and the Hyperscan pass is byte-oriented too.
-  options.set_encoding(RE2::Options::EncodingLatin1);
-  options.set_log_errors(false);
-  return options;
-}
-
-// Whether Hyperscan, scanning bytes, surely proposes every text RE2 (Latin-1) matches for an
-// operator pattern. Not when the pattern can involve bytes >= 0x80 (RE2 folds their case,
-// Hyperscan does not) or uses RE2-only escapes; such patterns run on every text.
-bool SafeForHyperscan(std::string_view pattern) {
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    const auto c = static_cast<unsigned char>(pattern[i]);
-    if (c >= 0x80 || c == 0) {
-      return false;
-    }
-    if (c == '\\' && i + 1 < pattern.size()) {
-      const char next = pattern[++i];
-      if (next == 'x' || next == 'p' || next == 'P' || next == 'C' || next == 'Q' ||
-          (next >= '0' && next <= '7')) {
-        return false;
-      }
-    }
-  }
-  return true;
-}
-
-struct DatabaseDeleter {
-  void operator()(hs_database_t* db) const { hs_free_database(db); }
-};
-struct ScratchDeleter {
-  void operator()(hs_scratch_t* scratch) const { hs_free_scratch(scratch); }
-};
-struct CompileErrorDeleter {
-  void operator()(hs_compile_error_t* error) const { hs_free_compile_error(error); }
-};
-using Scratch = std::unique_ptr<hs_scratch_t, ScratchDeleter>;
-
-struct ScanState {
-  std::vector<char>* hit;
-  std::size_t remaining;  // prefiltered entries not yet seen: 0 ends the scan
-};
-
-int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long /*to*/, unsigned /*flags*/,
-            void* context) {
-  auto* state = static_cast<ScanState*>(context);
-  char& hit = (*state->hit)[id];
-  if (hit == 0) {
-    hit = 1;
-    --state->remaining;
-  }
-  return state->remaining == 0 ? 1 : 0;
-}
-
 std::string Upper(std::string_view text) {
   std::string out(text);
   for (char& c : out) {
@@ -184,106 +131,44 @@ void AppendEscaped(std::string& out, std::string_view value) {
 
 struct Redactor::Impl {
   struct Entry {
-    std::string counter;  // "pattern:hf_token"
-    std::unique_ptr<RE2> regex;
+    std::string counter;       // "pattern:hf_token"
     bool whole_match = false;  // operator patterns: the whole match goes, groups or not
-    bool prefiltered = false;  // false: runs on every text
   };
 
   std::vector<Entry> entries;
-  std::vector<std::string> name_globs;
-  std::unique_ptr<hs_database_t, DatabaseDeleter> database;  // null: no Hyperscan pass
-  Scratch scratch_prototype;
+  MultiRegex regexes;  // entries[i]'s regex is pattern i
   std::size_t prefiltered_count = 0;
+  std::vector<std::string> name_globs;
 
-  // Compiles the prefiltered entries into one Hyperscan database. A pattern Hyperscan
-  // refuses runs on every text instead, and the others are compiled again without it. Where
-  // Hyperscan cannot run at all (a CPU without SSSE3), every pattern runs on every text:
-  // slow but still redacted.
-  void BuildPrefilter(std::vector<std::string> forms) {
-    if (hs_valid_platform() != HS_SUCCESS) {
-      for (Entry& entry : entries) {
-        entry.prefiltered = false;
-      }
-      return;
-    }
-    for (;;) {
-      std::vector<const char*> expressions;
-      std::vector<unsigned> ids;
-      for (std::size_t i = 0; i < entries.size(); ++i) {
-        if (entries[i].prefiltered) {
-          expressions.push_back(forms[i].c_str());
-          ids.push_back(static_cast<unsigned>(i));
-        }
-      }
-      if (expressions.empty()) {
-        return;
-      }
-      // PREFILTER: Hyperscan may propose more than the pattern matches (RE2 judges), never
-      // less. SINGLEMATCH: one report per pattern is all the pass needs.
-      std::vector<unsigned> flags(expressions.size(), HS_FLAG_PREFILTER | HS_FLAG_SINGLEMATCH);
-      hs_database_t* db = nullptr;
-      hs_compile_error_t* raw_error = nullptr;
-      const hs_error_t rc = hs_compile_multi(expressions.data(), flags.data(), ids.data(),
-                                             static_cast<unsigned>(expressions.size()),
-                                             HS_MODE_BLOCK, nullptr, &db, &raw_error);
-      std::unique_ptr<hs_compile_error_t, CompileErrorDeleter> error(raw_error);
-      if (rc == HS_SUCCESS) {
-        database.reset(db);
-        hs_scratch_t* scratch = nullptr;
-        if (hs_alloc_scratch(db, &scratch) != HS_SUCCESS) {
-          database.reset();
-          break;
-        }
-        scratch_prototype.reset(scratch);
-        prefiltered_count = expressions.size();
-        return;
-      }
-      if (!error || error->expression < 0 ||
-          static_cast<std::size_t>(error->expression) >= ids.size()) {
-        break;
-      }
-      entries[ids[static_cast<std::size_t>(error->expression)]].prefiltered = false;
-    }
-    for (Entry& entry : entries) {
-      entry.prefiltered = false;
-    }
-  }
-
-  // A scratch of this thread's own (Hyperscan's scratch is single-threaded), or null.
-  Scratch CloneScratch() const {
-    hs_scratch_t* scratch = nullptr;
-    if (!scratch_prototype || hs_clone_scratch(scratch_prototype.get(), &scratch) != HS_SUCCESS) {
-      return nullptr;
-    }
-    return Scratch(scratch);
-  }
-
-  void Redact(std::string& text, RedactionCounts& counts, hs_scratch_t* scratch) const {
+  // `scanner` null (its scratch could not be allocated) or a failed scan (a text over 4 GiB)
+  // skips the prefilter: then every pattern runs.
+  void Redact(std::string& text, RedactionCounts& counts, MultiRegexScanner* scanner) const {
     if (text.empty()) {
       return;
     }
     std::vector<char> hit(entries.size(), 0);
     bool scanned = false;
-    // hs_scan takes an unsigned length: a text over 4 GiB skips the pass, as does a failed
-    // scratch allocation or scan; then every pattern runs.
-    if (database && scratch != nullptr && text.size() <= UINT_MAX) {
-      ScanState state{&hit, prefiltered_count};
-      const hs_error_t rc = hs_scan(database.get(), text.data(), static_cast<unsigned>(text.size()),
-                                    0, scratch, OnMatch, &state);
-      scanned = rc == HS_SUCCESS || rc == HS_SCAN_TERMINATED;
+    if (scanner != nullptr) {
+      std::size_t remaining = prefiltered_count;
+      scanned = scanner->Scan(text, [&](std::uint32_t pattern, std::uint64_t /*end*/) {
+        if (hit[pattern] == 0) {
+          hit[pattern] = 1;
+          --remaining;
+        }
+        return remaining > 0;  // every prefiltered pattern seen: the rest cannot add any
+      });
     }
     for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (!scanned || !entries[i].prefiltered || hit[i] != 0) {
-        Replace(entries[i], text, counts);
+      if (!scanned || !regexes.prefiltered(i) || hit[i] != 0) {
+        Replace(entries[i], regexes.regex(i), text, counts);
       }
     }
   }
 
   // Replaces each match's secret part by kRedacted, left to right. Matches of nothing are
   // skipped: they hold no secret.
-  static void Replace(const Entry& entry, std::string& text, RedactionCounts& counts) {
-    const RE2& regex = *entry.regex;
+  static void Replace(const Entry& entry, const RE2& regex, std::string& text,
+                      RedactionCounts& counts) {
     const int groups = entry.whole_match ? 0 : regex.NumberOfCapturingGroups();
     std::vector<re2::StringPiece> match(static_cast<std::size_t>(groups) + 1);
     const re2::StringPiece input(text.data(), text.size());
@@ -333,46 +218,48 @@ std::uint64_t RedactionCounts::total() const {
   return sum;
 }
 
-Result<std::shared_ptr<const Redactor>> Redactor::Create(const RedactionRules& extra) {
+Result<std::shared_ptr<const Redactor>> Redactor::Create(const RedactionRules& extra,
+                                                         RedactorMatching matching) {
   try {
     auto impl = std::make_unique<Impl>();
-    std::vector<std::string> forms;
+    std::vector<RegexPattern> patterns;
     for (const BuiltinPattern& builtin : kBuiltins) {
-      Impl::Entry entry;
-      entry.counter = "pattern:" + std::string(builtin.name);
-      entry.regex = std::make_unique<RE2>(
+      const std::string counter = "pattern:" + std::string(builtin.name);
+      auto regex = std::make_unique<const RE2>(
           re2::StringPiece(builtin.regex.data(), builtin.regex.size()), RegexOptions());
-      if (!entry.regex->ok()) {  // a bug in the table above; the tests compile it
-        return Error{"built-in redaction pattern " + entry.counter + ": " + entry.regex->error()};
+      if (!regex->ok()) {  // a bug in the table above; the tests compile it
+        return Error{"built-in redaction pattern " + counter + ": " + regex->error()};
       }
-      entry.prefiltered = true;
-      impl->entries.push_back(std::move(entry));
-      forms.emplace_back(builtin.prefilter.empty() ? builtin.regex : builtin.prefilter);
+      impl->entries.push_back({counter, false});
+      patterns.push_back({std::move(regex), std::string(builtin.prefilter)});
     }
     for (std::size_t i = 0; i < extra.patterns.size(); ++i) {
       const std::string& pattern = extra.patterns[i];
       const std::string label = "redact pattern " + std::to_string(i + 1) + " '" + pattern + "'";
-      Impl::Entry entry;
-      entry.counter = "pattern:custom_" + std::to_string(i + 1);
-      entry.whole_match = true;
-      entry.regex = std::make_unique<RE2>(pattern, RegexOptions());
-      if (!entry.regex->ok()) {
-        return Error{label + ": " + entry.regex->error()};
+      auto regex = std::make_unique<const RE2>(pattern, RegexOptions());
+      if (!regex->ok()) {
+        return Error{label + ": " + regex->error()};
       }
       for (std::string_view probe : kEmptyProbes) {
         re2::StringPiece found;
-        if (entry.regex->Match(re2::StringPiece(probe.data(), probe.size()), 0, probe.size(),
-                               RE2::UNANCHORED, &found, 1) &&
+        if (regex->Match(re2::StringPiece(probe.data(), probe.size()), 0, probe.size(),
+                         RE2::UNANCHORED, &found, 1) &&
             found.empty()) {
           return Error{label + ": matches the empty string"};
         }
       }
-      entry.prefiltered = SafeForHyperscan(pattern);
-      impl->entries.push_back(std::move(entry));
-      forms.push_back(pattern);
+      impl->entries.push_back({"pattern:custom_" + std::to_string(i + 1), true});
+      patterns.push_back({std::move(regex), {}});
     }
     impl->name_globs = extra.names;
-    impl->BuildPrefilter(std::move(forms));
+    // A text is judged whole, and one candidate says a pattern must run on it. Where the
+    // prefilter cannot take a pattern (or cannot run at all: a CPU without SSSE3), that
+    // pattern runs on every text: slow but still redacted.
+    MultiRegexOptions options;
+    options.first_candidate_only = true;
+    options.prefilter = matching == RedactorMatching::kPrefiltered;
+    impl->regexes = MultiRegex::Build(std::move(patterns), options);
+    impl->prefiltered_count = impl->regexes.size() - impl->regexes.unfiltered().size();
     return std::shared_ptr<const Redactor>(new Redactor(std::move(impl)));
   } catch (const std::exception& e) {
     return Error{std::string("cannot build the redactor: ") + e.what()};
@@ -417,7 +304,7 @@ std::string Redactor::RedactEnvironment(std::string_view environ, RedactionCount
     // /proc/PID/environ separates with NUL, and then a value may hold newlines; text from
     // elsewhere (`env` output, a file) has one variable per line.
     const char separator = environ.find('\0') != std::string_view::npos ? '\0' : '\n';
-    const Scratch scratch = impl_->CloneScratch();
+    Result<MultiRegexScanner> scanner = MultiRegexScanner::Create(impl_->regexes);
     std::string value;
     std::size_t start = 0;
     while (start < environ.size()) {
@@ -443,7 +330,7 @@ std::string Redactor::RedactEnvironment(std::string_view environ, RedactionCount
         out += kRedacted;
         counts.Add("env:" + std::string(name));
       } else {
-        impl_->Redact(value, counts, scratch.get());
+        impl_->Redact(value, counts, scanner ? &*scanner : nullptr);
         AppendEscaped(out, value);
       }
       out += '\n';
@@ -458,8 +345,8 @@ std::string Redactor::RedactEnvironment(std::string_view environ, RedactionCount
 
 void Redactor::RedactText(std::string& text, RedactionCounts& counts) const {
   try {
-    const Scratch scratch = impl_->CloneScratch();
-    impl_->Redact(text, counts, scratch.get());
+    Result<MultiRegexScanner> scanner = MultiRegexScanner::Create(impl_->regexes);
+    impl_->Redact(text, counts, scanner ? &*scanner : nullptr);
   } catch (const std::exception&) {
     // Out of memory midway: the text may still hold a secret, so none of it is kept.
     text.assign(kRedacted);

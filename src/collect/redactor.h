@@ -34,10 +34,17 @@ struct RedactionCounts {
   std::uint64_t total() const;
 };
 
+// How a Redactor picks the patterns to run on a text.
+enum class RedactorMatching {
+  kPrefiltered,  // one multi-pattern pass (core/multi_regex.h) says which patterns may match
+  kRe2Only,      // every pattern on every text: the reference the fast path is tested against
+};
+
 class Redactor {
  public:
   // Fails, naming it, on an operator pattern that does not compile or matches the empty string.
-  static Result<std::shared_ptr<const Redactor>> Create(const RedactionRules& extra = {});
+  static Result<std::shared_ptr<const Redactor>> Create(
+      const RedactionRules& extra = {}, RedactorMatching matching = RedactorMatching::kPrefiltered);
 
   bool IsSecretName(std::string_view variable) const;
   // An environment as `/proc/PID/environ` has it (NAME=value entries separated by NUL or

@@ -5,43 +5,32 @@
 
 namespace trainwatch::rules {
 
-LineMatcher::Scratch::~Scratch() { hs_free_scratch(space); }
-
 Result<LineMatcher> LineMatcher::Create(std::shared_ptr<const CompiledRules> rules) {
-  LineMatcher matcher(std::move(rules));
-  if (const hs_database_t* db = matcher.rules_->database()) {
-    // One scratch per thread, grown to fit every database used there: the daemon's hundred
-    // tailed files have a hundred matchers on the loop thread, and never two scans at once.
-    thread_local const std::shared_ptr<Scratch> shared = std::make_shared<Scratch>();
-    if (hs_alloc_scratch(db, &shared->space) != HS_SUCCESS) {
-      return Error{"cannot allocate Hyperscan scratch space"};
-    }
-    matcher.scratch_ = shared;
+  Result<MultiRegexScanner> scanner = MultiRegexScanner::Create(rules->regexes());
+  if (!scanner) {
+    return scanner.error();
   }
+  LineMatcher matcher(std::move(rules), std::move(*scanner));
   matcher.last_segment_.resize(matcher.rules_->rules().size());
   matcher.covered_until_.resize(matcher.rules_->rules().size());
   return matcher;
 }
 
-int LineMatcher::OnCandidate(unsigned int id, unsigned long long /*from*/, unsigned long long to,
-                             unsigned int /*flags*/, void* context) {
-  auto* self = static_cast<LineMatcher*>(context);
-  if (to <= self->covered_until_[id]) {
-    return 0;  // this rule already has a candidate in this segment
+void LineMatcher::OnCandidate(std::uint32_t rule, std::uint64_t end, std::string_view text) {
+  if (end <= covered_until_[rule]) {
+    return;  // this rule already has a candidate in this segment
   }
-  const std::string_view text = self->scanning_;
-  const std::size_t last_byte = to == 0 ? 0 : static_cast<std::size_t>(to - 1);
+  const std::size_t last_byte = end == 0 ? 0 : static_cast<std::size_t>(end - 1);
   const void* newline = std::memchr(text.data() + last_byte, '\n', text.size() - last_byte);
-  self->covered_until_[id] =
-      newline ? static_cast<const char*>(newline) - text.data() : text.size();
-  self->candidates_.push_back({to, id});
-  return 0;  // keep scanning: other rules may match later in the batch
+  covered_until_[rule] = newline ? static_cast<const char*>(newline) - text.data() : text.size();
+  candidates_.push_back({end, rule});
 }
 
-bool LineMatcher::Confirm(const LineRule& rule, std::string_view segment) const {
-  if (!RE2::PartialMatch(segment, *rule.match)) {
+bool LineMatcher::Confirm(std::size_t rule_index, std::string_view segment) const {
+  if (!rules_->regexes().Matches(rule_index, segment)) {
     return false;
   }
+  const LineRule& rule = rules_->rules()[rule_index];
   return rule.unless == nullptr || rule.multiline || !RE2::PartialMatch(segment, *rule.unless);
 }
 
@@ -53,19 +42,16 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
   candidates_.clear();
   std::fill(last_segment_.begin(), last_segment_.end(), nullptr);
   std::fill(covered_until_.begin(), covered_until_.end(), 0);
-  scanning_ = batch.text;
   // If the scan itself fails (it should not: its inputs are our own), no line may be lost:
   // this batch is judged by RE2 alone, every rule on every segment.
-  bool scan_failed = false;
-  if (scratch_) {
-    scan_failed =
-        hs_scan(rules_->database(), batch.text.data(), static_cast<unsigned>(batch.text.size()), 0,
-                scratch_->space, &LineMatcher::OnCandidate, this) != HS_SUCCESS;
-    if (scan_failed) {
-      candidates_.clear();
-    }
+  const bool scan_failed = !scanner_.Scan(batch.text, [&](std::uint32_t rule, std::uint64_t end) {
+    OnCandidate(rule, end, batch.text);
+    return true;  // keep scanning: other rules may match later in the batch
+  });
+  if (scan_failed) {
+    candidates_.clear();
   }
-  // Hyperscan reports in end order already; sorting keeps that promise explicit and makes
+  // The prefilter reports in end order already; sorting keeps that promise explicit and makes
   // rule order deterministic for candidates that end at the same byte.
   std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
     return a.end != b.end ? a.end < b.end : a.rule < b.rule;
@@ -80,7 +66,7 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
       continue;
     }
     last_segment_[candidate.rule] = segment.data();
-    if (Confirm(rules[candidate.rule], segment)) {
+    if (Confirm(candidate.rule, segment)) {
       const std::size_t segment_begin = segment.data() - batch.text.data();
       const auto end_hint = static_cast<std::uint32_t>(
           std::min<std::size_t>(candidate.end - segment_begin, segment.size()));
@@ -91,7 +77,7 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
   if (rules_->unfiltered().empty() && !scan_failed) {
     return;
   }
-  // Rules Hyperscan refused: RE2 on every segment (slow, and said so at load time).
+  // Rules the prefilter refused: RE2 on every segment (slow, and said so at load time).
   if (scan_failed) {
     all_rules_.resize(rules.size());
     for (std::size_t i = 0; i < rules.size(); ++i) {
@@ -105,7 +91,7 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
       const std::size_t cut = rest.find('\n');
       const std::string_view segment = rest.substr(0, cut);
       for (std::size_t index : slow_rules) {
-        if (!segment.empty() && Confirm(rules[index], segment)) {
+        if (!segment.empty() && Confirm(index, segment)) {
           out.push_back(
               {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(record), segment, 0});
         }

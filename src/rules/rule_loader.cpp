@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "config/yaml_reader.h"
-#include "rules/regex_options.h"
+#include "core/regex_options.h"
 
 namespace trainwatch::rules {
 namespace {

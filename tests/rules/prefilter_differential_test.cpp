@@ -1,7 +1,8 @@
-// The fast path must never lose a match: for every shipped rule, the matcher (Vectorscan
+// The fast path must never lose a match. For every shipped rule, the matcher (Vectorscan
 // prefilter + RE2 confirm) must report exactly the segments plain RE2 matches, on batches
 // that mix the rules' own examples with varied filler, indentation, glued text and progress
-// updates.
+// updates. The redactor, on the same engine (core/multi_regex.h), must redact exactly what it
+// redacts with RE2 alone, on texts of secret-like strings, near misses and raw bytes.
 // This caught a real bug: Vectorscan 5.4.9 on an AVX-512 machine dropped '^\s*Killed$' after
 // any line of 18 bytes or more when compiled with the other shipped patterns.
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "collect/redactor.h"
 #include "rules/line_matcher.h"
 #include "rules/rule_loader.h"
 #include "support/framing.h"
@@ -63,7 +65,10 @@ std::string RandomLog(const std::vector<std::string>& examples, std::mt19937& ra
         log += Filler(random) + example;
         break;
       case 4:
-        log += "\r" + Filler(random) + "\r" + example;
+        log += '\r';
+        log += Filler(random);
+        log += '\r';
+        log += example;
         break;
       case 5:
         // Indented, as CANN errors and shell messages are: the Vectorscan bug needed this.
@@ -128,6 +133,160 @@ TEST(PrefilterDifferential, ShippedRulesAgreeWithPlainRe2) {
                                          << std::get<0>(hit) << " on line " << std::get<1>(hit);
       }
     }
+  }
+}
+
+std::string RandomOf(std::mt19937& random, std::string_view alphabet, std::size_t min,
+                     std::size_t max) {
+  std::string text(min + random() % (max - min + 1), ' ');
+  for (char& c : text) {
+    c = alphabet[random() % alphabet.size()];
+  }
+  return text;
+}
+
+constexpr std::string_view kAlnum =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+constexpr std::string_view kHex = "0123456789abcdef";
+constexpr std::string_view kBase64 =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
+
+// Something one of the redaction patterns is after, built-in or operator's, in one of the
+// shapes it takes in logs and environments.
+std::string SecretLike(std::mt19937& random) {
+  switch (random() % 16) {
+    case 0:
+      return (random() % 2 ? "AKIA" : "ASIA") +
+             RandomOf(random, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 16, 16);
+    case 1:
+      return std::string(random() % 2 ? "aws_secret_access_key = " : "\"SecretAccessKey\": \"") +
+             RandomOf(random, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij0123456789/+", 40, 40);
+    case 2:
+      return "hf_" + RandomOf(random, kAlnum, 28, 40);
+    case 3:
+      return (random() % 2 ? "ghp_" + RandomOf(random, kAlnum, 34, 40)
+                           : "github_pat_" + RandomOf(random, "abcdefXYZ0123_", 20, 30));
+    case 4:
+      return "eyJ" + RandomOf(random, "abcXYZ012_-", 6, 20) + ".eyJ" +
+             RandomOf(random, "abcXYZ012_-", 6, 20) + "." + RandomOf(random, "abcXYZ012_-", 6, 20);
+    case 5:
+      return "wandb login --relogin " + RandomOf(random, kHex, 40, 40);
+    case 6:
+      return "wandb: " + RandomOf(random, "abc \n\t:", 0, 40) +
+             (random() % 2 ? "api_key = " : "password ") + RandomOf(random, kHex, 40, 40);
+    case 7:
+      return "WANDB_API_KEY=" + RandomOf(random, kHex, 38, 42);
+    case 8:
+      return "Authorization: Bearer " + RandomOf(random, "abcXYZ012._~+/-", 5, 30) + "==";
+    case 9:
+      return "https://" + RandomOf(random, "user", 0, 4) + ":" +
+             RandomOf(random, "p@ss:w0rd", 1, 12) + "@" + RandomOf(random, "host.example", 1, 12) +
+             "/path";
+    case 10: {
+      std::string key =
+          "-----BEGIN RSA PRIVATE KEY-----" + std::string(random() % 2 ? "\n" : "\\n");
+      for (int line = 0, lines = 1 + random() % 3; line < lines; ++line) {
+        key += RandomOf(random, kBase64, 12, 40) + "\n";
+      }
+      return random() % 3 ? key + "-----END RSA PRIVATE KEY-----" : key;  // or truncated
+    }
+    // The operator's patterns below.
+    case 11:
+      return "sk-" + RandomOf(random, kAlnum, 18, 30);
+    case 12:
+      return std::string(random() % 2 ? "passw\xf6rd" : "PASSWORD") + "=" +
+             RandomOf(random, kAlnum, 1, 12);
+    case 13:
+      return "tok\xe9n:" + RandomOf(random, kAlnum, 4, 8);
+    case 14:
+      return "\nsecret: " + RandomOf(random, kAlnum, 1, 8) + "\n";
+    default:
+      return RandomOf(random, kHex, 40, 40);  // a commit hash, not a W&B key
+  }
+}
+
+// Near misses: letters of either case (ASCII and Latin-1), cut short, a stray byte inside.
+std::string Mangle(std::string text, std::mt19937& random) {
+  if (random() % 4 == 0) {
+    for (char& c : text) {
+      const auto byte = static_cast<unsigned char>(c);
+      const bool letter = std::isalpha(byte) || (byte >= 0xc0 && byte != 0xd7 && byte != 0xf7);
+      if (letter && random() % 2 == 0) {
+        c = static_cast<char>(byte ^ 0x20);
+      }
+    }
+  }
+  if (random() % 6 == 0 && !text.empty()) {
+    text.resize(random() % text.size());
+  }
+  if (random() % 8 == 0) {
+    text.insert(random() % (text.size() + 1), 1, static_cast<char>(random() % 256));
+  }
+  return text;
+}
+
+std::string RandomSecretText(std::mt19937& random) {
+  static const std::string kSeparators[] = {
+      " ", "\n", "\r\n", "=", ": ", "\"", "\\n", std::string(1, '\0'), ""};
+  std::string text;
+  for (int piece = 0, pieces = 1 + random() % 24; piece < pieces; ++piece) {
+    if (random() % 3 == 0) {
+      std::string filler = Filler(random);
+      for (char& c : filler) {
+        if (random() % 16 == 0) {
+          c = static_cast<char>(0x80 + random() % 128);
+        }
+      }
+      text += filler;
+    } else {
+      text += Mangle(SecretLike(random), random);
+    }
+    text += kSeparators[random() % std::size(kSeparators)];
+  }
+  return text;
+}
+
+TEST(PrefilterDifferential, RedactorAgreesWithPlainRe2) {
+  // Operator patterns as written in configs: the prefilter takes the first, third and fourth;
+  // the second (a case-folded non-ASCII letter) runs on RE2 alone.
+  const collect::RedactionRules operator_rules{
+      {},
+      {"sk-[A-Za-z0-9]{20,}", "(?i)passw[o\xf6]rd=\\S+", "tok\\xe9n:\\w{6}", "(?m)^secret: \\S+$"}};
+  auto fast = collect::Redactor::Create(operator_rules);
+  auto plain = collect::Redactor::Create(operator_rules, collect::RedactorMatching::kRe2Only);
+  ASSERT_TRUE(fast.ok() && plain.ok());
+  std::mt19937 random(20260314);
+  std::set<std::string> redacted_by;
+  for (int round = 0; round < 400; ++round) {
+    const std::string text = RandomSecretText(random);
+    std::string fast_text = text;
+    std::string plain_text = text;
+    collect::RedactionCounts fast_counts;
+    collect::RedactionCounts plain_counts;
+    (*fast)->RedactText(fast_text, fast_counts);
+    (*plain)->RedactText(plain_text, plain_counts);
+    ASSERT_EQ(fast_text, plain_text) << "round " << round << ", input:\n" << text;
+    ASSERT_EQ(fast_counts.by_rule, plain_counts.by_rule) << "round " << round;
+    // An environment: NUL-separated values, each redacted on its own.
+    const std::string environ = "A=" + text.substr(0, text.size() / 2) + std::string(1, '\0') +
+                                "B=" + text.substr(text.size() / 2);
+    fast_counts = {};
+    plain_counts = {};
+    ASSERT_EQ((*fast)->RedactEnvironment(environ, fast_counts),
+              (*plain)->RedactEnvironment(environ, plain_counts))
+        << "round " << round;
+    ASSERT_EQ(fast_counts.by_rule, plain_counts.by_rule) << "round " << round;
+    for (const auto& [rule, n] : plain_counts.by_rule) {
+      redacted_by.insert(rule);
+    }
+  }
+  // Every pattern had something to redact, or the comparison proved little about it.
+  for (const char* rule :
+       {"pattern:private_key", "pattern:aws_access_key", "pattern:aws_secret", "pattern:hf_token",
+        "pattern:github_token", "pattern:jwt", "pattern:wandb_key", "pattern:bearer",
+        "pattern:url_password", "pattern:custom_1", "pattern:custom_2", "pattern:custom_3",
+        "pattern:custom_4"}) {
+    EXPECT_TRUE(redacted_by.contains(rule)) << rule;
   }
 }
 

@@ -1,7 +1,6 @@
-#include "rules/database_cache.h"
+#include "core/prefilter_cache.h"
 
-#include <fcntl.h>
-#include <unistd.h>
+#include <hs/hs.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -12,7 +11,7 @@
 
 #include "core/atomic_file.h"
 
-namespace trainwatch::rules {
+namespace trainwatch {
 namespace {
 
 namespace fs = std::filesystem;
@@ -85,7 +84,7 @@ HsDatabase LoadCachedDatabase(const std::string& dir, std::uint64_t key) {
   return HsDatabase(db);
 }
 
-void StoreCachedDatabase(const std::string& dir, std::uint64_t key, const hs_database_t* db) {
+void StoreCachedDatabase(const std::string& dir, std::uint64_t key, const hs_database* db) {
   if (dir.empty()) {
     return;
   }
@@ -102,4 +101,4 @@ void StoreCachedDatabase(const std::string& dir, std::uint64_t key, const hs_dat
   Prune(dir);
 }
 
-}  // namespace trainwatch::rules
+}  // namespace trainwatch

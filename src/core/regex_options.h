@@ -1,11 +1,12 @@
-// The one set of RE2 options every rule regex is compiled with, so the loader's validation,
-// the matcher and the example checker agree. Patterns work on bytes (Latin-1 mode): log
-// lines may hold invalid UTF-8 or NULs, and the multi-pattern prefilter is byte-oriented too.
+// The one set of RE2 options every regex of the daemon is compiled with (rule patterns,
+// redaction patterns), so the loader's validation, the matchers and the example checker agree.
+// Patterns work on bytes (Latin-1 mode): log lines may hold invalid UTF-8 or NULs, and the
+// multi-pattern prefilter (core/multi_regex.h) is byte-oriented too.
 #pragma once
 
 #include <re2/re2.h>
 
-namespace trainwatch::rules {
+namespace trainwatch {
 
 inline RE2::Options RegexOptions() {
   RE2::Options options;
@@ -17,4 +18,4 @@ inline RE2::Options RegexOptions() {
   return options;
 }
 
-}  // namespace trainwatch::rules
+}  // namespace trainwatch

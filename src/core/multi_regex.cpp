@@ -1,0 +1,138 @@
+#include "core/multi_regex.h"
+
+#include <hs/hs.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "core/prefilter_cache.h"
+#include "core/prefilter_form.h"
+
+namespace trainwatch {
+namespace {
+
+unsigned FlagsFor(const MultiRegexOptions& options) {
+  // PREFILTER: Hyperscan may report a superset of matches (it accepts more constructs that
+  // way); RE2 confirms.
+  unsigned flags = HS_FLAG_PREFILTER;
+  if (options.segmented) {
+    // '^' and '$' match at every '\n' (the framer turned '\r' into '\n' too), so anchors work
+    // per segment as they do in RE2 on the segment alone.
+    flags |= HS_FLAG_MULTILINE;
+  }
+  if (options.first_candidate_only) {
+    flags |= HS_FLAG_SINGLEMATCH;
+  }
+  return flags;
+}
+
+struct CompileAttempt {
+  HsDatabase database;
+  int failed_index = -1;  // which expression Hyperscan refused, or -1
+  std::string message;
+};
+
+CompileAttempt TryCompile(const std::vector<const char*>& expressions,
+                          const std::vector<unsigned>& flags, const std::vector<unsigned>& ids,
+                          const std::string& cache_dir) {
+  CompileAttempt attempt;
+  const std::uint64_t key = DatabaseKey(expressions, flags, ids);
+  if (HsDatabase cached = LoadCachedDatabase(cache_dir, key)) {
+    attempt.database = std::move(cached);
+    return attempt;
+  }
+  hs_database_t* db = nullptr;
+  hs_compile_error_t* raw_error = nullptr;
+  const hs_error_t rc = hs_compile_multi(expressions.data(), flags.data(), ids.data(),
+                                         static_cast<unsigned>(expressions.size()), HS_MODE_BLOCK,
+                                         nullptr, &db, &raw_error);
+  const HsCompileError error(raw_error);
+  if (rc == HS_SUCCESS) {
+    attempt.database.reset(db);
+    StoreCachedDatabase(cache_dir, key, db);
+    return attempt;
+  }
+  attempt.failed_index = error ? error->expression : -1;
+  attempt.message = error && error->message ? error->message : "unknown Hyperscan error";
+  return attempt;
+}
+
+}  // namespace
+
+bool MultiRegex::PrefilterSupported() { return hs_valid_platform() == HS_SUCCESS; }
+
+MultiRegex MultiRegex::Build(std::vector<RegexPattern> patterns, const MultiRegexOptions& options) {
+  MultiRegex set;
+  set.prefiltered_.assign(patterns.size(), 0);
+  for (RegexPattern& pattern : patterns) {
+    set.regexes_.push_back(std::move(pattern.regex));
+  }
+  if (!options.prefilter || !PrefilterSupported()) {
+    const std::string why =
+        options.prefilter ? "this CPU lacks the SSSE3 instructions the Hyperscan matcher needs"
+                          : "the prefilter is off";
+    if (options.prefilter && !patterns.empty()) {
+      set.prefilter_error_ = why;
+    }
+    for (std::size_t i = 0; i < patterns.size(); ++i) {
+      set.LeaveToRe2(i, why);
+    }
+    return set;
+  }
+
+  std::vector<std::string> forms(patterns.size());
+  std::vector<std::size_t> candidates;
+  for (std::size_t i = 0; i < patterns.size(); ++i) {
+    const std::string& source =
+        patterns[i].prefilter.empty() ? set.regexes_[i]->pattern() : patterns[i].prefilter;
+    std::string why;
+    if (auto form = PrefilterForm(source, options.segmented, &why)) {
+      forms[i] = std::move(*form);
+      candidates.push_back(i);
+    } else {
+      set.LeaveToRe2(i, why);
+    }
+  }
+  // Compile all candidates into one database; drop any Hyperscan refuses and try again.
+  while (!candidates.empty()) {
+    std::vector<const char*> expressions;
+    std::vector<unsigned> ids;
+    for (std::size_t index : candidates) {
+      expressions.push_back(forms[index].c_str());
+      ids.push_back(static_cast<unsigned>(index));
+    }
+    const std::vector<unsigned> flags(expressions.size(), FlagsFor(options));
+    CompileAttempt attempt = TryCompile(expressions, flags, ids, options.cache_dir);
+    if (attempt.database) {
+      set.database_ = std::move(attempt.database);
+      for (std::size_t index : candidates) {
+        set.prefiltered_[index] = 1;
+      }
+      set.prefiltered_count_ = candidates.size();
+      break;
+    }
+    if (attempt.failed_index < 0 ||
+        static_cast<std::size_t>(attempt.failed_index) >= candidates.size()) {
+      // Not one pattern's fault (out of memory, a database too large): no prefilter at all.
+      set.prefilter_error_ = attempt.message;
+      for (std::size_t index : candidates) {
+        set.LeaveToRe2(index, attempt.message);
+      }
+      break;
+    }
+    set.LeaveToRe2(candidates[static_cast<std::size_t>(attempt.failed_index)], attempt.message);
+    candidates.erase(candidates.begin() + attempt.failed_index);
+  }
+  return set;
+}
+
+bool MultiRegex::Matches(std::size_t pattern, std::string_view text) const {
+  return RE2::PartialMatch(text, *regexes_[pattern]);
+}
+
+void MultiRegex::LeaveToRe2(std::size_t pattern, std::string why) {
+  unfiltered_.push_back(pattern);
+  fallbacks_.push_back({pattern, std::move(why)});
+}
+
+}  // namespace trainwatch

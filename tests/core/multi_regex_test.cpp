@@ -1,0 +1,241 @@
+#include "core/multi_regex.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/multi_regex_scanner.h"
+#include "core/regex_options.h"
+#include "support/file_text.h"
+#include "support/temp_dir.h"
+
+namespace trainwatch {
+namespace {
+
+using Candidate = std::pair<std::uint32_t, std::uint64_t>;  // pattern, end
+
+MultiRegex BuildSet(const std::vector<std::string>& regexes, MultiRegexOptions options = {}) {
+  std::vector<RegexPattern> patterns;
+  for (const std::string& regex : regexes) {
+    auto re2 = std::make_unique<const RE2>(regex, RegexOptions());
+    EXPECT_TRUE(re2->ok()) << regex << ": " << re2->error();
+    patterns.push_back({std::move(re2), {}});
+  }
+  return MultiRegex::Build(std::move(patterns), options);
+}
+
+std::set<Candidate> Candidates(const MultiRegex& set, std::string_view text) {
+  auto scanner = MultiRegexScanner::Create(set);
+  EXPECT_TRUE(scanner.ok());
+  std::set<Candidate> found;
+  EXPECT_TRUE(scanner->Scan(text, [&](std::uint32_t pattern, std::uint64_t end) {
+    found.emplace(pattern, end);
+    return true;
+  }));
+  return found;
+}
+
+std::set<std::uint32_t> Proposed(const MultiRegex& set, std::string_view text) {
+  std::set<std::uint32_t> patterns;
+  for (const auto& [pattern, end] : Candidates(set, text)) {
+    patterns.insert(pattern);
+  }
+  return patterns;
+}
+
+TEST(MultiRegex, PatternsThePrefilterCannotTakeRunOnRe2AloneAndSayWhy) {
+  // 1: Hyperscan's compiler refuses (?U); 2: PrefilterForm refuses a case-folded high byte.
+  const MultiRegex set = BuildSet({"boom", "(?U)fail.+ed", "(?i)caf\xe9", "err\\d+"});
+  ASSERT_EQ(set.size(), 4u);
+  EXPECT_TRUE(set.prefiltered(0));
+  EXPECT_FALSE(set.prefiltered(1));
+  EXPECT_FALSE(set.prefiltered(2));
+  EXPECT_TRUE(set.prefiltered(3));
+  // In the order they were found out: the form first, then the compiler.
+  EXPECT_EQ(set.unfiltered(), (std::vector<std::size_t>{2, 1}));
+  ASSERT_EQ(set.fallbacks().size(), 2u);
+  EXPECT_EQ(set.fallbacks()[0].pattern, 2u);
+  EXPECT_NE(set.fallbacks()[0].why.find("case-insensitive"), std::string::npos);
+  EXPECT_EQ(set.fallbacks()[1].pattern, 1u);
+  EXPECT_FALSE(set.fallbacks()[1].why.empty());
+  EXPECT_TRUE(set.prefilter_error().empty());
+  // The refused ones are never proposed; RE2 still judges them.
+  EXPECT_EQ(Proposed(set, "boom, failed, CAF\xc9, err7"), (std::set<std::uint32_t>{0, 3}));
+  EXPECT_TRUE(set.Matches(1, "fail: it stopped"));
+  EXPECT_TRUE(set.Matches(2, "CAF\xc9"));
+  EXPECT_FALSE(set.Matches(0, "bo om"));
+}
+
+TEST(MultiRegex, ReportsEveryEndUnlessOneCandidatePerPatternIsAsked) {
+  const MultiRegex every = BuildSet({"boom", "err\\d+"});
+  // "err42" may end after the 4 and after the 2.
+  EXPECT_EQ(Candidates(every, "xx boom err42"), (std::set<Candidate>{{0, 7}, {1, 12}, {1, 13}}));
+  MultiRegexOptions options;
+  options.first_candidate_only = true;
+  const MultiRegex first = BuildSet({"boom", "err\\d+"}, options);
+  auto scanner = MultiRegexScanner::Create(first);
+  ASSERT_TRUE(scanner.ok());
+  std::vector<Candidate> seen;
+  ASSERT_TRUE(scanner->Scan("err1 boom err42 boom", [&](std::uint32_t pattern, std::uint64_t end) {
+    seen.emplace_back(pattern, end);
+    return true;
+  }));
+  EXPECT_EQ(seen, (std::vector<Candidate>{{1, 4}, {0, 9}}));
+}
+
+TEST(MultiRegex, ACallbackThatSaysStopEndsTheScan) {
+  const MultiRegex set = BuildSet({"a"});
+  auto scanner = MultiRegexScanner::Create(set);
+  ASSERT_TRUE(scanner.ok());
+  int calls = 0;
+  EXPECT_TRUE(scanner->Scan("aaaa", [&](std::uint32_t, std::uint64_t) {
+    ++calls;
+    return false;
+  }));
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(MultiRegex, WithoutPrefilterEveryPatternRunsOnRe2) {
+  MultiRegexOptions options;
+  options.prefilter = false;
+  const MultiRegex set = BuildSet({"boom", "err\\d+"}, options);
+  EXPECT_EQ(set.unfiltered(), (std::vector<std::size_t>{0, 1}));
+  EXPECT_FALSE(set.prefiltered(0));
+  EXPECT_TRUE(set.prefilter_error().empty());  // asked for, not a failure
+  EXPECT_TRUE(Candidates(set, "boom err1").empty());
+  EXPECT_TRUE(set.Matches(1, "err1"));
+}
+
+TEST(MultiRegex, AnEmptySetScansToNothing) {
+  const MultiRegex set = BuildSet({});
+  EXPECT_EQ(set.size(), 0u);
+  EXPECT_TRUE(Candidates(set, "anything").empty());
+}
+
+// Whatever RE2 matches, the prefilter proposes: per segment for a segmented set (the rules'
+// batches), per text otherwise (the redactor).
+struct AgreeCase {
+  std::string name;
+  std::string regex;
+  bool segmented;
+  std::string text;  // segments separated by '\n' when segmented
+};
+
+class MultiRegexAgreeTest : public ::testing::TestWithParam<AgreeCase> {};
+
+TEST_P(MultiRegexAgreeTest, ProposesWhatRe2Matches) {
+  const AgreeCase& c = GetParam();
+  MultiRegexOptions options;
+  options.segmented = c.segmented;
+  // With a neighbour, so the pattern is compiled into a set, as in use.
+  const MultiRegex set = BuildSet({"neighbour\\d", c.regex}, options);
+  const std::set<Candidate> candidates = Candidates(set, c.text);
+  std::vector<std::pair<std::size_t, std::size_t>> spans;  // [begin, end] of each judged text
+  if (c.segmented) {
+    std::size_t begin = 0;
+    while (begin <= c.text.size()) {
+      const std::size_t end = std::min(c.text.find('\n', begin), c.text.size());
+      spans.emplace_back(begin, end);
+      begin = end + 1;
+    }
+  } else {
+    spans.emplace_back(0, c.text.size());
+  }
+  bool any = false;
+  for (const auto& [begin, end] : spans) {
+    const std::string_view judged = std::string_view(c.text).substr(begin, end - begin);
+    if (!set.Matches(1, judged)) {
+      continue;
+    }
+    any = true;
+    if (!set.prefiltered(1)) {
+      continue;  // RE2 runs on every text anyway
+    }
+    bool proposed = false;
+    for (const auto& [pattern, at] : candidates) {
+      // A match ending on the segment's '\n' belongs to the segment it closes.
+      proposed = proposed || (pattern == 1 && at >= begin && at <= end + 1);
+    }
+    EXPECT_TRUE(proposed) << "no candidate in \"" << judged << "\"";
+  }
+  EXPECT_TRUE(any) << "the case must hold a match, or it tests nothing";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, MultiRegexAgreeTest,
+    ::testing::Values(AgreeCase{"LineAnchors", "^\\s*Killed$", true,
+                                "a long line of 18+ bytes\n  Killed\nx"},
+                      AgreeCase{"SegmentStart", "\\AFOO", true, "zzz\nFOO bar"},
+                      AgreeCase{"SegmentEnd", "BAR\\z", true, "BAR x\nxBAR\nq"},
+                      AgreeCase{"TextAnchors", "\\Atoken=\\w+\\z", false, "token=abc"},
+                      AgreeCase{"MultilineFlag", "(?m)^key: \\S+$", false, "x\nkey: v\ny"},
+                      AgreeCase{"HighByteLiteral", "caf\xe9", true, "le CAF\xc9\ncaf\xe9 au lait"},
+                      AgreeCase{"HexEscape", "pass\\xe9=\\S+", false, "\x01pass\xe9=s3cret\xff"},
+                      AgreeCase{"LatinLetterClass", "\\pL{3}\\d", false,
+                                "\xe9\xe8\xe0"
+                                "7"},
+                      AgreeCase{"CaselessHighByte", "(?i)caf\xe9", true, "CAF\xc9"},
+                      AgreeCase{"Caseless", "(?i)bearer\\s+\\S{8,}", false, "BEARER abcdefgh"},
+                      AgreeCase{"Quoted", "\\Q[x.y]\\E", false, "a[x.y]b"},
+                      AgreeCase{"AnyByte", "a\\Cb", false,
+                                "a\x80"
+                                "b"},
+                      AgreeCase{"BoundedGap", "wandb(?s:.{0,30}?)key", false, "wandb\n\n  api key"},
+                      AgreeCase{"NulInText", "x\\x00y", false, std::string("ax\0yb", 5)}),
+    [](const ::testing::TestParamInfo<AgreeCase>& c) { return c.param.name; });
+
+TEST(MultiRegexCache, ALaterBuildLoadsTheDatabaseInsteadOfCompiling) {
+  testing::TempDir dir;
+  MultiRegexOptions options;
+  options.segmented = true;
+  options.cache_dir = dir.PathOf("cache");
+  const MultiRegex boom = BuildSet({"boom"}, options);
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(options.cache_dir)) {
+    files.push_back(entry.path());
+  }
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(files[0].filename().string().starts_with("hs-"));
+  const std::string boom_bytes = testing::ReadFile(files[0].string());
+
+  // Put the "boom" database where the one for "bang" will be looked for: a Build that loads
+  // it proposes "boom", one that compiled would propose "bang".
+  const MultiRegex bang = BuildSet({"bang"}, options);
+  std::filesystem::path bang_file;
+  for (const auto& entry : std::filesystem::directory_iterator(options.cache_dir)) {
+    if (entry.path() != files[0]) {
+      bang_file = entry.path();
+    }
+  }
+  ASSERT_FALSE(bang_file.empty());
+  EXPECT_EQ(Proposed(bang, "bang"), (std::set<std::uint32_t>{0}));
+  dir.Write(std::filesystem::relative(bang_file, dir.path()).string(), boom_bytes);
+  const MultiRegex loaded = BuildSet({"bang"}, options);
+  EXPECT_EQ(Proposed(loaded, "bang"), (std::set<std::uint32_t>{}));
+  EXPECT_EQ(Proposed(loaded, "boom"), (std::set<std::uint32_t>{0}));
+
+  // A damaged file is dropped and compiled again.
+  dir.Write(std::filesystem::relative(bang_file, dir.path()).string(), "not a database");
+  const MultiRegex recompiled = BuildSet({"bang"}, options);
+  EXPECT_EQ(Proposed(recompiled, "bang"), (std::set<std::uint32_t>{0}));
+  EXPECT_NE(testing::ReadFile(bang_file.string()), "not a database");
+}
+
+TEST(MultiRegexCache, KeepsTheMostRecentDatabasesOnly) {
+  testing::TempDir dir;
+  MultiRegexOptions options;
+  options.cache_dir = dir.PathOf("cache");
+  for (int i = 0; i < 20; ++i) {
+    BuildSet({"pattern" + std::to_string(i)}, options);
+  }
+  const auto files = std::distance(std::filesystem::directory_iterator(options.cache_dir),
+                                   std::filesystem::directory_iterator());
+  EXPECT_EQ(files, 16);
+}
+
+}  // namespace
+}  // namespace trainwatch
