@@ -14,7 +14,9 @@
 #include "app/incident_log.h"
 #include "bundle/bundle_writer.h"
 #include "collect/container.h"
-#include "collect/system_collectors.h"
+#include "collect/file_collectors.h"
+#include "collect/process_collectors.h"
+#include "collect/system_facts.h"
 
 namespace trainwatch::app {
 namespace {
