@@ -79,6 +79,15 @@ std::string FiringLines(const detect::Incident& incident) {
   return text;
 }
 
+// An artifact holding `content`; `redact` false for text redacted here already.
+collect::Artifact TextArtifact(std::string path, std::string content, bool redact = true) {
+  collect::Artifact artifact;
+  artifact.path = std::move(path);
+  artifact.content = std::move(content);
+  artifact.redact = redact;
+  return artifact;
+}
+
 // The command line and environment of processes that have exited since they were first seen
 // writing a log (a crash's usual case), as read then.
 collect::CollectorResult RememberedProcesses(const std::vector<source::WriterProcess>& processes,
@@ -96,11 +105,11 @@ collect::CollectorResult RememberedProcesses(const std::vector<source::WriterPro
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
     redactor.RedactText(cmdline, counts);
     const std::string note = "# read while it was writing the log; it has exited since\n";
-    result.artifacts.push_back({folder + "/cmdline.txt", note + cmdline + "\n"});
-    result.artifacts.back().redact = false;
     result.artifacts.push_back(
-        {folder + "/environ.txt", note + redactor.RedactEnvironment(process.environ, counts)});
-    result.artifacts.back().redact = false;
+        TextArtifact(folder + "/cmdline.txt", note + cmdline + "\n", /*redact=*/false));
+    result.artifacts.push_back(TextArtifact(
+        folder + "/environ.txt", note + redactor.RedactEnvironment(process.environ, counts),
+        /*redact=*/false));
   }
   for (const collect::Artifact& artifact : result.artifacts) {
     result.bytes += artifact.content.size();
@@ -272,8 +281,9 @@ void Capturer::StartNext() {
         collect::CollectorResult incident;
         incident.name = "incident";
         incident.artifacts.push_back(
-            {"incident/incident.json", IncidentJson(request.incident) + "\n"});
-        incident.artifacts.push_back({"incident/firing-lines.txt", FiringLines(request.incident)});
+            TextArtifact("incident/incident.json", IncidentJson(request.incident) + "\n"));
+        incident.artifacts.push_back(
+            TextArtifact("incident/firing-lines.txt", FiringLines(request.incident)));
         job.builtins.push_back(std::move(incident));
         std::vector<pid_t> pids(request.pids.begin(), request.pids.end());
         job.builtins.push_back(
@@ -388,22 +398,23 @@ void Capturer::WriteBundle() {
       loop_, &job.write_work,
       [](uv_work_t* work) {
         auto* payload = static_cast<Payload*>(work->data);
-        Job& job = *payload->job;
-        std::vector<collect::CollectorResult> collectors = job.builtins;
-        collectors.insert(collectors.end(), job.commands.begin(), job.commands.end());
+        Job& bundle_job = *payload->job;
+        std::vector<collect::CollectorResult> collectors = bundle_job.builtins;
+        collectors.insert(collectors.end(), bundle_job.commands.begin(), bundle_job.commands.end());
         bundle::BundleRequest request;
-        request.dir = job.dir;
-        request.file_name = job.file_name;
+        request.dir = bundle_job.dir;
+        request.file_name = bundle_job.file_name;
         request.artifacts = std::move(payload->artifacts);
-        request.redactor = job.redactor.get();
-        request.level = job.config.compression_level;
+        request.redactor = bundle_job.redactor.get();
+        request.level = bundle_job.config.compression_level;
         request.make_manifest = [&](const bundle::BundleSummary& summary) {
           collect::RedactionCounts redactions = summary.redactions;
-          redactions.Merge(job.env_redactions);
-          return ManifestJson(job.request, collectors, summary, redactions, job.reduced,
-                              job.reduced_why, job.host, job.self_container);
+          redactions.Merge(bundle_job.env_redactions);
+          return ManifestJson(bundle_job.request, collectors, summary, redactions,
+                              bundle_job.reduced, bundle_job.reduced_why, bundle_job.host,
+                              bundle_job.self_container);
         };
-        job.written = bundle::WriteBundle(request);
+        bundle_job.written = bundle::WriteBundle(request);
       },
       [](uv_work_t* work, int) {
         std::unique_ptr<Payload> payload(static_cast<Payload*>(work->data));
