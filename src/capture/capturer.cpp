@@ -18,7 +18,9 @@
 #include "capture/manifest.h"
 #include "collect/container.h"
 #include "collect/exited_processes.h"
-#include "collect/system_collectors.h"
+#include "collect/file_collectors.h"
+#include "collect/process_collectors.h"
+#include "collect/system_facts.h"
 #include "detect/incident_json.h"
 
 namespace trainwatch::capture {
@@ -322,22 +324,23 @@ void Capturer::WriteBundle() {
       loop_, &job.write_work,
       [](uv_work_t* work) {
         auto* payload = static_cast<Payload*>(work->data);
-        Job& job = *payload->job;
-        std::vector<collect::CollectorResult> collectors = job.builtins;
-        collectors.insert(collectors.end(), job.commands.begin(), job.commands.end());
+        Job& bundle_job = *payload->job;
+        std::vector<collect::CollectorResult> collectors = bundle_job.builtins;
+        collectors.insert(collectors.end(), bundle_job.commands.begin(), bundle_job.commands.end());
         bundle::BundleRequest request;
-        request.dir = job.dir;
-        request.file_name = job.file_name;
+        request.dir = bundle_job.dir;
+        request.file_name = bundle_job.file_name;
         request.artifacts = std::move(payload->artifacts);
-        request.redactor = job.redactor.get();
-        request.level = job.config.compression_level;
+        request.redactor = bundle_job.redactor.get();
+        request.level = bundle_job.config.compression_level;
         request.make_manifest = [&](const bundle::BundleSummary& summary) {
           collect::RedactionCounts redactions = summary.redactions;
-          redactions.Merge(job.env_redactions);
-          return ManifestJson(job.request, collectors, summary, redactions, job.reduced,
-                              job.reduced_why, job.host, job.self_container);
+          redactions.Merge(bundle_job.env_redactions);
+          return ManifestJson(bundle_job.request, collectors, summary, redactions,
+                              bundle_job.reduced, bundle_job.reduced_why, bundle_job.host,
+                              bundle_job.self_container);
         };
-        job.written = bundle::WriteBundle(request);
+        bundle_job.written = bundle::WriteBundle(request);
       },
       [](uv_work_t* work, int) {
         std::unique_ptr<Payload> payload(static_cast<Payload*>(work->data));

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "collect/system_collectors.h"
+#include "collect/process_collectors.h"
 
 namespace trainwatch::collect {
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string_view>
 
+#include "core/proc_files.h"
 #include "core/unique_fd.h"
 
 namespace trainwatch::source {
@@ -20,7 +21,7 @@ bool IsNumber(std::string_view text) {
          std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// The start of a small /proc file (comm, fdinfo), relative to `dir_fd`; empty when unreadable.
+// The start of a descriptor's fdinfo, relative to `dir_fd`; empty when unreadable.
 std::string ReadSmall(int dir_fd, const std::string& name) {
   const UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
@@ -60,8 +61,8 @@ bool CannotBeALog(std::string_view target) {
 using DirPtr = std::unique_ptr<DIR, int (*)(DIR*)>;
 
 // Adds the process's writing descriptors on `files` to `out`.
-void ScanProcess(int proc_fd, const std::string& pid_name, const std::set<FileId>& files,
-                 std::map<FileId, std::vector<WriterProcess>>& out) {
+void ScanProcess(const std::string& proc_root, int proc_fd, const std::string& pid_name,
+                 const std::set<FileId>& files, std::map<FileId, std::vector<WriterProcess>>& out) {
   const UniqueFd pid_fd(::openat(proc_fd, pid_name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (pid_fd.get() < 0) {
     return;  // it exited
@@ -100,12 +101,10 @@ void ScanProcess(int proc_fd, const std::string& pid_name, const std::set<FileId
       continue;  // a second descriptor on the same file
     }
     if (!comm) {
-      comm = ReadSmall(pid_fd.get(), "comm");
-      if (!comm->empty() && comm->back() == '\n') {
-        comm->pop_back();
-      }
+      Result<std::string> read = ReadProcComm(pid, proc_root);
+      comm = read.ok() ? std::move(*read) : std::string();
     }
-    writers.push_back({pid, *comm});
+    writers.push_back({pid, *comm, /*cmdline=*/"", /*environ=*/""});  // see RememberProcess
   }
 }
 
@@ -132,7 +131,7 @@ std::map<FileId, std::vector<WriterProcess>> FindWriters(const std::set<FileId>&
   const std::string self = std::to_string(::getpid());
   while (const dirent* entry = ::readdir(proc.get())) {
     if (IsNumber(entry->d_name) && entry->d_name != self) {
-      ScanProcess(::dirfd(proc.get()), entry->d_name, files, out);
+      ScanProcess(proc_root, ::dirfd(proc.get()), entry->d_name, files, out);
     }
   }
   for (auto& [id, writers] : out) {
@@ -144,31 +143,19 @@ std::map<FileId, std::vector<WriterProcess>> FindWriters(const std::set<FileId>&
 
 namespace {
 
-std::string ReadCapped(const std::string& path, std::size_t cap) {
-  std::string text;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return text;
-  }
-  char buffer[16384];
-  while (text.size() < cap) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n <= 0) {
-      break;
-    }
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  text.resize(std::min(text.size(), cap));
-  return text;
+// The cap on each of a remembered writer's cmdline and environ: it keeps them in memory until
+// an incident, for every writer seen.
+constexpr std::size_t kRememberedBytes = 1 << 20;
+
+std::string TextOrEmpty(Result<ProcText> read) {
+  return read.ok() ? std::move(read->text) : std::string();
 }
 
 }  // namespace
 
 void RememberProcess(WriterProcess& process, const std::string& proc_root) {
-  const std::string base = proc_root + "/" + std::to_string(process.pid);
-  process.cmdline = ReadCapped(base + "/cmdline", 1 << 20);
-  process.environ = ReadCapped(base + "/environ", 1 << 20);
+  process.cmdline = TextOrEmpty(ReadProcCmdline(process.pid, proc_root, kRememberedBytes));
+  process.environ = TextOrEmpty(ReadProcEnviron(process.pid, proc_root, kRememberedBytes));
 }
 
 }  // namespace trainwatch::source

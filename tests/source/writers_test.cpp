@@ -59,6 +59,9 @@ class Child {
 
 using Writers = std::vector<WriterProcess>;
 
+// A writer as FindWriters reports it: cmdline and environ are left to RememberProcess.
+WriterProcess Scanned(pid_t pid, std::string comm) { return {pid, std::move(comm), "", ""}; }
+
 Writers WritersOf(const std::string& path) {
   const auto id = FileIdOf(path);
   EXPECT_TRUE(id.has_value()) << path;
@@ -71,7 +74,7 @@ TEST(FindWriters, FindsAChildWritingAFile) {
   const trainwatch::testing::TempDir temp;
   const std::string log = temp.Write("train.log", "");
   Child writer(log, O_WRONLY | O_APPEND, "tw-writer");
-  EXPECT_EQ(WritersOf(log), (Writers{{writer.pid(), "tw-writer"}}));
+  EXPECT_EQ(WritersOf(log), (Writers{Scanned(writer.pid(), "tw-writer")}));
   writer.Kill();
   EXPECT_EQ(WritersOf(log), Writers{});
 }
@@ -90,7 +93,7 @@ TEST(FindWriters, SortsSeveralWritersByPidAndSeesReadWrite) {
   Child first(log, O_WRONLY | O_APPEND, "tw-first");
   Child second(log, O_RDWR, "tw-second");
   Child elsewhere(other, O_WRONLY, "tw-other");
-  Writers expected = {{first.pid(), "tw-first"}, {second.pid(), "tw-second"}};
+  Writers expected = {Scanned(first.pid(), "tw-first"), Scanned(second.pid(), "tw-second")};
   if (second.pid() < first.pid()) {
     std::swap(expected[0], expected[1]);
   }
@@ -98,7 +101,7 @@ TEST(FindWriters, SortsSeveralWritersByPidAndSeesReadWrite) {
 
   const auto both = FindWriters({*FileIdOf(log), *FileIdOf(other)});
   ASSERT_EQ(both.size(), 2u);
-  EXPECT_EQ(both.at(*FileIdOf(other)), (Writers{{elsewhere.pid(), "tw-other"}}));
+  EXPECT_EQ(both.at(*FileIdOf(other)), (Writers{Scanned(elsewhere.pid(), "tw-other")}));
 }
 
 TEST(FindWriters, FollowsTheFileAcrossARename) {
@@ -109,7 +112,7 @@ TEST(FindWriters, FollowsTheFileAcrossARename) {
   fs::rename(log, temp.PathOf("train.log.1"));
   const auto found = FindWriters({id});
   ASSERT_EQ(found.count(id), 1u);
-  EXPECT_EQ(found.at(id), (Writers{{writer.pid(), "tw-writer"}}));
+  EXPECT_EQ(found.at(id), (Writers{Scanned(writer.pid(), "tw-writer")}));
 }
 
 TEST(FindWriters, LeavesOutTheCallingProcess) {
@@ -160,10 +163,31 @@ TEST(FindWriters, ReadsAFakeProcTree) {
   const FileId id = *FileIdOf(log);
   const auto found = FindWriters({id, *FileIdOf(temp.Write("nobody.log", ""))}, proc.string());
   ASSERT_EQ(found.size(), 1u);
-  EXPECT_EQ(found.at(id), (Writers{{100, "python3"}, {600, ""}}));
+  EXPECT_EQ(found.at(id), (Writers{Scanned(100, "python3"), Scanned(600, "")}));
 
   EXPECT_TRUE(FindWriters({}, proc.string()).empty());
   EXPECT_TRUE(FindWriters({id}, (temp.path() / "no-proc").string()).empty());
+}
+
+TEST(RememberProcess, KeepsCmdlineAndEnvironRawUpToOneMiB) {
+  using namespace std::string_literals;
+  const trainwatch::testing::TempDir proc;
+  fs::create_directories(proc.path() / "100");
+  proc.Write("100/cmdline", "python3\0train.py\0--lr\0a b\0"s);
+  const std::string big_environ = "HUGE=" + std::string(2 << 20, 'v') + "\0"s;
+  proc.Write("100/environ", big_environ);
+  fs::create_directories(proc.path() / "200");  // gone between the scan and this read
+
+  WriterProcess writer{100, "python3", "", ""};
+  RememberProcess(writer, proc.path().string());
+  EXPECT_EQ(writer.comm, "python3") << "left as the scan found it";
+  EXPECT_EQ(writer.cmdline, "python3\0train.py\0--lr\0a b\0"s);
+  EXPECT_EQ(writer.environ, big_environ.substr(0, 1 << 20));
+
+  WriterProcess gone{200, "tail", "stale", "stale"};
+  RememberProcess(gone, proc.path().string());
+  EXPECT_EQ(gone.cmdline, "");
+  EXPECT_EQ(gone.environ, "");
 }
 
 }  // namespace

@@ -1,0 +1,245 @@
+#include "collect/process_collectors.h"
+
+#include <fcntl.h>
+#include <re2/re2.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+#include "collect/bundle_names.h"
+#include "collect/collector_internal.h"
+#include "core/proc_files.h"
+
+extern char** environ;  // NOLINT: the process environment, as POSIX names it
+
+namespace trainwatch::collect {
+namespace {
+
+using collector_internal::AddDetail;
+using collector_internal::AddText;
+using collector_internal::DirPtr;
+using collector_internal::Finish;
+using collector_internal::HumanBytes;
+using collector_internal::Names;
+using collector_internal::OpenDirAt;
+using collector_internal::ParseNumber;
+using collector_internal::ReadLinkAt;
+using collector_internal::SteadyClock;
+
+// "python3 train.py --lr 'a b'": each argument as a shell would need it to be pasted back.
+std::string ShellQuote(std::string_view arg) {
+  bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("@%+=:,./_-", c) != nullptr;
+  });
+  if (plain) {
+    return std::string(arg);
+  }
+  std::string quoted = "'";
+  for (char c : arg) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+std::string JoinCmdline(std::string_view raw, bool quote) {
+  // Arguments end with a NUL each; a process that rewrote its argv may not.
+  if (!raw.empty() && raw.back() == '\0') {
+    raw.remove_suffix(1);
+  }
+  std::string joined;
+  std::size_t begin = 0;
+  while (begin <= raw.size() && !raw.empty()) {
+    std::size_t end = raw.find('\0', begin);
+    if (end == std::string_view::npos) {
+      end = raw.size();
+    }
+    std::string_view arg = raw.substr(begin, end - begin);
+    if (!joined.empty() || begin > 0) {
+      joined += ' ';
+    }
+    joined += quote ? ShellQuote(arg) : std::string(arg);
+    begin = end + 1;
+  }
+  return joined;
+}
+
+}  // namespace
+
+std::string ProcessFolder(const ProcessInfo& process) {
+  std::string folder = "processes/" + std::to_string(process.pid);
+  if (!process.comm.empty()) {
+    // Appended in two steps: "-" + std::string trips GCC 12's false -Wrestrict (PR 105329).
+    folder += '-';
+    folder += SafeBundleName(process.comm);
+  }
+  return folder;
+}
+
+Result<ProcessInfo> DescribeProcess(pid_t pid, const std::string& proc_root) {
+  Result<std::string> comm = ReadProcComm(pid, proc_root);
+  if (!comm.ok()) {
+    return Error{"pid " + std::to_string(pid) + ": " + comm.error().message};
+  }
+  ProcessInfo info;
+  info.pid = pid;
+  info.comm = std::move(*comm);
+  // A cmdline that vanished after comm was read: the process exited; its comm still names it.
+  if (Result<ProcText> cmdline = ReadProcCmdline(pid, proc_root); cmdline.ok()) {
+    info.cmdline = JoinCmdline(cmdline->text, /*quote=*/false);
+  }
+  return info;
+}
+
+Result<std::vector<ProcessInfo>> FindProcesses(const std::string& pattern,
+                                               const std::string& proc_root) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  RE2 regex(pattern, options);
+  if (!regex.ok()) {
+    return Error{"process pattern '" + pattern + "': " + regex.error()};
+  }
+  Result<DirPtr> dir = OpenDirAt(AT_FDCWD, proc_root, /*follow=*/true);
+  if (!dir.ok()) {
+    return Error{proc_root + ": " + dir.error().message};
+  }
+  std::vector<ProcessInfo> found;
+  pid_t self = ::getpid();
+  for (const std::string& name : Names(dir->get())) {
+    pid_t pid = ParseNumber(name);
+    if (pid <= 0 || pid == self) {
+      continue;
+    }
+    Result<ProcessInfo> info = DescribeProcess(pid, proc_root);
+    if (info.ok() && !info->cmdline.empty() && RE2::PartialMatch(info->cmdline, regex)) {
+      found.push_back(std::move(*info));
+    }
+  }
+  std::sort(found.begin(), found.end(),
+            [](const ProcessInfo& a, const ProcessInfo& b) { return a.pid < b.pid; });
+  return found;
+}
+
+CollectorResult CollectEnvironment(const std::vector<pid_t>& pids, const Redactor& redactor,
+                                   RedactionCounts& counts, const std::string& proc_root) {
+  SteadyClock::time_point start = SteadyClock::now();
+  CollectorResult result;
+  result.name = "environment";
+
+  // The daemon's own, as it is now: what it passes to the commands it runs.
+  std::string own;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    own += *entry;
+    own += '\0';
+  }
+  AddText(result, "system/trainwatch-environ.txt", redactor.RedactEnvironment(own, counts),
+          /*redact=*/false);
+
+  std::size_t read = 0;
+  for (pid_t pid : pids) {
+    Result<ProcessInfo> info = DescribeProcess(pid, proc_root);
+    if (!info.ok()) {
+      AddDetail(result, info.error().message + " (exited?)");
+      continue;
+    }
+    Result<ProcText> environ_text = ReadProcEnviron(pid, proc_root);
+    if (!environ_text.ok()) {
+      AddDetail(result, "pid " + std::to_string(pid) + ": " + environ_text.error().message);
+      continue;
+    }
+    if (environ_text->text.empty()) {
+      AddDetail(result, "pid " + std::to_string(pid) + ": empty environment (a zombie?)");
+      continue;
+    }
+    if (environ_text->truncated) {
+      result.truncated = true;
+      AddDetail(result, "pid " + std::to_string(pid) + ": environment cut at " +
+                            HumanBytes(kMaxProcFileBytes));
+    }
+    AddText(result, ProcessFolder(*info) + "/environ.txt",
+            redactor.RedactEnvironment(environ_text->text, counts), /*redact=*/false);
+    ++read;
+  }
+  // The daemon's own environment always reads: judge by the processes when there are any.
+  Finish(result, start, pids.empty() ? 1 : pids.size(), pids.empty() ? 1 : read);
+  if (result.status == CollectorStatus::kFailed) {
+    AddDetail(result, "no process environment could be read");
+  }
+  return result;
+}
+
+CollectorResult CollectProcesses(const std::vector<pid_t>& pids, const std::string& proc_root) {
+  SteadyClock::time_point start = SteadyClock::now();
+  CollectorResult result;
+  result.name = "processes";
+  std::size_t read = 0;
+  for (pid_t pid : pids) {
+    Result<ProcessInfo> info = DescribeProcess(pid, proc_root);
+    if (!info.ok()) {
+      AddDetail(result, info.error().message + " (exited?)");
+      continue;
+    }
+    ++read;
+    const std::string folder = ProcessFolder(*info) + "/";
+    const std::string where = "pid " + std::to_string(pid) + ": ";
+
+    if (Result<ProcText> raw = ReadProcCmdline(pid, proc_root); raw.ok()) {
+      AddText(result, folder + "cmdline.txt", JoinCmdline(raw->text, /*quote=*/true) + "\n");
+    } else {
+      AddDetail(result, where + raw.error().message);
+    }
+    for (const char* file : {"status", "limits"}) {
+      if (Result<ProcText> text = ReadProcFile(ProcPath(proc_root, pid, file)); text.ok()) {
+        AddText(result, folder + file + ".txt", std::move(text->text));
+      } else {
+        AddDetail(result, where + text.error().message);
+      }
+    }
+    for (const char* link : {"cwd", "exe"}) {
+      if (Result<std::string> target = ReadLinkAt(AT_FDCWD, ProcPath(proc_root, pid, link));
+          target.ok()) {
+        AddText(result, folder + link + ".txt", *target + "\n");
+      } else {
+        AddDetail(result, where + target.error().message);
+      }
+    }
+
+    const std::string fd_dir = ProcPath(proc_root, pid, "fd");
+    Result<DirPtr> fds = OpenDirAt(AT_FDCWD, fd_dir, /*follow=*/false);
+    if (!fds.ok()) {
+      AddDetail(result, where + fd_dir + ": " + fds.error().message);
+      continue;
+    }
+    std::vector<std::pair<int, std::string>> open_files;
+    for (const std::string& name : Names(fds->get())) {
+      int fd = ParseNumber(name);
+      if (fd < 0) {
+        continue;
+      }
+      // A descriptor closed since readdir: not worth a detail line.
+      if (Result<std::string> target = ReadLinkAt(::dirfd(fds->get()), name); target.ok()) {
+        open_files.emplace_back(fd, *target);
+      }
+    }
+    std::sort(open_files.begin(), open_files.end());
+    std::string listing;
+    for (const auto& [fd, target] : open_files) {
+      listing += std::to_string(fd) + " -> " + target + "\n";
+    }
+    AddText(result, folder + "open-files.txt", std::move(listing));
+  }
+  Finish(result, start, pids.size(), read);
+  if (pids.empty()) {
+    result.detail = "no training processes";
+  }
+  return result;
+}
+
+}  // namespace trainwatch::collect

@@ -1,0 +1,67 @@
+#include "core/proc_files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "core/unique_fd.h"
+
+namespace trainwatch {
+
+Result<ProcText> ReadProcFile(const std::string& path, std::size_t max_bytes) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) {
+    return Error{path + ": " + std::strerror(errno)};
+  }
+  ProcText out;
+  char buffer[16384];
+  while (true) {
+    ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return Error{path + ": " + std::strerror(errno)};
+    }
+    if (n == 0) {
+      break;
+    }
+    std::size_t room = max_bytes - out.text.size();
+    if (static_cast<std::size_t>(n) > room) {
+      out.text.append(buffer, room);
+      out.truncated = true;
+      break;
+    }
+    out.text.append(buffer, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+std::string ProcPath(const std::string& proc_root, pid_t pid, std::string_view name) {
+  return proc_root + "/" + std::to_string(pid) + "/" + std::string(name);
+}
+
+Result<std::string> ReadProcComm(pid_t pid, const std::string& proc_root) {
+  Result<ProcText> comm = ReadProcFile(ProcPath(proc_root, pid, "comm"));
+  if (!comm.ok()) {
+    return comm.error();
+  }
+  // Only the kernel's newline: a name set with prctl(PR_SET_NAME) may end with one of its own.
+  if (!comm->text.empty() && comm->text.back() == '\n') {
+    comm->text.pop_back();
+  }
+  return std::move(comm->text);
+}
+
+Result<ProcText> ReadProcCmdline(pid_t pid, const std::string& proc_root, std::size_t max_bytes) {
+  return ReadProcFile(ProcPath(proc_root, pid, "cmdline"), max_bytes);
+}
+
+Result<ProcText> ReadProcEnviron(pid_t pid, const std::string& proc_root, std::size_t max_bytes) {
+  return ReadProcFile(ProcPath(proc_root, pid, "environ"), max_bytes);
+}
+
+}  // namespace trainwatch

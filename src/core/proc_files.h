@@ -1,0 +1,47 @@
+// Reads what /proc says about a process: /proc/PID/comm, cmdline and environ, and the plain
+// reader under them for any /proc or /sys file (those report size 0, so they are read to EOF).
+// The one reader for the collectors (collect/) and the writer scan (source/), so both agree on
+// caps, the comm's newline and error text. Stateless and blocking; any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace trainwatch {
+
+// Read to EOF, up to this by default. A training job's environment can reach a few hundred
+// KiB; cpuinfo of a 224-cpu host about 300 KiB.
+inline constexpr std::size_t kMaxProcFileBytes = 4 << 20;
+
+struct ProcText {
+  std::string text;
+  bool truncated = false;  // the file went on past the cap; `text` holds the cap's worth
+};
+
+// Reads `path` to its end, or to `max_bytes`. Opened with O_NONBLOCK: a FIFO planted where a
+// file was expected must not hang the caller. Errors read "<path>: <strerror>".
+Result<ProcText> ReadProcFile(const std::string& path, std::size_t max_bytes = kMaxProcFileBytes);
+
+// "<proc_root>/<pid>/<name>": "/proc/42/status".
+std::string ProcPath(const std::string& proc_root, pid_t pid, std::string_view name);
+
+// The process's name without the newline the kernel ends it with: "python3", "pt_main_thread".
+// Fails when the process is gone.
+Result<std::string> ReadProcComm(pid_t pid, const std::string& proc_root = "/proc");
+
+// The arguments raw, each ending with a NUL (a process that rewrote its argv may not keep
+// that). Empty, not an error, for a kernel thread or a zombie.
+Result<ProcText> ReadProcCmdline(pid_t pid, const std::string& proc_root = "/proc",
+                                 std::size_t max_bytes = kMaxProcFileBytes);
+
+// The environment the process was exec'ed with, raw: NAME=value entries each ending with a
+// NUL. EACCES for another user's process (unless root); empty for a zombie.
+Result<ProcText> ReadProcEnviron(pid_t pid, const std::string& proc_root = "/proc",
+                                 std::size_t max_bytes = kMaxProcFileBytes);
+
+}  // namespace trainwatch

@@ -1,0 +1,168 @@
+#include "core/proc_files.h"
+
+#include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "support/temp_dir.h"
+
+namespace trainwatch {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::string_literals;
+using testing::TempDir;
+
+// A directory laid out like /proc, with one file of process `pid`.
+void FakeProcFile(const TempDir& proc, pid_t pid, const std::string& name,
+                  const std::string& text) {
+  fs::create_directories(proc.path() / std::to_string(pid));
+  proc.Write(std::to_string(pid) + "/" + name, text);
+}
+
+TEST(ProcFiles, PathOfAProcessFile) {
+  EXPECT_EQ(ProcPath("/proc", 42, "status"), "/proc/42/status");
+  EXPECT_EQ(ProcPath("/tmp/fake", 7, "fd"), "/tmp/fake/7/fd");
+}
+
+TEST(ProcFiles, CommLosesOnlyTheKernelsNewline) {
+  TempDir proc;
+  const std::string root = proc.path().string();
+  FakeProcFile(proc, 10, "comm", "python3\n");
+  FakeProcFile(proc, 11, "comm", "odd\n\n");  // prctl(PR_SET_NAME, "odd\n")
+  FakeProcFile(proc, 12, "comm", "bare");
+  FakeProcFile(proc, 13, "comm", "");
+  struct Case {
+    pid_t pid;
+    std::string comm;
+  };
+  for (const Case& c : {Case{10, "python3"}, Case{11, "odd\n"}, Case{12, "bare"}, Case{13, ""}}) {
+    Result<std::string> comm = ReadProcComm(c.pid, root);
+    ASSERT_TRUE(comm.ok()) << c.pid << ": " << comm.error().message;
+    EXPECT_EQ(*comm, c.comm) << c.pid;
+  }
+}
+
+TEST(ProcFiles, AGoneProcessIsAnErrorNamingThePath) {
+  TempDir proc;
+  const std::string root = proc.path().string();
+  Result<std::string> comm = ReadProcComm(99, root);
+  ASSERT_FALSE(comm.ok());
+  EXPECT_EQ(comm.error().message, root + "/99/comm: No such file or directory");
+  Result<ProcText> cmdline = ReadProcCmdline(99, root);
+  ASSERT_FALSE(cmdline.ok());
+  EXPECT_EQ(cmdline.error().message, root + "/99/cmdline: No such file or directory");
+  Result<ProcText> environ_text = ReadProcEnviron(99, root);
+  ASSERT_FALSE(environ_text.ok());
+  EXPECT_EQ(environ_text.error().message, root + "/99/environ: No such file or directory");
+}
+
+TEST(ProcFiles, CmdlineAndEnvironAreRawWithTheirNuls) {
+  TempDir proc;
+  const std::string root = proc.path().string();
+  const std::string cmdline = "python3\0train.py\0--name\0a b\0"s;
+  const std::string environ_text = "A=1\0MULTI=x\ny\0B=\0"s;
+  FakeProcFile(proc, 10, "cmdline", cmdline);
+  FakeProcFile(proc, 10, "environ", environ_text);
+
+  Result<ProcText> args = ReadProcCmdline(10, root);
+  ASSERT_TRUE(args.ok()) << args.error().message;
+  EXPECT_EQ(args->text, cmdline);
+  EXPECT_FALSE(args->truncated);
+  Result<ProcText> env = ReadProcEnviron(10, root);
+  ASSERT_TRUE(env.ok()) << env.error().message;
+  EXPECT_EQ(env->text, environ_text);
+  EXPECT_FALSE(env->truncated);
+}
+
+TEST(ProcFiles, AZombiesEmptyFilesAreNotErrors) {
+  TempDir proc;
+  const std::string root = proc.path().string();
+  FakeProcFile(proc, 10, "cmdline", "");
+  FakeProcFile(proc, 10, "environ", "");
+  Result<ProcText> args = ReadProcCmdline(10, root);
+  ASSERT_TRUE(args.ok());
+  EXPECT_EQ(args->text, "");
+  Result<ProcText> env = ReadProcEnviron(10, root);
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->text, "");
+}
+
+TEST(ProcFiles, CapKeepsTheStartAndSaysSo) {
+  TempDir proc;
+  const std::string root = proc.path().string();
+  // Longer than one 16 KiB read, so the cap falls inside a later read.
+  const std::string environ_text = std::string(40000, 'e') + "\0"s;
+  FakeProcFile(proc, 10, "environ", environ_text);
+  FakeProcFile(proc, 10, "cmdline", "0123456789"s);
+
+  Result<ProcText> cut = ReadProcEnviron(10, root, 20000);
+  ASSERT_TRUE(cut.ok());
+  EXPECT_EQ(cut->text, environ_text.substr(0, 20000));
+  EXPECT_TRUE(cut->truncated);
+
+  Result<ProcText> exact = ReadProcCmdline(10, root, 10);  // exactly the cap: nothing dropped
+  ASSERT_TRUE(exact.ok());
+  EXPECT_EQ(exact->text, "0123456789");
+  EXPECT_FALSE(exact->truncated);
+
+  Result<ProcText> short_cap = ReadProcCmdline(10, root, 4);
+  ASSERT_TRUE(short_cap.ok());
+  EXPECT_EQ(short_cap->text, "0123");
+  EXPECT_TRUE(short_cap->truncated);
+}
+
+TEST(ProcFiles, AFileThatCannotBeReadIsAnError) {
+  TempDir proc;
+  const std::string root = proc.path().string();
+  fs::create_directories(proc.path() / "10" / "environ");  // open works, read() fails: EISDIR
+  Result<ProcText> dir = ReadProcEnviron(10, root);
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(dir.error().message, root + "/10/environ: Is a directory");
+}
+
+TEST(ProcFiles, AnotherUsersEnvironIsPermissionDenied) {
+  if (::geteuid() == 0) {
+    GTEST_SKIP() << "root reads any file";
+  }
+  TempDir proc;
+  const std::string root = proc.path().string();
+  FakeProcFile(proc, 11, "environ", "A=1\0"s);
+  fs::permissions(proc.PathOf("11/environ"), fs::perms::none);
+  Result<ProcText> denied = ReadProcEnviron(11, root);
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.error().message, root + "/11/environ: Permission denied");
+}
+
+TEST(ProcFiles, AFifoDoesNotBlockTheReader) {
+  TempDir dir;
+  const std::string fifo = dir.PathOf("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Without O_NONBLOCK, open() would wait for a writer that never comes.
+  Result<ProcText> text = ReadProcFile(fifo);
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  EXPECT_EQ(text->text, "");
+}
+
+TEST(ProcFiles, ReadsThisProcessInTheRealProc) {
+  char old_name[17] = {};
+  ASSERT_EQ(::prctl(PR_GET_NAME, old_name), 0);
+  ASSERT_EQ(::prctl(PR_SET_NAME, "tw-proc-files"), 0);
+  Result<std::string> comm = ReadProcComm(::getpid());
+  ::prctl(PR_SET_NAME, old_name);
+  ASSERT_TRUE(comm.ok()) << comm.error().message;
+  EXPECT_EQ(*comm, "tw-proc-files");
+
+  Result<ProcText> cmdline = ReadProcCmdline(::getpid());
+  ASSERT_TRUE(cmdline.ok()) << cmdline.error().message;
+  ASSERT_FALSE(cmdline->text.empty());
+  EXPECT_EQ(cmdline->text.back(), '\0');
+  EXPECT_NE(cmdline->text.find("core_tests"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainwatch
