@@ -44,9 +44,9 @@ Status ControlServer::Start(uv_loop_t* loop, const std::string& path, Handler ha
     return Error{path + ": " + uv_strerror(status)};
   }
   status = uv_listen(reinterpret_cast<uv_stream_t*>(server_.get()), 16,
-                     [](uv_stream_t* server, int status) {
+                     [](uv_stream_t* server, int result) {
                        if (auto* self = static_cast<ControlServer*>(server->data);
-                           self != nullptr && status == 0) {
+                           self != nullptr && result == 0) {
                          self->OnConnection();
                        }
                      });
@@ -81,12 +81,12 @@ void ControlServer::OnConnection() {
   uv_read_start(
       reinterpret_cast<uv_stream_t*>(client->pipe.get()),
       [](uv_handle_t* handle, size_t, uv_buf_t* buf) {
-        auto* client = static_cast<Client*>(handle->data);
-        *buf = uv_buf_init(client->owner->buffer_, sizeof client->owner->buffer_);
+        auto* reading = static_cast<Client*>(handle->data);
+        *buf = uv_buf_init(reading->owner->buffer_, sizeof reading->owner->buffer_);
       },
       [](uv_stream_t* stream, ssize_t n, const uv_buf_t* buf) {
-        if (auto* client = static_cast<Client*>(stream->data)) {
-          client->owner->OnRead(*client, n, buf);
+        if (auto* reading = static_cast<Client*>(stream->data)) {
+          reading->owner->OnRead(*reading, n, buf);
         }
       });
   clients_.push_back(std::move(client));
@@ -125,8 +125,8 @@ void ControlServer::Send(Client& client, std::string response) {
   client.write.data = &client;
   const int status = uv_write(&client.write, reinterpret_cast<uv_stream_t*>(client.pipe.get()),
                               &out, 1, [](uv_write_t* request, int) {
-                                auto* client = static_cast<Client*>(request->data);
-                                client->owner->Finish(*client);
+                                auto* written = static_cast<Client*>(request->data);
+                                written->owner->Finish(*written);
                               });
   if (status != 0) {
     Finish(client);

@@ -57,8 +57,8 @@ bool KmsgReader::Start(uv_loop_t* loop, const std::string& device, Sink sink) {
     return false;
   }
   poll_->data = this;
-  uv_poll_start(poll_.get(), UV_READABLE, [](uv_poll_t* handle, int status, int) {
-    if (auto* self = static_cast<KmsgReader*>(handle->data); self != nullptr && status == 0) {
+  uv_poll_start(poll_.get(), UV_READABLE, [](uv_poll_t* handle, int result, int) {
+    if (auto* self = static_cast<KmsgReader*>(handle->data); self != nullptr && result == 0) {
       self->OnReadable();
     }
   });

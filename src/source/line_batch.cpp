@@ -28,8 +28,8 @@ std::string_view LineBatch::LastSegment(std::size_t i) const {
   while (!record.empty() && record.back() == '\n') {
     record.remove_suffix(1);  // "text\r\n" (CRLF) or a bar that ends in '\r'
   }
-  const std::size_t cut = record.rfind('\n');
-  return cut == std::string_view::npos ? record : record.substr(cut + 1);
+  const std::size_t newline = record.rfind('\n');
+  return newline == std::string_view::npos ? record : record.substr(newline + 1);
 }
 
 }  // namespace trainwatch::source

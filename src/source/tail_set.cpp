@@ -220,10 +220,10 @@ void TailSet::UpdateWatches(const std::set<std::string>& dirs) {
     watch->handle->data = watch.get();
     status = uv_fs_event_start(
         watch->handle.get(),
-        [](uv_fs_event_t* handle, const char* name, int events, int status) {
-          auto* watch = static_cast<DirWatch*>(handle->data);
-          if (watch != nullptr && status == 0) {
-            watch->owner->OnDirEvent(*watch, name, events);
+        [](uv_fs_event_t* handle, const char* name, int events, int result) {
+          auto* watched = static_cast<DirWatch*>(handle->data);
+          if (watched != nullptr && result == 0) {
+            watched->owner->OnDirEvent(*watched, name, events);
           }
         },
         dir.c_str(), 0);
@@ -406,17 +406,17 @@ void TailSet::StartPolling(TailedFile& file) {
   file.poll->data = &file;
   uv_fs_poll_start(
       file.poll.get(),
-      [](uv_fs_poll_t* handle, int status, const uv_stat_t*, const uv_stat_t*) {
-        auto* file = static_cast<TailedFile*>(handle->data);
-        if (file == nullptr) {
+      [](uv_fs_poll_t* handle, int result, const uv_stat_t*, const uv_stat_t*) {
+        auto* polled = static_cast<TailedFile*>(handle->data);
+        if (polled == nullptr) {
           return;
         }
-        TailSet* self = file->owner;
-        if (status < 0) {
+        TailSet* self = polled->owner;
+        if (result < 0) {
           self->ScheduleRescan();  // gone or renamed
           return;
         }
-        self->ReadFile(*file, kReadBudget);
+        self->ReadFile(*polled, kReadBudget);
       },
       file.tail.path().c_str(), static_cast<unsigned>(watch_.poll_interval.count()));
 }

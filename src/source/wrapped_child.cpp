@@ -88,13 +88,13 @@ Status WrappedChild::Start(uv_loop_t* loop, const std::vector<std::string>& argv
     uv_read_start(
         reinterpret_cast<uv_stream_t*>(pipe.handle.get()),
         [](uv_handle_t* handle, size_t, uv_buf_t* buf) {
-          auto* pipe = static_cast<Pipe*>(handle->data);
-          std::vector<char>& buffer = pipe->owner->read_buffer_;
+          auto* reading = static_cast<Pipe*>(handle->data);
+          std::vector<char>& buffer = reading->owner->read_buffer_;
           *buf = uv_buf_init(buffer.data(), static_cast<unsigned>(buffer.size()));
         },
         [](uv_stream_t* stream, ssize_t n, const uv_buf_t* buf) {
-          if (auto* pipe = static_cast<Pipe*>(stream->data)) {
-            pipe->owner->OnRead(*pipe, n, buf);
+          if (auto* reading = static_cast<Pipe*>(stream->data)) {
+            reading->owner->OnRead(*reading, n, buf);
           }
         });
   }

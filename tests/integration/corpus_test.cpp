@@ -93,9 +93,9 @@ TEST_P(CorpusTest, FiresOnFailuresAndStaysQuietOnHealthyLogs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusTest, ::testing::ValuesIn(CaseNames()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
                            std::string name;
-                           for (char c : info.param) {
+                           for (char c : param_info.param) {
                              name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            }
                            return name;

@@ -18,7 +18,7 @@ struct DaemonSettings {
   std::string settle = "300ms";
   std::string cooldown = "1m";
   std::string paths = "logs/**/*.log";
-  std::string extra_rules;  // appended to the test pack
+  std::string extra_rules = {};  // appended to the test pack
   std::string watch_mode = "auto";
   std::string rescan = "1s";
   // The config's capture section; off unless a test is about bundles (captures cost time).

@@ -70,10 +70,13 @@ void ExpectEveryMarkerOnce(const Markers& markers, int lines) {
   std::string repeated;
   for (int n = 100; n <= lines; n += 100) {
     auto found = fired.find(n);
+    // Two appends each: `" " + std::string` trips GCC 12's false -Wrestrict (PR 105329).
     if (found == fired.end()) {
-      missing += " " + std::to_string(n);
+      missing += ' ';
+      missing += std::to_string(n);
     } else if (found->second > 1) {
-      repeated += " " + std::to_string(n);
+      repeated += ' ';
+      repeated += std::to_string(n);
     }
   }
   if (markers.uncounted == 0) {

@@ -82,9 +82,9 @@ TEST_P(FixturesTest, AlarmsOnFailuresOnly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, FixturesTest, ::testing::ValuesIn(kFixtures),
-                         [](const ::testing::TestParamInfo<Fixture>& info) {
-                           std::string name = std::string(info.param.tag) + "_";
-                           for (const char* c = info.param.path; *c != '\0'; ++c) {
+                         [](const ::testing::TestParamInfo<Fixture>& param_info) {
+                           std::string name = std::string(param_info.param.tag) + "_";
+                           for (const char* c = param_info.param.path; *c != '\0'; ++c) {
                              name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
                            }
                            return name;
