@@ -137,7 +137,6 @@ struct Redactor::Impl {
 
   std::vector<Entry> entries;
   MultiRegex regexes;  // entries[i]'s regex is pattern i
-  std::size_t prefiltered_count = 0;
   std::vector<std::string> name_globs;
 
   // `scanner` null (its scratch could not be allocated) or a failed scan (a text over 4 GiB)
@@ -149,7 +148,7 @@ struct Redactor::Impl {
     std::vector<char> hit(entries.size(), 0);
     bool scanned = false;
     if (scanner != nullptr) {
-      std::size_t remaining = prefiltered_count;
+      std::size_t remaining = regexes.prefiltered_count();
       scanned = scanner->Scan(text, [&](std::uint32_t pattern, std::uint64_t /*end*/) {
         if (hit[pattern] == 0) {
           hit[pattern] = 1;
@@ -259,7 +258,6 @@ Result<std::shared_ptr<const Redactor>> Redactor::Create(const RedactionRules& e
     options.first_candidate_only = true;
     options.prefilter = matching == RedactorMatching::kPrefiltered;
     impl->regexes = MultiRegex::Build(std::move(patterns), options);
-    impl->prefiltered_count = impl->regexes.size() - impl->regexes.unfiltered().size();
     return std::shared_ptr<const Redactor>(new Redactor(std::move(impl)));
   } catch (const std::exception& e) {
     return Error{std::string("cannot build the redactor: ") + e.what()};
@@ -353,5 +351,9 @@ void Redactor::RedactText(std::string& text, RedactionCounts& counts) const {
     counts.Add("error:redaction_failed");
   }
 }
+
+std::size_t Redactor::patterns() const { return impl_->regexes.size(); }
+
+std::size_t Redactor::prefiltered_patterns() const { return impl_->regexes.prefiltered_count(); }
 
 }  // namespace trainwatch::collect

@@ -55,6 +55,11 @@ class Redactor {
   // check for the patterns' fixed parts comes before any regex.
   void RedactText(std::string& text, RedactionCounts& counts) const;
 
+  // Its value patterns (built-in and the operator's), and how many of them the fast check
+  // takes; the others run on every text.
+  std::size_t patterns() const;
+  std::size_t prefiltered_patterns() const;
+
   ~Redactor();
 
  private:

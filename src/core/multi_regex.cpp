@@ -108,7 +108,6 @@ MultiRegex MultiRegex::Build(std::vector<RegexPattern> patterns, const MultiRege
       for (std::size_t index : candidates) {
         set.prefiltered_[index] = 1;
       }
-      set.prefiltered_count_ = candidates.size();
       break;
     }
     if (attempt.failed_index < 0 ||
@@ -124,10 +123,6 @@ MultiRegex MultiRegex::Build(std::vector<RegexPattern> patterns, const MultiRege
     candidates.erase(candidates.begin() + attempt.failed_index);
   }
   return set;
-}
-
-bool MultiRegex::Matches(std::size_t pattern, std::string_view text) const {
-  return RE2::PartialMatch(text, *regexes_[pattern]);
 }
 
 void MultiRegex::LeaveToRe2(std::size_t pattern, std::string why) {

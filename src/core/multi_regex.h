@@ -69,9 +69,12 @@ class MultiRegex {
   std::size_t size() const { return regexes_.size(); }
   const RE2& regex(std::size_t pattern) const { return *regexes_[pattern]; }
   // RE2's verdict: whether `pattern` matches somewhere in `text`.
-  bool Matches(std::size_t pattern, std::string_view text) const;
+  bool Matches(std::size_t pattern, std::string_view text) const {
+    return RE2::PartialMatch(text, *regexes_[pattern]);
+  }
   // false: the prefilter never proposes this pattern; it may match in any text.
   bool prefiltered(std::size_t pattern) const { return prefiltered_[pattern] != 0; }
+  std::size_t prefiltered_count() const { return regexes_.size() - unfiltered_.size(); }
   // The patterns that run on RE2 alone, in the order they were found out.
   const std::vector<std::size_t>& unfiltered() const { return unfiltered_; }
   const std::vector<Fallback>& fallbacks() const { return fallbacks_; }
@@ -90,7 +93,6 @@ class MultiRegex {
   std::vector<Fallback> fallbacks_;
   std::string prefilter_error_;
   HsDatabase database_;  // null when no pattern is prefiltered
-  std::size_t prefiltered_count_ = 0;
 };
 
 }  // namespace trainwatch

@@ -30,8 +30,6 @@ class MultiRegexScanner {
   template <typename OnCandidate>
   bool Scan(std::string_view text, OnCandidate&& on_candidate);
 
-  const MultiRegex& regexes() const { return *regexes_; }
-
  private:
   struct Scratch;
   // Hyperscan's match_event_handler.

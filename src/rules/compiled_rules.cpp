@@ -10,9 +10,6 @@ namespace trainwatch::rules {
 Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
     const std::vector<Rule>& rules, const std::vector<std::string>& tags,
     std::vector<Diagnostic>* notes, const std::string& cache_dir) {
-  if (!MultiRegex::PrefilterSupported()) {
-    return Error{"this CPU lacks the SSSE3 instructions the Hyperscan matcher needs"};
-  }
   auto compiled = std::make_shared<CompiledRules>();
   std::vector<const Pattern*> patterns;
   std::vector<RegexPattern> regexes;
@@ -62,7 +59,6 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
     return Error{"cannot compile the rules: " + compiled->regexes_.prefilter_error()};
   }
   for (const MultiRegex::Fallback& fallback : compiled->regexes_.fallbacks()) {
-    compiled->rules_[fallback.pattern].prefiltered = false;
     if (notes != nullptr) {
       notes->push_back({patterns[fallback.pattern]->where,
                         "note: rule '" + compiled->rules_[fallback.pattern].rule.id +

@@ -22,7 +22,6 @@ struct LineRule {
   Rule rule;
   const RE2* match = nullptr;   // owned by CompiledRules::regexes()
   std::unique_ptr<RE2> unless;  // null when the rule has none
-  bool prefiltered = true;      // false: the prefilter refused it, RE2 runs on every segment
   // multiline: python-traceback; its `unless` applies to the final exception line, so the
   // matcher leaves it to the detector.
   bool multiline = false;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/multi_regex_scanner.h"
+#include "core/prefilter_cache.h"
 #include "core/regex_options.h"
 #include "support/file_text.h"
 #include "support/temp_dir.h"
@@ -234,7 +235,7 @@ TEST(MultiRegexCache, KeepsTheMostRecentDatabasesOnly) {
   }
   const auto files = std::distance(std::filesystem::directory_iterator(options.cache_dir),
                                    std::filesystem::directory_iterator());
-  EXPECT_EQ(files, 16);
+  EXPECT_EQ(static_cast<std::size_t>(files), kMaxCached);
 }
 
 }  // namespace
