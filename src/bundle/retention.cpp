@@ -12,6 +12,8 @@
 #include <optional>
 #include <string_view>
 
+#include "core/directory.h"
+
 namespace trainwatch::bundle {
 namespace {
 
@@ -52,7 +54,7 @@ bool WithinPolicy(std::size_t count, std::uint64_t bytes, std::uint64_t incoming
 
 std::vector<BundleFile> ListBundles(const std::string& dir) {
   std::vector<BundleFile> bundles;
-  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  DirPtr d(::opendir(dir.c_str()));
   if (d == nullptr) {
     return bundles;
   }

@@ -4,12 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <csignal>
-#include <ctime>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
 #include "bundle/bundle_writer.h"
 #include "bundle/retention.h"
@@ -21,12 +16,12 @@
 #include "collect/file_collectors.h"
 #include "collect/process_collectors.h"
 #include "collect/system_facts.h"
+#include "core/uv_work.h"
 #include "detect/incident_json.h"
 
 namespace trainwatch::capture {
 namespace {
 
-using json = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
 
 // In a reduced bundle (no room for a full one) only outputs this small stay.
@@ -71,9 +66,6 @@ struct Capturer::Job {
   std::string dir;
   std::string file_name;
   Result<bundle::BundleResult> written = Error{"not written"};
-  uv_work_t work{};        // the in-process collectors
-  uv_work_t write_work{};  // the bundle
-  Capturer* owner = nullptr;
   std::shared_ptr<const collect::Redactor> redactor;
   config::CaptureConfig config;
 };
@@ -162,7 +154,6 @@ void Capturer::StartNext() {
   job_->request = std::move(queue_.front().first);
   job_->done = std::move(queue_.front().second);
   queue_.pop_front();
-  job_->owner = this;
   job_->config = config_;
   job_->redactor = redactor_;
   job_->dir = config_.bundles_dir;
@@ -199,17 +190,17 @@ void Capturer::StartNext() {
   runner_.Run(CommandsFor(*job_), [this](std::vector<collect::CollectorResult> results) {
     OnCommandsDone(std::move(results));
   });
-  job_->work.data = job_.get();
-  uv_queue_work(
-      loop_, &job_->work,
-      [](uv_work_t* work) {
-        Job& job = *static_cast<Job*>(work->data);
+  // The job stays in job_ until the pool is done with it (OnBuiltinsDone, OnWritten).
+  Job& job = *job_;
+  QueueWork(
+      loop_,
+      [&job] {
         const CaptureRequest& request = job.request;
         collect::CollectorResult incident;
         incident.name = "incident";
-        incident.artifacts.push_back(
-            {"incident/incident.json", detect::IncidentJson(request.incident) + "\n"});
-        incident.artifacts.push_back({"incident/firing-lines.txt", FiringLines(request.incident)});
+        collect::AddText(incident, "incident/incident.json",
+                         detect::IncidentJson(request.incident) + "\n");
+        collect::AddText(incident, "incident/firing-lines.txt", FiringLines(request.incident));
         job.builtins.push_back(std::move(incident));
         std::vector<pid_t> pids(request.pids.begin(), request.pids.end());
         job.builtins.push_back(
@@ -233,10 +224,7 @@ void Capturer::StartNext() {
           job.builtins.push_back(collect::CollectPaths(paths, job.config.extra_max_bytes));
         }
       },
-      [](uv_work_t* work, int) {
-        Job& job = *static_cast<Job*>(work->data);
-        job.owner->OnBuiltinsDone();
-      });
+      [this] { OnBuiltinsDone(); });
 }
 
 void Capturer::OnCommandsDone(std::vector<collect::CollectorResult> results) {
@@ -315,22 +303,15 @@ void Capturer::WriteBundle() {
     }
   }
   // The worker owns the artifacts while it writes; the job stays put until it is done.
-  struct Payload {
-    Job* job;
-    std::vector<collect::Artifact> artifacts;
-  };
-  job.write_work.data = new Payload{&job, std::move(artifacts)};
-  uv_queue_work(
-      loop_, &job.write_work,
-      [](uv_work_t* work) {
-        auto* payload = static_cast<Payload*>(work->data);
-        Job& bundle_job = *payload->job;
+  QueueWork(
+      loop_,
+      [&bundle_job = job, artifacts = std::move(artifacts)]() mutable {
         std::vector<collect::CollectorResult> collectors = bundle_job.builtins;
         collectors.insert(collectors.end(), bundle_job.commands.begin(), bundle_job.commands.end());
         bundle::BundleRequest request;
         request.dir = bundle_job.dir;
         request.file_name = bundle_job.file_name;
-        request.artifacts = std::move(payload->artifacts);
+        request.artifacts = std::move(artifacts);
         request.redactor = bundle_job.redactor.get();
         request.level = bundle_job.config.compression_level;
         request.make_manifest = [&](const bundle::BundleSummary& summary) {
@@ -342,10 +323,7 @@ void Capturer::WriteBundle() {
         };
         bundle_job.written = bundle::WriteBundle(request);
       },
-      [](uv_work_t* work, int) {
-        std::unique_ptr<Payload> payload(static_cast<Payload*>(work->data));
-        payload->job->owner->OnWritten();
-      });
+      [this] { OnWritten(); });
 }
 
 void Capturer::OnWritten() {

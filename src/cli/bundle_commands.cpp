@@ -6,9 +6,10 @@
 
 #include "bundle/bundle_reader.h"
 #include "bundle/retention.h"
+#include "cli/cli_config.h"
 #include "cli/commands.h"
 #include "config/daemon_config.h"
-#include "config/shipped_paths.h"
+#include "core/quantity.h"
 
 namespace trainwatch::cli {
 namespace {
@@ -19,26 +20,11 @@ Result<std::string> BundlesDir(const BundlesOptions& options, std::ostream& err)
   if (!options.dir.empty()) {
     return options.dir;
   }
-  const std::string path =
-      options.config_path.empty() ? config::DefaultConfigPath() : options.config_path;
-  config::ConfigLoad load = config::LoadDaemonConfig(path, config::ProcessEnv());
-  if (!load.config) {
-    for (const Diagnostic& error : load.errors) {
-      err << FormatDiagnostic(error) << "\n";
-    }
-    return Error{"the config has errors"};
+  Result<config::DaemonConfig> config = LoadCliConfig(options.config_path, err);
+  if (!config) {
+    return config.error();
   }
-  return load.config->capture.bundles_dir;
-}
-
-std::string Size(std::uint64_t bytes) {
-  char text[32];
-  if (bytes >= (1ull << 20)) {
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  } else {
-    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024);
-  }
-  return text;
+  return config->capture.bundles_dir;
 }
 
 }  // namespace
@@ -84,10 +70,10 @@ int RunBundlesList(const BundlesOptions& options, std::ostream& out, std::ostrea
       continue;
     }
     out << entry["time"].get<std::string>() << "  " << entry["kind"].get<std::string>() << "  "
-        << entry["rule"].get<std::string>() << "  " << Size(entry["bytes"].get<std::uint64_t>())
-        << "  " << entry["incident"].get<std::string>()
-        << (entry["reduced"].get<bool>() ? "  REDUCED" : "") << "\n    "
-        << entry["path"].get<std::string>() << "\n";
+        << entry["rule"].get<std::string>() << "  "
+        << FormatByteSize(entry["bytes"].get<std::uint64_t>()) << "  "
+        << entry["incident"].get<std::string>() << (entry["reduced"].get<bool>() ? "  REDUCED" : "")
+        << "\n    " << entry["path"].get<std::string>() << "\n";
   }
   return 0;
 }
@@ -151,7 +137,7 @@ int RunBundlesShow(const BundlesOptions& options, std::ostream& out, std::ostrea
     std::snprintf(line, sizeof line, "  %-18s %-10s %6.2f s %10s%s",
                   collector.value("name", "").c_str(), collector.value("status", "").c_str(),
                   collector.value("duration_seconds", 0.0),
-                  Size(collector.value("bytes", 0ULL)).c_str(),
+                  FormatByteSize(collector.value("bytes", 0ULL)).c_str(),
                   collector.value("truncated", false) ? " truncated" : "");
     out << line;
     if (collector.contains("detail")) {

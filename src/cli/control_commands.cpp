@@ -2,10 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_config.h"
 #include "cli/commands.h"
 #include "cli/standalone_snapshot.h"
 #include "config/daemon_config.h"
-#include "config/shipped_paths.h"
 #include "ops/control_server.h"
 
 namespace trainwatch::cli {
@@ -13,22 +13,9 @@ namespace {
 
 using nlohmann::json;
 
-Result<config::DaemonConfig> LoadConfig(const ControlOptions& options, std::ostream& err) {
-  const std::string config_path =
-      options.config_path.empty() ? config::DefaultConfigPath() : options.config_path;
-  config::ConfigLoad load = config::LoadDaemonConfig(config_path, config::ProcessEnv());
-  if (!load.config) {
-    for (const Diagnostic& error : load.errors) {
-      err << FormatDiagnostic(error) << "\n";
-    }
-    return Error{"the config has errors"};
-  }
-  return std::move(*load.config);
-}
-
 Result<json> Ask(const ControlOptions& options, const json& request, std::ostream& err,
                  int timeout_seconds = 10, bool* no_daemon = nullptr) {
-  Result<config::DaemonConfig> config = LoadConfig(options, err);
+  Result<config::DaemonConfig> config = LoadCliConfig(options.config_path, err);
   if (!config) {
     return config.error();
   }
@@ -167,7 +154,7 @@ int RunSnapshot(const ControlOptions& options, std::ostream& out, std::ostream& 
       return kExitError;
     }
   }
-  Result<config::DaemonConfig> config = LoadConfig(options, err);
+  Result<config::DaemonConfig> config = LoadCliConfig(options.config_path, err);
   if (!config) {
     err << "trainwatch snapshot: " << config.error().message << "\n";
     return kExitError;

@@ -5,6 +5,7 @@
 // the writer. Value types; any thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,11 +37,26 @@ struct CollectorResult {
   std::string name;  // "hl-smi-q", "environment", "habana_logs"
   CollectorStatus status = CollectorStatus::kOk;
   int exit_code = 0;
-  std::string detail;          // why it failed, was skipped or missing; empty when ok
+  std::string detail;  // why it failed, was skipped or missing; empty when ok
   double duration_seconds = 0;
-  std::uint64_t bytes = 0;     // output kept
-  bool truncated = false;      // output beyond its limit was dropped
+  std::uint64_t bytes = 0;  // output kept
+  bool truncated = false;   // output beyond its limit was dropped
   std::vector<Artifact> artifacts;
 };
+
+// Building a result the same way in every collector.
+// Appends one line to `result.detail`.
+void AddDetail(CollectorResult& result, const std::string& line);
+// An artifact holding `content`; `redact` false for text already redacted.
+void AddText(CollectorResult& result, std::string path, std::string content, bool redact = true);
+// An artifact naming `length` bytes of `source_file` from `offset`, streamed by the writer.
+void AddRange(CollectorResult& result, std::string path, std::string source_file,
+              std::uint64_t offset, std::uint64_t length);
+// Fills in what every collector reports the same way: bytes, duration and the status.
+// `asked` and `read` count the things asked for (pids, files, dirs) and those that could be
+// read: kSkipped ("nothing to collect" unless detail says more) when nothing was asked,
+// kFailed when nothing could be read, kOk otherwise.
+void Finish(CollectorResult& result, std::chrono::steady_clock::time_point start, std::size_t asked,
+            std::size_t read);
 
 }  // namespace trainwatch::collect

@@ -1,7 +1,7 @@
 // Names of files inside a bundle: a path or process name made into one safe file name, and the
 // "-2", "-3"... that keep names unique within one collector's run. Used by the built-in
-// collectors and the capture. SafeBundleName is pure; a UniqueNames belongs to one collector
-// run, on one thread.
+// collectors (the bundle file's own name is capture/bundle_name.h). SafeBundleName is pure; a
+// UniqueNames belongs to one collector run, on one thread.
 #pragma once
 
 #include <set>

@@ -131,15 +131,15 @@ void CommandRunner::Run(std::vector<config::CommandConfig> commands, Done done) 
     // started (a shell's children, docker's helpers), not only the leader.
     options.flags = UV_PROCESS_DETACHED;
     options.exit_cb = [](uv_process_t* process, int64_t exit_status, int term_signal) {
-      auto* child = static_cast<Child*>(process->data);
-      if (child == nullptr) {
+      auto* ended = static_cast<Child*>(process->data);
+      if (ended == nullptr) {
         return;
       }
-      child->exited = true;
-      child->exit_status = exit_status;
-      child->term_signal = term_signal;
-      if (!child->out_open && !child->err_open) {
-        child->owner->Finish(*child);
+      ended->exited = true;
+      ended->exit_status = exit_status;
+      ended->term_signal = term_signal;
+      if (!ended->out_open && !ended->err_open) {
+        ended->owner->Finish(*ended);
       }
     };
     child->process = UvHandle<uv_process_t>::Make(loop_, status, uv_spawn, &options);
@@ -158,29 +158,29 @@ void CommandRunner::Run(std::vector<config::CommandConfig> commands, Done done) 
       uv_read_start(
           reinterpret_cast<uv_stream_t*>(pipe),
           [](uv_handle_t* handle, size_t, uv_buf_t* buf) {
-            auto* child = static_cast<Child*>(handle->data);
-            *buf = uv_buf_init(child->buffer, sizeof child->buffer);
+            auto* reading = static_cast<Child*>(handle->data);
+            *buf = uv_buf_init(reading->buffer, sizeof reading->buffer);
           },
           [](uv_stream_t* stream, ssize_t n, const uv_buf_t* buf) {
-            auto* child = static_cast<Child*>(stream->data);
-            if (child == nullptr) {
+            auto* reading = static_cast<Child*>(stream->data);
+            if (reading == nullptr) {
               return;
             }
-            const bool is_out = stream == reinterpret_cast<uv_stream_t*>(child->out.get());
+            const bool is_out = stream == reinterpret_cast<uv_stream_t*>(reading->out.get());
             if (n < 0) {
               uv_read_stop(stream);
-              (is_out ? child->out_open : child->err_open) = false;
-              if (child->exited && !child->out_open && !child->err_open) {
-                child->owner->Finish(*child);
+              (is_out ? reading->out_open : reading->err_open) = false;
+              if (reading->exited && !reading->out_open && !reading->err_open) {
+                reading->owner->Finish(*reading);
               }
               return;
             }
-            std::string& sink = is_out ? child->stdout_bytes : child->stderr_bytes;
-            const std::size_t limit = is_out ? child->command.max_output_bytes : kMaxStderrBytes;
+            std::string& sink = is_out ? reading->stdout_bytes : reading->stderr_bytes;
+            const std::size_t limit = is_out ? reading->command.max_output_bytes : kMaxStderrBytes;
             sink.append(buf->base, static_cast<std::size_t>(n));
             if (sink.size() > limit) {
-              child->truncated = child->truncated || is_out;
-              if (is_out && child->command.keep_tail) {
+              reading->truncated = reading->truncated || is_out;
+              if (is_out && reading->command.keep_tail) {
                 sink.erase(0, sink.size() - limit);
               } else {
                 sink.resize(limit);
@@ -253,7 +253,7 @@ void CommandRunner::Finish(Child& child) {
   result.exit_code = static_cast<int>(child.exit_status);
   if (!child.stdout_bytes.empty() || result.status == collect::CollectorStatus::kOk) {
     result.bytes += child.stdout_bytes.size();
-    result.artifacts.push_back({child.command.as, std::move(child.stdout_bytes)});
+    collect::AddText(result, child.command.as, std::move(child.stdout_bytes));
   }
   if (!child.stderr_bytes.empty()) {
     result.bytes += child.stderr_bytes.size();
@@ -261,7 +261,7 @@ void CommandRunner::Finish(Child& child) {
     if (result.status == collect::CollectorStatus::kFailed && !first_line.empty()) {
       result.detail += ": " + first_line.substr(0, 300);
     }
-    result.artifacts.push_back({child.command.as + ".stderr", std::move(child.stderr_bytes)});
+    collect::AddText(result, child.command.as + ".stderr", std::move(child.stderr_bytes));
   }
   child.timer.Reset();
   child.out.Reset();

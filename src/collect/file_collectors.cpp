@@ -9,29 +9,20 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <string_view>
 #include <utility>
 
 #include "collect/bundle_names.h"
-#include "collect/collector_internal.h"
+#include "core/directory.h"
+#include "core/quantity.h"
+#include "core/time_format.h"
 #include "core/unique_fd.h"
 
 namespace trainwatch::collect {
 namespace {
-
-using collector_internal::AddDetail;
-using collector_internal::AddRange;
-using collector_internal::AddText;
-using collector_internal::DirPtr;
-using collector_internal::ErrnoText;
-using collector_internal::Finish;
-using collector_internal::HumanBytes;
-using collector_internal::Names;
-using collector_internal::OpenDirAt;
-using collector_internal::ReadLinkAt;
-using collector_internal::SteadyClock;
 
 // How far past the cut a tail looks for the next line start.
 constexpr std::size_t kLineStartWindow = 64 << 10;
@@ -41,14 +32,6 @@ constexpr std::size_t kMaxListingEntries = 10000;
 constexpr int kListingLevels = 2;
 // Symlinks skipped are named in detail up to this many, then counted.
 constexpr std::size_t kMaxNamedSkips = 20;
-
-std::string UtcTime(std::time_t seconds) {
-  std::tm tm{};
-  ::gmtime_r(&seconds, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 // The first line start at or after `offset` in the open file, looking at most kLineStartWindow
 // bytes ahead: `offset` itself when the byte before it is a newline. A line longer than the
@@ -91,7 +74,7 @@ std::pair<std::uint64_t, std::uint64_t> TailRange(int fd, std::uint64_t size,
 Result<std::string> RealPath(const std::string& path) {
   std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
   if (!real) {
-    return Error{ErrnoText(errno)};
+    return Error{std::strerror(errno)};
   }
   return std::string(real.get());
 }
@@ -111,7 +94,7 @@ void AddSkips(CollectorResult& result, const std::vector<std::string>& skipped,
 }  // namespace
 
 CollectorResult CollectLogTails(const std::vector<std::string>& files, std::uint64_t tail_bytes) {
-  SteadyClock::time_point start = SteadyClock::now();
+  const auto start = std::chrono::steady_clock::now();
   CollectorResult result;
   result.name = "log_tails";
   UniqueNames names;
@@ -127,7 +110,7 @@ CollectorResult CollectLogTails(const std::vector<std::string>& files, std::uint
     UniqueFd fd(::open(real->c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW));
     struct stat st {};
     if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
-      AddDetail(result, file + ": " + ErrnoText(errno));
+      AddDetail(result, file + ": " + std::strerror(errno));
       continue;
     }
     if (!S_ISREG(st.st_mode)) {
@@ -164,7 +147,7 @@ struct Walk {
 // Records every regular file below the open directory `dir`, whose path relative to the top
 // is `relative` ("" for the top). Symlinks are recorded as skipped, never followed.
 void WalkDirectory(DIR* dir, const std::string& relative, int depth, Walk& walk) {
-  for (const std::string& name : Names(dir)) {
+  for (const std::string& name : DirNames(dir)) {
     if (++walk.entries > kMaxWalkEntries) {
       walk.cut = true;
       return;
@@ -172,7 +155,7 @@ void WalkDirectory(DIR* dir, const std::string& relative, int depth, Walk& walk)
     std::string path = relative.empty() ? name : relative + "/" + name;
     struct stat st {};
     if (::fstatat(::dirfd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      walk.unreadable.push_back(path + ": " + ErrnoText(errno));
+      walk.unreadable.push_back(path + ": " + std::strerror(errno));
     } else if (S_ISLNK(st.st_mode)) {
       walk.symlinks.push_back(path);
     } else if (S_ISREG(st.st_mode)) {
@@ -198,7 +181,7 @@ void WalkDirectory(DIR* dir, const std::string& relative, int depth, Walk& walk)
 
 CollectorResult CollectDirectory(const std::string& name, const std::string& dir,
                                  const std::string& prefix, std::uint64_t max_bytes) {
-  SteadyClock::time_point start = SteadyClock::now();
+  const auto start = std::chrono::steady_clock::now();
   CollectorResult result;
   result.name = name;
   Walk walk;
@@ -243,7 +226,7 @@ CollectorResult CollectDirectory(const std::string& name, const std::string& dir
         AddRange(result, prefix + "/" + file.relative, source, offset, length);
         AddDetail(result, "kept the last " + std::to_string(length) + " of " +
                               std::to_string(file.size) + " bytes of " + file.relative + " (cap " +
-                              HumanBytes(max_bytes) + ")");
+                              FormatByteSize(max_bytes) + ")");
         result.truncated = true;
         ++i;
       }
@@ -253,7 +236,7 @@ CollectorResult CollectDirectory(const std::string& name, const std::string& dir
   if (i < walk.files.size()) {
     result.truncated = true;
     AddDetail(result, "left out " + std::to_string(walk.files.size() - i) +
-                          " older file(s) over the cap of " + HumanBytes(max_bytes));
+                          " older file(s) over the cap of " + FormatByteSize(max_bytes));
   }
   AddSkips(result, walk.symlinks, "skipped symlink (not followed)");
   AddSkips(result, walk.unreadable, "unreadable");
@@ -277,7 +260,7 @@ namespace {
 // The listing of an open directory, `levels` deep: "type size mtime path" per entry.
 void ListDirectory(DIR* dir, const std::string& relative, int level, std::string& text,
                    std::size_t& entries, bool& cut) {
-  for (const std::string& name : Names(dir)) {
+  for (const std::string& name : DirNames(dir)) {
     if (entries >= kMaxListingEntries) {
       cut = true;
       return;
@@ -286,7 +269,7 @@ void ListDirectory(DIR* dir, const std::string& relative, int level, std::string
     std::string path = relative.empty() ? name : relative + "/" + name;
     struct stat st {};
     if (::fstatat(::dirfd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      text += "? " + path + ": " + ErrnoText(errno) + "\n";
+      text += "? " + path + ": " + std::strerror(errno) + "\n";
       continue;
     }
     char type = S_ISREG(st.st_mode)   ? 'f'
@@ -295,7 +278,10 @@ void ListDirectory(DIR* dir, const std::string& relative, int level, std::string
                                       : 'o';
     char size[24];
     std::snprintf(size, sizeof size, "%15llu", static_cast<unsigned long long>(st.st_size));
-    text += std::string(1, type) + " " + size + " " + UtcTime(st.st_mtim.tv_sec) + " " + path;
+    text += std::string(1, type) + " " + size + " " +
+            FormatUtc(std::chrono::system_clock::from_time_t(st.st_mtim.tv_sec),
+                      TimeFormat::kIsoSeconds) +
+            " " + path;
     if (S_ISLNK(st.st_mode)) {
       Result<std::string> target = ReadLinkAt(::dirfd(dir), name);
       text += " -> " + (target.ok() ? *target : "?");
@@ -319,7 +305,7 @@ void ListDirectory(DIR* dir, const std::string& relative, int level, std::string
 
 CollectorResult CollectPaths(const std::vector<std::string>& paths,
                              std::uint64_t max_bytes_per_file) {
-  SteadyClock::time_point start = SteadyClock::now();
+  const auto start = std::chrono::steady_clock::now();
   CollectorResult result;
   result.name = "extra_paths";
   UniqueNames names;
@@ -328,7 +314,7 @@ CollectorResult CollectPaths(const std::vector<std::string>& paths,
     Result<std::string> real = RealPath(path);
     struct stat st {};
     if (!real || ::stat(real->c_str(), &st) != 0) {
-      AddDetail(result, path + ": " + (real ? ErrnoText(errno) : real.error().message));
+      AddDetail(result, path + ": " + (real ? std::strerror(errno) : real.error().message));
       continue;
     }
     if (S_ISREG(st.st_mode)) {
@@ -336,8 +322,8 @@ CollectorResult CollectPaths(const std::vector<std::string>& paths,
       auto size = static_cast<std::uint64_t>(st.st_size);
       if (size > max_bytes_per_file) {
         result.truncated = true;
-        AddDetail(result, path + ": kept the first " + HumanBytes(max_bytes_per_file) + " of " +
-                              HumanBytes(size));
+        AddDetail(result, path + ": kept the first " + FormatByteSize(max_bytes_per_file) + " of " +
+                              FormatByteSize(size));
       }
       AddRange(result, "extra/" + names.Take(SafeBundleName(path)), *real, 0,
                std::min(size, max_bytes_per_file));

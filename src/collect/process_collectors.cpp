@@ -7,28 +7,20 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <utility>
 
 #include "collect/bundle_names.h"
-#include "collect/collector_internal.h"
+#include "core/directory.h"
 #include "core/proc_files.h"
+#include "core/quantity.h"
+#include "core/regex_options.h"
 
 extern char** environ;  // NOLINT: the process environment, as POSIX names it
 
 namespace trainwatch::collect {
 namespace {
-
-using collector_internal::AddDetail;
-using collector_internal::AddText;
-using collector_internal::DirPtr;
-using collector_internal::Finish;
-using collector_internal::HumanBytes;
-using collector_internal::Names;
-using collector_internal::OpenDirAt;
-using collector_internal::ParseNumber;
-using collector_internal::ReadLinkAt;
-using collector_internal::SteadyClock;
 
 // "python3 train.py --lr 'a b'": each argument as a shell would need it to be pasted back.
 std::string ShellQuote(std::string_view arg) {
@@ -71,14 +63,26 @@ std::string JoinCmdline(std::string_view raw, bool quote) {
   return joined;
 }
 
+// The folder of a live `pid`, named by its comm alone (its command line is not needed for
+// that); a detail line and nullopt when it is gone.
+std::optional<std::string> LiveProcessFolder(pid_t pid, const std::string& proc_root,
+                                             CollectorResult& result) {
+  Result<std::string> comm = ReadProcComm(pid, proc_root);
+  if (!comm.ok()) {
+    AddDetail(result, "pid " + std::to_string(pid) + ": " + comm.error().message + " (exited?)");
+    return std::nullopt;
+  }
+  return ProcessFolder(pid, *comm);
+}
+
 }  // namespace
 
-std::string ProcessFolder(const ProcessInfo& process) {
-  std::string folder = "processes/" + std::to_string(process.pid);
-  if (!process.comm.empty()) {
+std::string ProcessFolder(pid_t pid, const std::string& comm) {
+  std::string folder = "processes/" + std::to_string(pid);
+  if (!comm.empty()) {
     // Appended in two steps: "-" + std::string trips GCC 12's false -Wrestrict (PR 105329).
     folder += '-';
-    folder += SafeBundleName(process.comm);
+    folder += SafeBundleName(comm);
   }
   return folder;
 }
@@ -100,9 +104,7 @@ Result<ProcessInfo> DescribeProcess(pid_t pid, const std::string& proc_root) {
 
 Result<std::vector<ProcessInfo>> FindProcesses(const std::string& pattern,
                                                const std::string& proc_root) {
-  RE2::Options options;
-  options.set_log_errors(false);
-  RE2 regex(pattern, options);
+  const RE2 regex(pattern, RegexOptions());
   if (!regex.ok()) {
     return Error{"process pattern '" + pattern + "': " + regex.error()};
   }
@@ -112,8 +114,8 @@ Result<std::vector<ProcessInfo>> FindProcesses(const std::string& pattern,
   }
   std::vector<ProcessInfo> found;
   pid_t self = ::getpid();
-  for (const std::string& name : Names(dir->get())) {
-    pid_t pid = ParseNumber(name);
+  for (const std::string& name : DirNames(dir->get())) {
+    pid_t pid = ParseDecimalName(name);
     if (pid <= 0 || pid == self) {
       continue;
     }
@@ -129,7 +131,7 @@ Result<std::vector<ProcessInfo>> FindProcesses(const std::string& pattern,
 
 CollectorResult CollectEnvironment(const std::vector<pid_t>& pids, const Redactor& redactor,
                                    RedactionCounts& counts, const std::string& proc_root) {
-  SteadyClock::time_point start = SteadyClock::now();
+  const auto start = std::chrono::steady_clock::now();
   CollectorResult result;
   result.name = "environment";
 
@@ -144,9 +146,8 @@ CollectorResult CollectEnvironment(const std::vector<pid_t>& pids, const Redacto
 
   std::size_t read = 0;
   for (pid_t pid : pids) {
-    Result<ProcessInfo> info = DescribeProcess(pid, proc_root);
-    if (!info.ok()) {
-      AddDetail(result, info.error().message + " (exited?)");
+    const std::optional<std::string> folder = LiveProcessFolder(pid, proc_root, result);
+    if (!folder) {
       continue;
     }
     Result<ProcText> environ_text = ReadProcEnviron(pid, proc_root);
@@ -161,9 +162,9 @@ CollectorResult CollectEnvironment(const std::vector<pid_t>& pids, const Redacto
     if (environ_text->truncated) {
       result.truncated = true;
       AddDetail(result, "pid " + std::to_string(pid) + ": environment cut at " +
-                            HumanBytes(kMaxProcFileBytes));
+                            FormatByteSize(kMaxProcFileBytes));
     }
-    AddText(result, ProcessFolder(*info) + "/environ.txt",
+    AddText(result, *folder + "/environ.txt",
             redactor.RedactEnvironment(environ_text->text, counts), /*redact=*/false);
     ++read;
   }
@@ -176,18 +177,17 @@ CollectorResult CollectEnvironment(const std::vector<pid_t>& pids, const Redacto
 }
 
 CollectorResult CollectProcesses(const std::vector<pid_t>& pids, const std::string& proc_root) {
-  SteadyClock::time_point start = SteadyClock::now();
+  const auto start = std::chrono::steady_clock::now();
   CollectorResult result;
   result.name = "processes";
   std::size_t read = 0;
   for (pid_t pid : pids) {
-    Result<ProcessInfo> info = DescribeProcess(pid, proc_root);
-    if (!info.ok()) {
-      AddDetail(result, info.error().message + " (exited?)");
+    const std::optional<std::string> live = LiveProcessFolder(pid, proc_root, result);
+    if (!live) {
       continue;
     }
     ++read;
-    const std::string folder = ProcessFolder(*info) + "/";
+    const std::string folder = *live + "/";
     const std::string where = "pid " + std::to_string(pid) + ": ";
 
     if (Result<ProcText> raw = ReadProcCmdline(pid, proc_root); raw.ok()) {
@@ -218,8 +218,8 @@ CollectorResult CollectProcesses(const std::vector<pid_t>& pids, const std::stri
       continue;
     }
     std::vector<std::pair<int, std::string>> open_files;
-    for (const std::string& name : Names(fds->get())) {
-      int fd = ParseNumber(name);
+    for (const std::string& name : DirNames(fds->get())) {
+      int fd = ParseDecimalName(name);
       if (fd < 0) {
         continue;
       }

@@ -22,7 +22,8 @@ struct ProcessInfo {
   std::string cmdline;  // the arguments joined by spaces (NULs as spaces)
 };
 
-// The processes whose command line matches `pattern` (RE2, unanchored, case-sensitive), by
+// The processes whose command line matches `pattern` (RE2 with RegexOptions(), unanchored,
+// case-sensitive), by
 // pid. Never this process; never a process without a command line (kernel threads, zombies).
 // Processes that exit during the scan are left out. `proc_root` is for tests. Fails only on a
 // pattern that does not compile.
@@ -34,9 +35,9 @@ Result<std::vector<ProcessInfo>> FindProcesses(const std::string& pattern,
 Result<ProcessInfo> DescribeProcess(pid_t pid, const std::string& proc_root = "/proc");
 
 // The bundle folder of a process: "processes/<pid>-<comm>" (comm made safe), or
-// "processes/<pid>" when its comm is unknown. Shared by CollectEnvironment and
-// CollectProcesses so each process has one folder.
-std::string ProcessFolder(const ProcessInfo& process);
+// "processes/<pid>" when its comm is unknown. Shared by CollectEnvironment, CollectProcesses
+// and CollectExitedProcesses so each process has one folder.
+std::string ProcessFolder(pid_t pid, const std::string& comm);
 
 // "environment": the daemon's own environment as it is now (`environ`, setenv included) in
 // system/trainwatch-environ.txt, and each process's /proc/PID/environ (its environment at exec)

@@ -16,25 +16,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <utility>
 
-#include "collect/collector_internal.h"
+#include "core/directory.h"
 #include "core/proc_files.h"
+#include "core/quantity.h"
 
 namespace trainwatch::collect {
 namespace {
-
-using collector_internal::AddDetail;
-using collector_internal::AddText;
-using collector_internal::DirPtr;
-using collector_internal::ErrnoText;
-using collector_internal::Finish;
-using collector_internal::HumanBytes;
-using collector_internal::Names;
-using collector_internal::OpenDirAt;
-using collector_internal::ParseNumber;
-using collector_internal::SteadyClock;
 
 std::string Governors(const std::string& sys_root) {
   const std::string cpu_dir = sys_root + "/devices/system/cpu";
@@ -43,8 +34,8 @@ std::string Governors(const std::string& sys_root) {
     return "none (" + cpu_dir + ": " + dir.error().message + ")\n";
   }
   std::vector<int> cpus;
-  for (const std::string& name : Names(dir->get())) {
-    int cpu = name.starts_with("cpu") ? ParseNumber(std::string_view(name).substr(3)) : -1;
+  for (const std::string& name : DirNames(dir->get())) {
+    int cpu = name.starts_with("cpu") ? ParseDecimalName(std::string_view(name).substr(3)) : -1;
     if (cpu >= 0) {
       cpus.push_back(cpu);
     }
@@ -75,7 +66,7 @@ std::string HumanUptime(const std::string& proc_uptime) {
 Result<std::string> Network() {
   ifaddrs* list = nullptr;
   if (::getifaddrs(&list) != 0) {
-    return Error{std::string("getifaddrs: ") + ErrnoText(errno)};
+    return Error{std::string("getifaddrs: ") + std::strerror(errno)};
   }
   std::unique_ptr<ifaddrs, void (*)(ifaddrs*)> owner(list, ::freeifaddrs);
   std::string text;
@@ -127,7 +118,7 @@ Result<std::string> Network() {
 }  // namespace
 
 CollectorResult CollectSystemFacts(const std::string& proc_root, const std::string& sys_root) {
-  SteadyClock::time_point start = SteadyClock::now();
+  const auto start = std::chrono::steady_clock::now();
   CollectorResult result;
   result.name = "system";
   std::size_t asked = 0;
@@ -161,20 +152,20 @@ CollectorResult CollectSystemFacts(const std::string& proc_root, const std::stri
        ::uname(&names) == 0
            ? Result<std::string>(std::string(names.sysname) + " " + names.nodename + " " +
                                  names.release + " " + names.version + " " + names.machine + "\n")
-           : Error{std::string("uname: ") + ErrnoText(errno)});
+           : Error{std::string("uname: ") + std::strerror(errno)});
   keep("system/cpu-governors.txt", Governors(sys_root));
 
   char host[HOST_NAME_MAX + 1] = {};
   keep("system/hostname.txt", ::gethostname(host, sizeof host - 1) == 0
                                   ? Result<std::string>(std::string(host) + "\n")
-                                  : Error{std::string("gethostname: ") + ErrnoText(errno)});
+                                  : Error{std::string("gethostname: ") + std::strerror(errno)});
   keep("system/network.txt", Network());
   Finish(result, start, asked, read);
   return result;
 }
 
 CollectorResult CollectDiskUsage(const std::vector<std::string>& dirs) {
-  SteadyClock::time_point start = SteadyClock::now();
+  const auto start = std::chrono::steady_clock::now();
   CollectorResult result;
   result.name = "disk_usage";
   std::size_t read = 0;
@@ -182,7 +173,7 @@ CollectorResult CollectDiskUsage(const std::vector<std::string>& dirs) {
   for (const std::string& dir : dirs) {
     struct statvfs fs {};
     if (::statvfs(dir.c_str(), &fs) != 0) {
-      std::string line = dir + ": " + ErrnoText(errno);
+      std::string line = dir + ": " + std::strerror(errno);
       text += line + "\n";
       AddDetail(result, line);
       continue;
@@ -197,9 +188,9 @@ CollectorResult CollectDiskUsage(const std::vector<std::string>& dirs) {
     std::uint64_t percent =
         used + avail == 0 ? 0 : (used * 100 + used + avail - 1) / (used + avail);
     std::uint64_t inodes_used = fs.f_files - fs.f_ffree;
-    text += dir + ": total " + HumanBytes(total) + ", used " + HumanBytes(used) + " (" +
-            std::to_string(percent) + "%), free " + HumanBytes(free) + ", avail " +
-            HumanBytes(avail) + "; bytes total=" + std::to_string(total) +
+    text += dir + ": total " + FormatByteSize(total) + ", used " + FormatByteSize(used) + " (" +
+            std::to_string(percent) + "%), free " + FormatByteSize(free) + ", avail " +
+            FormatByteSize(avail) + "; bytes total=" + std::to_string(total) +
             " used=" + std::to_string(used) + " free=" + std::to_string(free) +
             " avail=" + std::to_string(avail) + "; inodes total=" + std::to_string(fs.f_files) +
             " used=" + std::to_string(inodes_used) + " free=" + std::to_string(fs.f_ffree) + "\n";

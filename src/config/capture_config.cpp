@@ -1,9 +1,13 @@
 #include "config/capture_config.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <map>
+
+#include "core/regex_options.h"
 
 namespace trainwatch::config {
 namespace {
@@ -76,6 +80,11 @@ class CaptureParser {
     Size(node["extra_max_bytes"], "capture extra_max_bytes", out.extra_max_bytes);
     if (const YAML::Node pattern = node["process_pattern"]) {
       if (auto text = yaml_.Scalar(pattern, "capture process_pattern")) {
+        // Checked here, with the options it runs with: a typo must stop the config, not
+        // surface as a warning at the first incident.
+        if (const RE2 regex(*text, RegexOptions()); !regex.ok()) {
+          yaml_.Fail(pattern, "capture process_pattern: " + regex.error());
+        }
         out.process_pattern = *text;
       }
     }

@@ -36,7 +36,10 @@ std::string ShippedConfigPath() {
   return TRAINWATCH_SOURCE_CONFIG;
 }
 
-std::string DefaultConfigPath() {
+std::string ConfigPath(const std::string& given) {
+  if (!given.empty()) {
+    return given;
+  }
   if (const char* path = std::getenv("TRAINWATCH_CONFIG"); path != nullptr && *path != '\0') {
     return path;
   }

@@ -15,8 +15,9 @@ std::vector<std::string> DefaultRulePaths();
 // an installed binary, else daemon/trainwatch.yaml of the source tree.
 std::string ShippedConfigPath();
 
-// The config used when none is given: $TRAINWATCH_CONFIG, else /etc/trainwatch/trainwatch.yaml
-// when it exists, else the one shipped with this build or installation.
-std::string DefaultConfigPath();
+// The config to use: `given` (--config) when not empty; else $TRAINWATCH_CONFIG, else
+// /etc/trainwatch/trainwatch.yaml when it exists, else the one shipped with this build or
+// installation.
+std::string ConfigPath(const std::string& given);
 
 }  // namespace trainwatch::config

@@ -9,28 +9,15 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "core/time_format.h"
 
 namespace trainwatch {
 namespace {
 
 std::string ToString(spdlog::string_view_t text) { return {text.data(), text.size()}; }
-
-// "2024-05-01T12:00:00.123Z": UTC, so records from hosts in different time zones sort.
-std::string IsoTime(spdlog::log_clock::time_point time) {
-  const auto since_epoch = time.time_since_epoch();
-  const std::time_t seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch).count();
-  const auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch).count() % 1000;
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
-  char text[32];
-  const std::size_t length = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
-  std::snprintf(text + length, sizeof text - length, ".%03dZ", static_cast<int>(millis));
-  return text;
-}
 
 // One JSON object per line. nlohmann does the escaping; the `replace` handler turns bytes
 // that are not UTF-8 (a log line quoted from a binary file) into U+FFFD instead of throwing,
@@ -39,7 +26,7 @@ class JsonFormatter : public spdlog::formatter {
  public:
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
     nlohmann::ordered_json record;
-    record["time"] = IsoTime(msg.time);
+    record["time"] = FormatUtc(msg.time);
     record["level"] = ToString(spdlog::level::to_string_view(msg.level));
     record["message"] = ToString(msg.payload);
     record["logger"] = ToString(msg.logger_name);

@@ -11,8 +11,27 @@
 
 namespace trainwatch {
 
+namespace {
+
+// Only the kernel's newline: a name set with prctl(PR_SET_NAME) may end with one of its own.
+Result<std::string> CommOf(Result<ProcText> comm) {
+  if (!comm.ok()) {
+    return comm.error();
+  }
+  if (!comm->text.empty() && comm->text.back() == '\n') {
+    comm->text.pop_back();
+  }
+  return std::move(comm->text);
+}
+
+}  // namespace
+
 Result<ProcText> ReadProcFile(const std::string& path, std::size_t max_bytes) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  return ReadProcFileAt(AT_FDCWD, path, max_bytes);
+}
+
+Result<ProcText> ReadProcFileAt(int dir_fd, const std::string& path, std::size_t max_bytes) {
+  UniqueFd fd(::openat(dir_fd, path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) {
     return Error{path + ": " + std::strerror(errno)};
   }
@@ -45,15 +64,11 @@ std::string ProcPath(const std::string& proc_root, pid_t pid, std::string_view n
 }
 
 Result<std::string> ReadProcComm(pid_t pid, const std::string& proc_root) {
-  Result<ProcText> comm = ReadProcFile(ProcPath(proc_root, pid, "comm"));
-  if (!comm.ok()) {
-    return comm.error();
-  }
-  // Only the kernel's newline: a name set with prctl(PR_SET_NAME) may end with one of its own.
-  if (!comm->text.empty() && comm->text.back() == '\n') {
-    comm->text.pop_back();
-  }
-  return std::move(comm->text);
+  return CommOf(ReadProcFile(ProcPath(proc_root, pid, "comm")));
+}
+
+Result<std::string> ReadProcCommAt(int pid_dir_fd) {
+  return CommOf(ReadProcFileAt(pid_dir_fd, "comm"));
 }
 
 Result<ProcText> ReadProcCmdline(pid_t pid, const std::string& proc_root, std::size_t max_bytes) {

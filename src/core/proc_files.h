@@ -26,6 +26,10 @@ struct ProcText {
 // Reads `path` to its end, or to `max_bytes`. Opened with O_NONBLOCK: a FIFO planted where a
 // file was expected must not hang the caller. Errors read "<path>: <strerror>".
 Result<ProcText> ReadProcFile(const std::string& path, std::size_t max_bytes = kMaxProcFileBytes);
+// The same for `name` below the open directory `dir_fd` (a walk that holds /proc/PID open, so a
+// reused pid cannot slip in between). Errors read "<name>: <strerror>".
+Result<ProcText> ReadProcFileAt(int dir_fd, const std::string& name,
+                                std::size_t max_bytes = kMaxProcFileBytes);
 
 // "<proc_root>/<pid>/<name>": "/proc/42/status".
 std::string ProcPath(const std::string& proc_root, pid_t pid, std::string_view name);
@@ -33,6 +37,8 @@ std::string ProcPath(const std::string& proc_root, pid_t pid, std::string_view n
 // The process's name without the newline the kernel ends it with: "python3", "pt_main_thread".
 // Fails when the process is gone.
 Result<std::string> ReadProcComm(pid_t pid, const std::string& proc_root = "/proc");
+// The same, below an open /proc/PID directory.
+Result<std::string> ReadProcCommAt(int pid_dir_fd);
 
 // The arguments raw, each ending with a NUL (a process that rewrote its argv may not keep
 // that). Empty, not an error, for a kernel thread or a zombie.

@@ -2,6 +2,8 @@
 
 #include <array>
 #include <charconv>
+#include <cstdio>
+#include <iterator>
 #include <limits>
 #include <string>
 
@@ -81,6 +83,23 @@ Result<std::uint64_t> ParseByteSize(std::string_view text) {
   }
   return Scale(text, "size", split->first, split->second, kUnits,
                "B, KiB, MiB, GiB, KB, MB or GB (e.g. 64KiB)");
+}
+
+std::string FormatByteSize(std::uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  if (unit == 0) {
+    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
+  } else {
+    std::snprintf(text, sizeof text, "%.1f %s", value, kUnits[unit]);
+  }
+  return text;
 }
 
 }  // namespace trainwatch

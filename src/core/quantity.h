@@ -1,4 +1,4 @@
-// Parsing of the human quantities operators write in rule and config files:
+// The human quantities operators write in rule and config files, and sizes as listings show them:
 // durations ("500ms", "30s", "10m", "2h") and byte sizes ("64KiB", "100MiB", "2GiB").
 // Pure functions; any thread.
 #pragma once
@@ -20,5 +20,8 @@ Result<Duration> ParseDuration(std::string_view text);
 // Accepts a non-negative integer followed by B, KiB, MiB, GiB (binary) or KB, MB, GB
 // (decimal). A bare number means bytes.
 Result<std::uint64_t> ParseByteSize(std::string_view text);
+
+// The other way, for people reading listings: "812 B", "1.5 KiB", "4.0 MiB".
+std::string FormatByteSize(std::uint64_t bytes);
 
 }  // namespace trainwatch

@@ -4,8 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <random>
+
+#include "core/time_format.h"
 
 namespace trainwatch::detect {
 namespace {
@@ -41,14 +42,9 @@ std::string IncidentBuilder::NewId(WallTime wall_now) {
   // Time first so ids sort by time; a random part so ids from two daemons (host and sidecar)
   // or from before a restart never collide.
   static const std::uint32_t run = std::random_device{}() & 0xffff;
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(wall_now);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char id[64];
-  std::snprintf(id, sizeof id, "%04d%02d%02dT%02d%02d%02dZ-%04x%06x", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, run,
-                ++sequence_ & 0xffffff);
-  return id;
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, "-%04x%06x", run, ++sequence_ & 0xffffff);
+  return FormatUtc(wall_now, TimeFormat::kCompact) + suffix;
 }
 
 IncidentBuilder::Disposition IncidentBuilder::Add(Firing firing, Clock::time_point now) {

@@ -10,6 +10,8 @@
 #include <set>
 #include <string_view>
 
+#include "core/directory.h"
+
 namespace trainwatch::source {
 namespace {
 
@@ -98,7 +100,7 @@ struct Entry {
 
 // False when the directory cannot be opened (missing, not a directory, no permission).
 bool ListDir(const std::string& dir, std::vector<Entry>& entries) {
-  std::unique_ptr<DIR, int (*)(DIR*)> handle(::opendir(dir.c_str()), &::closedir);
+  DirPtr handle(::opendir(dir.c_str()));
   if (!handle) {
     return false;
   }

@@ -10,16 +10,12 @@
 #include <memory>
 #include <string_view>
 
+#include "core/directory.h"
 #include "core/proc_files.h"
 #include "core/unique_fd.h"
 
 namespace trainwatch::source {
 namespace {
-
-bool IsNumber(std::string_view text) {
-  return !text.empty() &&
-         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 // The start of a descriptor's fdinfo, relative to `dir_fd`; empty when unreadable.
 std::string ReadSmall(int dir_fd, const std::string& name) {
@@ -58,12 +54,10 @@ bool CannotBeALog(std::string_view target) {
   return false;
 }
 
-using DirPtr = std::unique_ptr<DIR, int (*)(DIR*)>;
-
 // Adds the process's writing descriptors on `files` to `out`.
-void ScanProcess(const std::string& proc_root, int proc_fd, const std::string& pid_name,
-                 const std::set<FileId>& files, std::map<FileId, std::vector<WriterProcess>>& out) {
-  const UniqueFd pid_fd(::openat(proc_fd, pid_name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+void ScanProcess(int proc_fd, const char* pid_name, pid_t pid, const std::set<FileId>& files,
+                 std::map<FileId, std::vector<WriterProcess>>& out) {
+  const UniqueFd pid_fd(::openat(proc_fd, pid_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (pid_fd.get() < 0) {
     return;  // it exited
   }
@@ -71,15 +65,14 @@ void ScanProcess(const std::string& proc_root, int proc_fd, const std::string& p
   if (fd_dir_fd < 0) {
     return;  // another user's process
   }
-  DirPtr fd_dir(::fdopendir(fd_dir_fd), &::closedir);
+  DirPtr fd_dir(::fdopendir(fd_dir_fd));
   if (!fd_dir) {
     ::close(fd_dir_fd);
     return;
   }
-  const pid_t pid = static_cast<pid_t>(std::strtol(pid_name.c_str(), nullptr, 10));
   std::optional<std::string> comm;
   while (const dirent* entry = ::readdir(fd_dir.get())) {
-    if (!IsNumber(entry->d_name)) {
+    if (ParseDecimalName(entry->d_name) < 0) {
       continue;
     }
     char target[64];  // only the start matters, and readlink truncates without failing
@@ -101,7 +94,7 @@ void ScanProcess(const std::string& proc_root, int proc_fd, const std::string& p
       continue;  // a second descriptor on the same file
     }
     if (!comm) {
-      Result<std::string> read = ReadProcComm(pid, proc_root);
+      Result<std::string> read = ReadProcCommAt(pid_fd.get());
       comm = read.ok() ? std::move(*read) : std::string();
     }
     writers.push_back({pid, *comm, /*cmdline=*/"", /*environ=*/""});  // see RememberProcess
@@ -124,14 +117,15 @@ std::map<FileId, std::vector<WriterProcess>> FindWriters(const std::set<FileId>&
   if (files.empty()) {
     return out;
   }
-  DirPtr proc(::opendir(proc_root.c_str()), &::closedir);
+  DirPtr proc(::opendir(proc_root.c_str()));
   if (!proc) {
     return out;
   }
   const std::string self = std::to_string(::getpid());
   while (const dirent* entry = ::readdir(proc.get())) {
-    if (IsNumber(entry->d_name) && entry->d_name != self) {
-      ScanProcess(proc_root, ::dirfd(proc.get()), entry->d_name, files, out);
+    const int pid = ParseDecimalName(entry->d_name);
+    if (pid >= 0 && entry->d_name != self) {
+      ScanProcess(::dirfd(proc.get()), entry->d_name, pid, files, out);
     }
   }
   for (auto& [id, writers] : out) {

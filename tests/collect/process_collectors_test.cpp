@@ -99,8 +99,8 @@ void FakeProcess(const TempDir& proc, pid_t pid, const std::string& comm,
 // ---- processes ----
 
 TEST(ProcessFolderTest, PidAndSafeComm) {
-  EXPECT_EQ(ProcessFolder({42, "kworker/0:1", ""}), "processes/42-kworker_0_1");
-  EXPECT_EQ(ProcessFolder({42, "", ""}), "processes/42");
+  EXPECT_EQ(ProcessFolder(42, "kworker/0:1"), "processes/42-kworker_0_1");
+  EXPECT_EQ(ProcessFolder(42, ""), "processes/42");
 }
 
 // ---- processes ----
@@ -186,7 +186,6 @@ TEST(CollectProcessesTest, RealChild) {
   ASSERT_NE(open_files, nullptr);
   EXPECT_NE(open_files->content.find("0 -> pipe:["), std::string::npos) << open_files->content;
   EXPECT_EQ(result.bytes, SumOfSizes(result));
-  EXPECT_GE(result.duration_seconds, 0);
 }
 
 TEST(CollectProcessesTest, FakeProcPartsMissing) {

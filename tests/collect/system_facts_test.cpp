@@ -14,7 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using trainwatch::testing::FindArtifact;
-using trainwatch::testing::Paths;
 using trainwatch::testing::SumOfSizes;
 using trainwatch::testing::TempDir;
 

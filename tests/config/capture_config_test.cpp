@@ -83,6 +83,8 @@ TEST(CaptureConfig, ReportsProblemsAtTheirPosition) {
        "3:7: a command collector needs argv"},
       {"capture:\n  commands:\n    - {name: x, argv: [x], when: [sometimes]}\n",
        "3:35: unknown incident kind 'sometimes'"},
+      {"capture: {process_pattern: 'train(.py'}\n",
+       "1:28: capture process_pattern: missing ): train(.py"},
   };
   for (const auto& [text, expected] : cases) {
     ConfigLoad load = ParseDaemonConfig(text, "c.yaml", Env());

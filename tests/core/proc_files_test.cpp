@@ -142,8 +142,11 @@ TEST(ProcFiles, AFifoDoesNotBlockTheReader) {
   TempDir dir;
   const std::string fifo = dir.PathOf("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  // Without O_NONBLOCK, open() would wait for a writer that never comes.
+  // Without O_NONBLOCK, open() would wait for a writer that never comes: the alarm's SIGALRM
+  // then ends the test binary, a failure rather than a hang.
+  ::alarm(10);
   Result<ProcText> text = ReadProcFile(fifo);
+  ::alarm(0);
   ASSERT_TRUE(text.ok()) << text.error().message;
   EXPECT_EQ(text->text, "");
 }

@@ -36,5 +36,13 @@ TEST(ParseByteSize, AcceptsBinaryAndDecimalUnits) {
   EXPECT_FALSE(ParseByteSize("99999999999GiB").ok());
 }
 
+TEST(FormatByteSize, PicksTheLargestUnitBelow1024) {
+  EXPECT_EQ(FormatByteSize(0), "0 B");
+  EXPECT_EQ(FormatByteSize(1023), "1023 B");
+  EXPECT_EQ(FormatByteSize(1536), "1.5 KiB");
+  EXPECT_EQ(FormatByteSize(4 << 20), "4.0 MiB");
+  EXPECT_EQ(FormatByteSize(std::uint64_t{3} << 40), "3.0 TiB");
+}
+
 }  // namespace
 }  // namespace trainwatch
