@@ -11,7 +11,6 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "app/incident_flow.h"
 #include "app/sources.h"
@@ -20,6 +19,7 @@
 #include "core/unique_fd.h"
 #include "core/uv_handle.h"
 #include "core/uv_timer.h"
+#include "ops/control_request.h"
 #include "ops/control_server.h"
 #include "ops/daemon_metrics.h"
 #include "ops/metrics_textfile.h"
@@ -103,8 +103,8 @@ Status Daemon::Apply(rules::ConfiguredRules setup, bool initial) {
   // Compiled rule databases are kept here: later starts load them instead of compiling.
   const std::string cache_dir =
       (initial ? setup.config.state_dir : setup_.config.state_dir) + "/cache";
-  Result<PreparedSources> prepared = PrepareSources(
-      setup.config, setup.rules, child_ != nullptr || !options_.wrap.empty(), cache_dir, notes);
+  Result<PreparedSources> prepared =
+      PrepareSources(setup.config, setup.rules, !options_.wrap.empty(), cache_dir, notes);
   if (!prepared) {
     return prepared.error();
   }
@@ -297,49 +297,28 @@ void Daemon::WriteMetrics(bool now) {
   }
 }
 
-void Daemon::HandleControl(const std::string& request_text, ops::ControlServer::Reply reply) {
-  const json request = json::parse(request_text, nullptr, /*allow_exceptions=*/false);
-  if (!request.is_object() || !request.contains("command")) {
-    reply(json{{"error", "bad request: expected {\"command\": ...}"}}.dump());
+void Daemon::HandleControl(const std::string& request, ops::ControlServer::Reply reply) {
+  Result<ops::ControlCommand> command = ops::ParseControlRequest(request);
+  if (!command) {
+    reply(command.error().message);
     return;
   }
-  const std::string command = request.value("command", "");
-  if (command == "status") {
+  if (command->kind == ops::ControlCommand::Kind::kStatus) {
     reply(ops::StatusJson(Snapshot()).dump(-1, ' ', false, json::error_handler_t::replace));
     return;
   }
-  if (command != "snapshot") {
-    reply(json{{"error", "unknown command: " + command}}.dump());
-    return;
-  }
-  IncidentFlow::ManualOptions options;
-  options.container = request.value("container", "");
-  for (const auto& path : request.value("copy", json::array())) {
-    options.extra_paths.push_back(path.get<std::string>());
-  }
-  for (const auto& path : request.value("log", json::array())) {
-    options.extra_logs.push_back(path.get<std::string>());
-  }
-  const std::string file = incidents_->incidents_file();
+  IncidentFlow::ManualOptions options{command->container, command->logs, command->copy};
   // The answer waits for the bundle: the caller wants its path.
-  incidents_->Manual(request.value("reason", "manual snapshot"), options,
-                     [reply, file](const capture::CaptureOutcome& outcome) {
-                       json answer = {{"incident", outcome.incident_id}, {"incidents_file", file}};
-                       if (!outcome.path.empty()) {
-                         answer["bundle"] = outcome.path;
-                         answer["bytes"] = outcome.bytes;
-                       }
-                       if (!outcome.error.empty()) {
-                         answer["bundle_error"] = outcome.error;
-                       }
-                       reply(answer.dump());
-                     });
+  incidents_->Manual(
+      command->reason, options,
+      [reply, file = incidents_->incidents_file()](const capture::CaptureOutcome& outcome) {
+        reply(ops::SnapshotReply(outcome, file));
+      });
 }
 
 int Daemon::Run() {
-  const std::string config_path =
-      options_.config_path.empty() ? config::DefaultConfigPath() : options_.config_path;
-  Result<rules::ConfiguredRules> setup = rules::LoadConfiguredRules(config_path);
+  Result<rules::ConfiguredRules> setup =
+      rules::LoadConfiguredRules(config::ConfigPath(options_.config_path));
   if (!setup) {
     spdlog::error("cannot start:\n{}", setup.error().message);
     return 2;

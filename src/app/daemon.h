@@ -11,7 +11,7 @@
 namespace trainwatch::app {
 
 struct DaemonOptions {
-  std::string config_path;        // empty: the default config (config::DefaultConfigPath)
+  std::string config_path;        // empty: the default config (config::ConfigPath)
   std::vector<std::string> wrap;  // `trainwatch wrap -- CMD...`: the command; empty otherwise
   std::string kmsg_device = "/dev/kmsg";
 };

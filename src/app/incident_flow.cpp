@@ -24,11 +24,11 @@ std::vector<std::string> NamesOf(const std::vector<config::CommandConfig>& comma
 
 IncidentFlow::IncidentFlow(uv_loop_t* loop, const std::string& incidents_file, Hooks hooks)
     : loop_(loop),
-      hooks_callbacks_(std::move(hooks)),
+      wiring_(std::move(hooks)),
       log_(incidents_file),
-      hooks_(loop),
+      hook_runner_(loop),
       settle_(loop, [this] { WriteSettled(); }) {
-  hooks_.OnIdle([this] { hooks_callbacks_.settled(); });
+  hook_runner_.OnIdle([this] { wiring_.settled(); });
 }
 
 ops::IncidentHistory IncidentFlow::LoadHistory() {
@@ -58,7 +58,7 @@ void IncidentFlow::Configure(const config::DaemonConfig& config) {
   } else {
     capturer_ = std::make_unique<capture::Capturer>(loop_, config_.capture);
   }
-  hooks_.Configure(config_.on_incident);
+  hook_runner_.Configure(config_.on_incident);
   builder_.set_settings({config_.incident.settle, config_.incident.cooldown});
 }
 
@@ -67,8 +67,11 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
   for (detect::Firing& firing : firings) {
     const std::string rule = firing.event.rule_id;
     ++counters_.firings_by_rule[rule];
-    const std::string where =
-        firing.stream + (firing.event.line ? ":" + std::to_string(firing.event.line) : "");
+    std::string where = firing.stream;
+    if (firing.event.line != 0) {
+      where += ':';  // not ":" + std::string: GCC 12's false -Wrestrict (PR 105329)
+      where += std::to_string(firing.event.line);
+    }
     const std::string what =
         firing.event.summary.empty() ? firing.event.text : firing.event.summary;
     if (stream != nullptr) {
@@ -131,7 +134,7 @@ void IncidentFlow::WriteSettled() {
   } else {
     ScheduleSettle();
   }
-  hooks_callbacks_.settled();
+  wiring_.settled();
 }
 
 void IncidentFlow::Manual(const std::string& reason, const ManualOptions& options, Done done) {
@@ -140,7 +143,7 @@ void IncidentFlow::Manual(const std::string& reason, const ManualOptions& option
 }
 
 bool IncidentFlow::idle() const {
-  return !builder_.open() && captures_running_ == 0 && hooks_.idle();
+  return !builder_.open() && captures_running_ == 0 && hook_runner_.idle();
 }
 
 void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& options, Done done) {
@@ -156,7 +159,7 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
   ++incidents_written_;
   ++counters_.incidents_by_kind[detect::IncidentKindName(incident)];
   last_incident_ = incident.id;
-  hooks_callbacks_.written();
+  wiring_.written();
   Capture(incident, options, std::move(done));
 }
 
@@ -179,7 +182,7 @@ void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions
   request.container = options.container;
   request.extra_logs = options.extra_logs;
   request.extra_paths = options.extra_paths;
-  hooks_callbacks_.fill_capture(request);
+  wiring_.fill_capture(request);
   ++captures_running_;
   detect::Incident facts = incident;  // for the hooks: what they are told, not every line
   facts.firings.clear();
@@ -191,14 +194,14 @@ void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions
                        if (done) {
                          done(outcome);
                        }
-                       hooks_callbacks_.settled();
+                       wiring_.settled();
                      });
 }
 
 void IncidentFlow::RunHooks(const detect::Incident& incident,
                             const capture::CaptureOutcome& outcome) {
   if (!aborted_) {
-    hooks_.Run(incident, outcome.path, outcome.error, log_.path());
+    hook_runner_.Run(incident, outcome.path, outcome.error, log_.path());
   }
 }
 
@@ -229,7 +232,7 @@ void IncidentFlow::Abort() {
   if (capturer_) {
     capturer_->Abort();  // kept: a worker may still be finishing with it
   }
-  hooks_.Abort();  // logs and counts what it kills or leaves unrun
+  hook_runner_.Abort();  // logs and counts what it kills or leaves unrun
   settle_.Reset();
 }
 
@@ -245,17 +248,18 @@ void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
   snapshot.counters = counters_;
   snapshot.collectors = NamesOf(config_.capture.commands);
   snapshot.hooks = NamesOf(config_.on_incident);
-  snapshot.hook_counts = hooks_.counts();
+  snapshot.hook_counts = hook_runner_.counts();
 }
 
 std::uint64_t IncidentFlow::Activity() const {
-  std::uint64_t sum = incidents_written_ * 7 + counters_.Activity();
-  for (const auto* counts : {&hooks_.counts().runs, &hooks_.counts().failures}) {
+  // incidents_by_kind moves with every incident written.
+  std::uint64_t sum = counters_.Activity();
+  for (const auto* counts : {&hook_runner_.counts().runs, &hook_runner_.counts().failures}) {
     for (const auto& [name, count] : *counts) {
       sum = sum * 31 + count;
     }
   }
-  return sum * 31 + hooks_.counts().dropped;
+  return sum * 31 + hook_runner_.counts().dropped;
 }
 
 }  // namespace trainwatch::app

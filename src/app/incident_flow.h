@@ -72,12 +72,12 @@ class IncidentFlow {
   void RunHooks(const detect::Incident& incident, const capture::CaptureOutcome& outcome);
 
   uv_loop_t* loop_;
-  Hooks hooks_callbacks_;
+  Hooks wiring_;
   config::DaemonConfig config_;
   detect::IncidentBuilder builder_{{}};
   ops::IncidentLog log_;
   std::unique_ptr<capture::Capturer> capturer_;
-  ops::HookRunner hooks_;
+  ops::HookRunner hook_runner_;
   UvTimer settle_;
   ops::DaemonCounters counters_;
   int captures_running_ = 0;

@@ -9,7 +9,6 @@
 #include <set>
 
 #include "core/unique_fd.h"
-#include "source/glob.h"
 
 namespace trainwatch::app {
 namespace {
@@ -24,44 +23,26 @@ constexpr auto kWriterScanEvery = std::chrono::seconds(30);
 
 bool Alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
-std::int64_t SecondsBetween(SteadyTime then, SteadyTime now) {
-  return std::chrono::duration_cast<std::chrono::seconds>(now - then).count();
-}
-
-ops::StreamSnapshot SnapshotOf(const detect::StreamDetector& stream, SteadyTime now,
-                               std::chrono::system_clock::time_point wall_now) {
-  ops::StreamSnapshot snapshot;
-  snapshot.name = stream.identity().name;
-  snapshot.lines = stream.lines();
-  snapshot.bytes = stream.bytes();
-  snapshot.job_ended = stream.progress().ended();
-  snapshot.seconds_since_output = SecondsBetween(stream.last_output(), now);
-  for (const auto& [key, bar] : stream.progress().bars()) {
-    ops::BarSnapshot entry;
-    entry.key = key;
-    entry.label = bar.label;
-    entry.count = bar.count;
-    entry.total = bar.total;
-    entry.complete = bar.complete;
-    entry.advanced = bar.advanced;
-    entry.seconds_since_advance = SecondsBetween(bar.last_advance, now);
-    entry.last_advance = wall_now - std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                                        now - bar.last_advance);
-    snapshot.bars.push_back(std::move(entry));
-  }
-  return snapshot;
-}
-
 }  // namespace
 
 Result<PreparedSources> PrepareSources(const config::DaemonConfig& config,
                                        const std::vector<rules::Rule>& rules, bool wrapping,
                                        const std::string& cache_dir,
                                        std::vector<Diagnostic>& notes) {
+  auto make = [&](const config::SourceConfig& source) -> Result<std::unique_ptr<WatchedSource>> {
+    Result<rules::SourceRules> built =
+        rules::BuildSourceRules(rules, source.tags, source.name, cache_dir, notes);
+    if (!built) {
+      return built.error();
+    }
+    auto watched = std::make_unique<WatchedSource>();
+    watched->config = source;
+    watched->rules = std::move(*built);
+    return watched;
+  };
   PreparedSources prepared;
   for (const config::SourceConfig& source : config.sources) {
-    Result<std::unique_ptr<WatchedSource>> made =
-        MakeWatchedSource(source, rules, cache_dir, notes);
+    Result<std::unique_ptr<WatchedSource>> made = make(source);
     if (!made) {
       return made.error();
     }
@@ -71,7 +52,7 @@ Result<PreparedSources> PrepareSources(const config::DaemonConfig& config,
     config::SourceConfig wrap;
     wrap.name = "wrap";
     wrap.tags = {"train"};
-    Result<std::unique_ptr<WatchedSource>> made = MakeWatchedSource(wrap, rules, cache_dir, notes);
+    Result<std::unique_ptr<WatchedSource>> made = make(wrap);
     if (!made) {
       return made.error();
     }
@@ -111,28 +92,22 @@ Sources::Sources(uv_loop_t* loop, std::string kmsg_device, OnFirings on_firings,
 Sources::~Sources() { Close(); }
 
 void Sources::Apply(PreparedSources prepared, const config::DaemonConfig& config) {
-  config_ = config;
+  watch_ = config.watch;
+  context_lines_ = config.incident.context_lines;
   std::map<std::string, std::unique_ptr<WatchedSource>> old;
   for (auto& source : sources_) {
     old.emplace(source->config.name, std::move(source));
   }
   sources_.clear();
-  auto take_rules = [](WatchedSource& kept, WatchedSource& fresh) {
-    kept.line_rules = fresh.line_rules;
-    kept.progress_rules = fresh.progress_rules;
-    kept.silence_rules = fresh.silence_rules;
-    kept.exit_rules = fresh.exit_rules;
-    kept.SwapRules();
-  };
   for (auto& source : prepared.sources) {
     auto kept = old.find(source->config.name);
     if (kept != old.end() && kept->second->config.kmsg == source->config.kmsg) {
       WatchedSource& previous = *kept->second;
       const bool paths_changed = previous.config.paths != source->config.paths;
       previous.config = source->config;
-      take_rules(previous, *source);
+      previous.SwapRules(std::move(source->rules));
       if (previous.tails && paths_changed) {
-        previous.tails->Reconfigure(previous.config, config_.watch);
+        previous.tails->Reconfigure(previous.config, watch_);
       }
       sources_.push_back(std::move(kept->second));
       old.erase(kept);
@@ -149,7 +124,7 @@ void Sources::Apply(PreparedSources prepared, const config::DaemonConfig& config
   }
   if (prepared.wrap) {
     if (wrap_) {
-      take_rules(*wrap_, *prepared.wrap);
+      wrap_->SwapRules(std::move(prepared.wrap->rules));
     } else {
       wrap_ = std::move(prepared.wrap);
     }
@@ -163,7 +138,7 @@ std::unique_ptr<detect::StreamDetector> Sources::MakeStream(WatchedSource& sourc
                                   file != nullptr ? file->id().ToString() : "",
                                   file != nullptr ? file->fingerprint() : source::Fingerprint{}};
   Result<std::unique_ptr<detect::StreamDetector>> stream = detect::StreamDetector::Create(
-      identity, source.line_rules, config_.incident.context_lines, !source.progress_rules.empty());
+      identity, source.rules.lines, context_lines_, !source.rules.progress.empty());
   if (!stream) {
     spdlog::error("source {}: {}: {}", source.config.name, name, stream.error().message);
     return nullptr;
@@ -268,8 +243,8 @@ void Sources::Start(WatchedSource& source) {
       ++it;
     }
   }
-  source.tails = std::make_unique<source::TailSet>(
-      loop_, source.config, config_.watch, std::move(hooks), std::move(saved), first_start_);
+  source.tails = std::make_unique<source::TailSet>(loop_, source.config, watch_, std::move(hooks),
+                                                   std::move(saved), first_start_);
   for (const std::string& path : excluded_) {
     source.tails->Exclude(path);
   }
@@ -291,8 +266,7 @@ void Sources::OnBatch(WatchedSource& source, detect::StreamDetector& stream,
   save_soon_();
 }
 
-void Sources::Fire(detect::StreamDetector& stream, std::vector<detect::Event> events,
-                   detect::StreamDetector* holder) {
+void Sources::Fire(detect::StreamDetector& stream, std::vector<detect::Event> events) {
   if (events.empty()) {
     return;
   }
@@ -300,7 +274,7 @@ void Sources::Fire(detect::StreamDetector& stream, std::vector<detect::Event> ev
   for (detect::Event& event : events) {
     firings.push_back(stream.MakeFiring(std::move(event), std::chrono::system_clock::now()));
   }
-  on_firings_(firings, holder);
+  on_firings_(firings, nullptr);  // they hold no line of the stream back
 }
 
 void Sources::CloseQuietTracebacks() {
@@ -333,14 +307,14 @@ void Sources::Tick(SteadyTime now) {
   }
   CheckWriters(now);
   ForEachSource([&](WatchedSource& source) {
-    if (!source.progress_rules.empty()) {
+    if (!source.rules.progress.empty()) {
       source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile*) {
         if (stream.live()) {
-          Fire(stream, detect::StalledBars(stream.progress(), source.progress_rules, now), nullptr);
+          Fire(stream, detect::StalledBars(stream.progress(), source.rules.progress, now));
         }
       });
     }
-    if (source.silence_rules.empty() || source.config.kmsg) {
+    if (source.rules.silence.empty() || source.config.kmsg) {
       return;
     }
     // Silence means something only where output was expected: a stream exists and its job
@@ -352,8 +326,7 @@ void Sources::Tick(SteadyTime now) {
       }
     });
     if (live != nullptr) {
-      Fire(*live, source.silence.Check(source.silence_rules, source.config.name, true, now),
-           nullptr);
+      Fire(*live, source.silence.Check(source.rules.silence, source.config.name, now));
     }
   });
 }
@@ -440,90 +413,6 @@ void Sources::ReleaseIncidentHolds() {
   });
 }
 
-void Sources::FillCapture(capture::CaptureRequest& request) {
-  std::set<int> pids(request.pids.begin(), request.pids.end());
-  ForEachSource([&](WatchedSource& source) {
-    source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile* file) {
-      if (file != nullptr) {
-        request.log_files.push_back(file->tail.path());
-      }
-      for (const source::WriterProcess& writer : stream.writers()) {
-        pids.insert(writer.pid);
-        request.remembered.push_back(writer);
-      }
-    });
-  });
-  for (const detect::Firing& firing : request.incident.firings) {
-    for (const source::WriterProcess& writer : firing.writers) {
-      pids.insert(writer.pid);  // gone by now, perhaps, but named in the manifest
-      request.remembered.push_back(writer);
-    }
-  }
-  request.pids.assign(pids.begin(), pids.end());
-  for (auto& source : sources_) {
-    for (const std::string& pattern : source->config.paths) {
-      request.watched_dirs.push_back(source::LiteralDirOf(pattern));
-    }
-  }
-}
-
-std::vector<ops::SourceSnapshot> Sources::Snapshot(SteadyTime now,
-                                                   std::chrono::system_clock::time_point wall_now) {
-  std::vector<ops::SourceSnapshot> snapshots;
-  ForEachSource([&](WatchedSource& source) {
-    ops::SourceSnapshot snapshot;
-    snapshot.name = source.config.name;
-    snapshot.tags = source.config.tags;
-    snapshot.paths = source.config.paths;
-    snapshot.lines = source.lines;
-    snapshot.bytes = source.bytes;
-    source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile* file) {
-      ops::StreamSnapshot entry = SnapshotOf(stream, now, wall_now);
-      if (file == nullptr) {
-        snapshot.streams.push_back(std::move(entry));
-        return;
-      }
-      entry.offset = file->tail.position().offset;
-      entry.durable_offset = stream.Durable(file->tail.position()).offset;
-      entry.writers = stream.writers();
-      entry.gone = file->gone_since.has_value();
-      snapshot.files.push_back(std::move(entry));
-    });
-    if (source.config.kmsg) {
-      snapshot.kmsg_running = source.kmsg && source.kmsg->running();
-    }
-    if (source.tails) {
-      snapshot.parked_copies = source.tails->parked_copies();
-    }
-    snapshots.push_back(std::move(snapshot));
-  });
-  return snapshots;
-}
-
-std::uint64_t Sources::Activity() const {
-  std::uint64_t sum = 0;
-  auto add = [&](const WatchedSource& source) {
-    sum = sum * 31 + source.lines;
-    sum = sum * 31 + source.bytes;
-    sum = sum * 31 + (source.tails ? source.tails->files().size() : 0);
-  };
-  for (const auto& source : sources_) {
-    add(*source);
-  }
-  if (wrap_) {
-    add(*wrap_);
-  }
-  return sum;
-}
-
-std::size_t Sources::files() const {
-  std::size_t count = 0;
-  for (const auto& source : sources_) {
-    count += source->tails ? source->tails->files().size() : 0;
-  }
-  return count;
-}
-
 bool Sources::StartWrap(int pid, const std::string& comm) {
   for (const char* name : {"wrap:stdout", "wrap:stderr"}) {
     wrap_->wrap_streams.push_back(MakeStream(*wrap_, name, nullptr));
@@ -556,7 +445,7 @@ void Sources::OnWrapEnded(const source::ChildEnd& end, const std::string& who) {
     stream->CloseTracebacks(std::chrono::system_clock::now(), firings);
     on_firings_(firings, stream.get());
   }
-  Fire(*wrap_->wrap_streams.back(), detect::ExitEvents(wrap_->exit_rules, end, who), nullptr);
+  Fire(*wrap_->wrap_streams.back(), detect::ExitEvents(wrap_->rules.exit, end, who));
 }
 
 void Sources::Exclude(const std::string& path) {

@@ -90,8 +90,8 @@ class Sources {
                                                      const source::FileTail* file);
   void OnBatch(WatchedSource& source, detect::StreamDetector& stream,
                const source::LineBatch& batch, std::uint64_t offset);
-  void Fire(detect::StreamDetector& stream, std::vector<detect::Event> events,
-            detect::StreamDetector* holder);
+  // Firings of time-based events (stalls, silence, exits) on `stream`.
+  void Fire(detect::StreamDetector& stream, std::vector<detect::Event> events);
   void CloseQuietTracebacks();
   void CheckWriters(SteadyTime now);
   void OnWritersFound(const source::WriterScan::Found& found);
@@ -112,7 +112,8 @@ class Sources {
   ops::IncidentHistory fired_;
   std::vector<source::SavedTail> saved_;
   bool first_start_;
-  config::DaemonConfig config_;
+  config::WatchConfig watch_;
+  std::size_t context_lines_ = 0;
   std::vector<std::unique_ptr<WatchedSource>> sources_;
   std::unique_ptr<WatchedSource> wrap_;
   std::vector<std::string> excluded_;

@@ -9,12 +9,9 @@
 #include <vector>
 
 #include "config/daemon_config.h"
-#include "core/result.h"
-#include "core/source_location.h"
 #include "detect/stream_detector.h"
 #include "detect/time_detectors.h"
-#include "rules/compiled_rules.h"
-#include "rules/rule.h"
+#include "rules/source_rules.h"
 #include "source/kmsg_reader.h"
 #include "source/tail_set.h"
 
@@ -22,10 +19,7 @@ namespace trainwatch::app {
 
 struct WatchedSource {
   config::SourceConfig config;
-  std::shared_ptr<const rules::CompiledRules> line_rules;
-  std::vector<rules::Rule> progress_rules;
-  std::vector<rules::Rule> silence_rules;
-  std::vector<rules::Rule> exit_rules;
+  rules::SourceRules rules;
   std::unique_ptr<source::TailSet> tails;
   std::map<source::FileId, std::unique_ptr<detect::StreamDetector>> file_streams;
   std::unique_ptr<source::KmsgReader> kmsg;
@@ -47,21 +41,15 @@ struct WatchedSource {
       }
     }
     if (kmsg_stream) {
-      visit(*kmsg_stream, static_cast<source::TailedFile*>(nullptr));
+      visit(*kmsg_stream, nullptr);
     }
     for (auto& stream : wrap_streams) {
-      visit(*stream, static_cast<source::TailedFile*>(nullptr));
+      visit(*stream, nullptr);
     }
   }
-  // Moves reloaded rules into the streams (a stream with an open traceback finishes it first).
-  void SwapRules();
+  // Takes reloaded rules; the streams swap theirs in (one with an open traceback finishes it
+  // first).
+  void SwapRules(rules::SourceRules fresh);
 };
-
-// Compiles `config`'s rules (those carrying its tags) and sorts them by detector. Notes about
-// rules that run slowly go to `notes`.
-Result<std::unique_ptr<WatchedSource>> MakeWatchedSource(const config::SourceConfig& config,
-                                                         const std::vector<rules::Rule>& rules,
-                                                         const std::string& cache_dir,
-                                                         std::vector<Diagnostic>& notes);
 
 }  // namespace trainwatch::app

@@ -24,7 +24,9 @@ std::string DescribeBar(const Bar& bar) {
   std::string name = bar.label.empty() ? "progress bar" : "'" + bar.label + "'";
   std::string where = std::to_string(bar.count);
   if (bar.total) {
-    where += "/" + std::to_string(*bar.total);
+    // Two appends: `"/" + std::string` trips GCC 12's false -Wrestrict (PR 105329).
+    where += '/';
+    where += std::to_string(*bar.total);
   }
   return name + " at " + where;
 }
@@ -50,12 +52,8 @@ std::vector<Event> StalledBars(ProgressTracker& progress,
 }
 
 std::vector<Event> SilenceWatch::Check(const std::vector<rules::Rule>& silence_rules,
-                                       const std::string& source_name, bool job_live,
-                                       SteadyTime now) {
+                                       const std::string& source_name, SteadyTime now) {
   std::vector<Event> events;
-  if (!job_live) {
-    return events;
-  }
   for (const rules::Rule& rule : silence_rules) {
     const auto& silence = std::get<rules::SilenceDetector>(rule.detector);
     if (now - last_output_ < silence.after || reported_.count(rule.id) > 0) {

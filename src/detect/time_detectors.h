@@ -45,11 +45,11 @@ class SilenceWatch {
   // A progress bar redrawn in place (no line yet): the source is not silent, but a silence
   // already reported is not reported again until a line comes.
   void OnRedraw(SteadyTime now) { last_output_ = now; }
-  // Events for the rules (each a rules::SilenceDetector) whose silence began by `now`.
-  // `job_live` says a live stream of a job that has not ended exists: a finished job is quiet
-  // for good reason, and a log read as a backlog is history.
+  // Events for the rules (each a rules::SilenceDetector) whose silence began by `now`. Ask
+  // only while a live stream of a job that has not ended exists: a finished job is quiet for
+  // good reason, and a log read as a backlog is history.
   std::vector<Event> Check(const std::vector<rules::Rule>& silence_rules,
-                           const std::string& source_name, bool job_live, SteadyTime now);
+                           const std::string& source_name, SteadyTime now);
   SteadyTime last_output() const { return last_output_; }
 
  private:

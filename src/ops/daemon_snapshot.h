@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "detect/stream_detector.h"
 #include "ops/daemon_counters.h"
 #include "ops/hook_runner.h"
 #include "source/writers.h"
@@ -42,6 +43,12 @@ struct StreamSnapshot {
   std::vector<source::WriterProcess> writers;
   bool gone = false;  // renamed away or deleted, being finished
 };
+
+// A stream's detection state as of `now` (bars' last advances on the wall clock too); the
+// file-only fields are left to the caller.
+StreamSnapshot SnapshotOf(const detect::StreamDetector& stream,
+                          std::chrono::steady_clock::time_point now,
+                          std::chrono::system_clock::time_point wall_now);
 
 struct SourceSnapshot {
   std::string name;

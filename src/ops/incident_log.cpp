@@ -13,11 +13,8 @@
 #include "detect/incident_json.h"
 
 namespace trainwatch::ops {
-namespace {
 
 using json = nlohmann::ordered_json;
-
-}  // namespace
 
 Status IncidentLog::Append(const detect::Incident& incident) {
   return AppendLine(detect::IncidentJson(incident));

@@ -1,0 +1,36 @@
+#include "ops/daemon_snapshot.h"
+
+namespace trainwatch::ops {
+namespace {
+
+std::int64_t SecondsBetween(detect::SteadyTime then, detect::SteadyTime now) {
+  return std::chrono::duration_cast<std::chrono::seconds>(now - then).count();
+}
+
+}  // namespace
+
+StreamSnapshot SnapshotOf(const detect::StreamDetector& stream, detect::SteadyTime now,
+                          std::chrono::system_clock::time_point wall_now) {
+  StreamSnapshot snapshot;
+  snapshot.name = stream.identity().name;
+  snapshot.lines = stream.lines();
+  snapshot.bytes = stream.bytes();
+  snapshot.job_ended = stream.progress().ended();
+  snapshot.seconds_since_output = SecondsBetween(stream.last_output(), now);
+  for (const auto& [key, bar] : stream.progress().bars()) {
+    BarSnapshot entry;
+    entry.key = key;
+    entry.label = bar.label;
+    entry.count = bar.count;
+    entry.total = bar.total;
+    entry.complete = bar.complete;
+    entry.advanced = bar.advanced;
+    entry.seconds_since_advance = SecondsBetween(bar.last_advance, now);
+    entry.last_advance = wall_now - std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                        now - bar.last_advance);
+    snapshot.bars.push_back(std::move(entry));
+  }
+  return snapshot;
+}
+
+}  // namespace trainwatch::ops
