@@ -44,7 +44,9 @@ struct TailedFile {
 
 class TailSet {
  public:
-  static constexpr std::size_t kReadNowBudget = 1 << 20;
+  // Bytes read from one file per turn: enough to keep up with a fast writer, small enough that
+  // one busy file cannot hold the loop (and the other files) for long.
+  static constexpr std::size_t kReadBudget = 1 << 20;
   // What the owner is told of each followed file (its detection state lives there, keyed by
   // the file's id).
   struct Hooks {
@@ -84,7 +86,7 @@ class TailSet {
   // overflowed inotify queue), and finishes and closes files gone for long enough.
   void Sweep(SteadyTime now);
   // Reads what `file` has now (its writer just exited: its last words first).
-  void ReadNow(TailedFile& file) { ReadFile(file, kReadNowBudget); }
+  void ReadNow(TailedFile& file) { ReadFile(file, kReadBudget); }
   // Positions to persist.
   void SaveTo(std::vector<source::SavedTail>& out) const;
   // Stops watching and closes every file (flushing their streams).
