@@ -10,8 +10,6 @@
 namespace trainwatch::app {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 std::vector<std::string> NamesOf(const std::vector<config::CommandConfig>& commands) {
   std::vector<std::string> names;
   for (const config::CommandConfig& command : commands) {
@@ -22,12 +20,12 @@ std::vector<std::string> NamesOf(const std::vector<config::CommandConfig>& comma
 
 }  // namespace
 
-IncidentFlow::IncidentFlow(uv_loop_t* loop, const std::string& incidents_file, Hooks hooks)
-    : loop_(loop),
+IncidentFlow::IncidentFlow(Env& env, const std::string& incidents_file, Hooks hooks)
+    : env_(env),
       wiring_(std::move(hooks)),
       log_(incidents_file),
-      hook_runner_(loop),
-      settle_(loop, [this] { WriteSettled(); }) {
+      hook_runner_(env),
+      settle_(env.NewTimer([this] { WriteSettled(); })) {
   hook_runner_.OnIdle([this] { wiring_.settled(); });
 }
 
@@ -37,9 +35,9 @@ ops::IncidentHistory IncidentFlow::LoadHistory() {
     spdlog::error("{}; earlier incidents are not taken into account", history.error().message);
     return {};
   }
-  const auto wall_now = std::chrono::system_clock::now();
+  const WallTime wall_now = env_.WallNow();
   for (const auto& [rule, opened] : history->rule_last_opened) {
-    builder_.RestoreCooldown(rule, Clock::now() - (wall_now - opened));
+    builder_.RestoreCooldown(rule, env_.SteadyNow() - (wall_now - opened));
   }
   if (history->incidents > 0) {
     spdlog::info("{} earlier incidents in {}; their cooldowns and fired lines carry on",
@@ -56,14 +54,14 @@ void IncidentFlow::Configure(const config::DaemonConfig& config) {
   if (capturer_) {
     capturer_->Reconfigure(config_.capture);
   } else {
-    capturer_ = std::make_unique<capture::Capturer>(loop_, config_.capture);
+    capturer_ = std::make_unique<capture::Capturer>(env_, config_.capture);
   }
   hook_runner_.Configure(config_.on_incident);
   builder_.set_settings({config_.incident.settle, config_.incident.cooldown});
 }
 
 void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {
-  const Clock::time_point now = Clock::now();
+  const SteadyTime now = env_.SteadyNow();
   for (detect::Firing& firing : firings) {
     const std::string rule = firing.event.rule_id;
     ++counters_.firings_by_rule[rule];
@@ -119,17 +117,18 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
 }
 
 void IncidentFlow::ScheduleSettle() {
-  const std::optional<Clock::time_point> at = builder_.SettlesAt();
+  const std::optional<SteadyTime> at = builder_.SettlesAt();
   if (!at) {
     return;
   }
-  settle_.Start(std::chrono::ceil<std::chrono::milliseconds>(
-      std::max<Clock::duration>(Clock::duration::zero(), *at - Clock::now())));
+  settle_->Start(std::chrono::ceil<std::chrono::milliseconds>(std::max<SteadyTime::duration>(
+                     SteadyTime::duration::zero(), *at - env_.SteadyNow())),
+                 {});
 }
 
 void IncidentFlow::WriteSettled() {
   if (std::optional<detect::Incident> incident =
-          builder_.TakeSettled(Clock::now(), std::chrono::system_clock::now())) {
+          builder_.TakeSettled(env_.SteadyNow(), env_.WallNow())) {
     Write(*incident, {}, nullptr);
   } else {
     ScheduleSettle();
@@ -138,7 +137,7 @@ void IncidentFlow::WriteSettled() {
 }
 
 void IncidentFlow::Manual(const std::string& reason, const ManualOptions& options, Done done) {
-  detect::Incident incident = builder_.Manual(reason, std::chrono::system_clock::now());
+  detect::Incident incident = builder_.Manual(reason, env_.WallNow());
   Write(incident, options, std::move(done));
 }
 
@@ -233,7 +232,7 @@ void IncidentFlow::Abort() {
     capturer_->Abort();  // kept: a worker may still be finishing with it
   }
   hook_runner_.Abort();  // logs and counts what it kills or leaves unrun
-  settle_.Reset();
+  settle_.reset();
 }
 
 void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {

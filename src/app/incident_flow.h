@@ -4,8 +4,6 @@
 // counts everything for the metrics. Owned by the Daemon; loop thread only.
 #pragma once
 
-#include <uv.h>
-
 #include <functional>
 #include <map>
 #include <memory>
@@ -14,7 +12,7 @@
 
 #include "capture/capturer.h"
 #include "config/daemon_config.h"
-#include "core/uv_timer.h"
+#include "core/env.h"
 #include "detect/incident_builder.h"
 #include "detect/stream_detector.h"
 #include "ops/daemon_counters.h"
@@ -42,7 +40,7 @@ class IncidentFlow {
   };
   using Done = std::function<void(const capture::CaptureOutcome& outcome)>;
 
-  IncidentFlow(uv_loop_t* loop, const std::string& incidents_file, Hooks hooks);
+  IncidentFlow(Env& env, const std::string& incidents_file, Hooks hooks);
   // What the log says of earlier runs; restores each rule's cooldown from it.
   ops::IncidentHistory LoadHistory();
   void Configure(const config::DaemonConfig& config);
@@ -71,14 +69,14 @@ class IncidentFlow {
   void OnCaptured(const capture::CaptureOutcome& outcome);
   void RunHooks(const detect::Incident& incident, const capture::CaptureOutcome& outcome);
 
-  uv_loop_t* loop_;
+  Env& env_;
   Hooks wiring_;
   config::DaemonConfig config_;
   detect::IncidentBuilder builder_{{}};
   ops::IncidentLog log_;
   std::unique_ptr<capture::Capturer> capturer_;
   ops::HookRunner hook_runner_;
-  UvTimer settle_;
+  std::unique_ptr<LoopTimer> settle_;
   ops::DaemonCounters counters_;
   int captures_running_ = 0;
   bool aborted_ = false;

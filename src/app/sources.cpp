@@ -1,27 +1,17 @@
 #include "app/sources.h"
 
-#include <fcntl.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <set>
-
-#include "core/unique_fd.h"
 
 namespace trainwatch::app {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // A traceback is over when its writer has been quiet this long: Python prints one at once.
 constexpr auto kTracebackQuiet = std::chrono::milliseconds(300);
 // New files are scanned for at once; a file that grows while no writer is known is scanned
 // for at most this often (its writer may be in another PID namespace, invisible to us).
 constexpr auto kWriterScanEvery = std::chrono::seconds(30);
-
-bool Alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
 }  // namespace
 
@@ -61,10 +51,11 @@ Result<PreparedSources> PrepareSources(const config::DaemonConfig& config,
   return prepared;
 }
 
-Sources::Sources(uv_loop_t* loop, std::string kmsg_device, OnFirings on_firings,
+Sources::Sources(Env& env, uv_loop_t* kmsg_loop, std::string kmsg_device, OnFirings on_firings,
                  std::function<void()> save_soon, ops::IncidentHistory fired,
                  std::vector<source::SavedTail> saved, bool first_start)
-    : loop_(loop),
+    : env_(env),
+      kmsg_loop_(kmsg_loop),
       kmsg_device_(std::move(kmsg_device)),
       on_firings_(std::move(on_firings)),
       save_soon_(std::move(save_soon)),
@@ -72,7 +63,7 @@ Sources::Sources(uv_loop_t* loop, std::string kmsg_device, OnFirings on_firings,
       saved_(std::move(saved)),
       first_start_(first_start),
       writer_scan_(
-          loop,
+          env,
           [this] {
             std::set<source::FileId> files;
             for (auto& source : sources_) {
@@ -82,12 +73,12 @@ Sources::Sources(uv_loop_t* loop, std::string kmsg_device, OnFirings on_firings,
                 }
               }
             }
-            last_writer_scan_ = Clock::now();
+            last_writer_scan_ = env_.SteadyNow();
             return files;
           },
           [this](const source::WriterScan::Found& found) { OnWritersFound(found); }),
-      writer_soon_(loop, [this] { writer_scan_.Request(); }),
-      traceback_timer_(loop, [this] { CloseQuietTracebacks(); }) {}
+      writer_soon_(env.NewTimer([this] { writer_scan_.Request(); })),
+      traceback_timer_(env.NewTimer([this] { CloseQuietTracebacks(); })) {}
 
 Sources::~Sources() { Close(); }
 
@@ -113,6 +104,7 @@ void Sources::Apply(PreparedSources prepared, const config::DaemonConfig& config
       old.erase(kept);
       continue;
     }
+    source->silence = detect::SilenceWatch(env_.SteadyNow());
     sources_.push_back(std::move(source));
     Start(*sources_.back());
   }
@@ -127,6 +119,7 @@ void Sources::Apply(PreparedSources prepared, const config::DaemonConfig& config
       wrap_->SwapRules(std::move(prepared.wrap->rules));
     } else {
       wrap_ = std::move(prepared.wrap);
+      wrap_->silence = detect::SilenceWatch(env_.SteadyNow());
     }
   }
 }
@@ -137,8 +130,9 @@ std::unique_ptr<detect::StreamDetector> Sources::MakeStream(WatchedSource& sourc
   detect::StreamIdentity identity{source.config.name, name,
                                   file != nullptr ? file->id().ToString() : "",
                                   file != nullptr ? file->fingerprint() : source::Fingerprint{}};
-  Result<std::unique_ptr<detect::StreamDetector>> stream = detect::StreamDetector::Create(
-      identity, source.rules.lines, context_lines_, !source.rules.progress.empty());
+  Result<std::unique_ptr<detect::StreamDetector>> stream =
+      detect::StreamDetector::Create(identity, source.rules.lines, context_lines_,
+                                     !source.rules.progress.empty(), env_.SteadyNow());
   if (!stream) {
     spdlog::error("source {}: {}: {}", source.config.name, name, stream.error().message);
     return nullptr;
@@ -146,18 +140,16 @@ std::unique_ptr<detect::StreamDetector> Sources::MakeStream(WatchedSource& sourc
   if (file == nullptr) {
     return std::move(*stream);
   }
-  if (writer_soon_ && !writer_soon_.active()) {
+  if (writer_soon_ && !writer_soon_->active()) {
     // Who writes a new file is best learned while the writer is young: a job killed a second
     // after it started must still be known to have died.
-    writer_soon_.Start(std::chrono::milliseconds(200));
+    writer_soon_->Start(std::chrono::milliseconds(200), {});
   }
   // Lines of this file that already fired before a restart must not fire again.
   auto [begin, end] = fired_.fired.equal_range(identity.file_id);
   if (begin != end) {
-    UniqueFd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    for (auto it = begin; fd.get() >= 0 && it != end; ++it) {
-      const std::optional<source::Fingerprint> now =
-          source::ReadFingerprint(fd.get(), it->second.head_bytes);
+    for (auto it = begin; it != end; ++it) {
+      const std::optional<source::Fingerprint> now = file->HeadFingerprint(it->second.head_bytes);
       if (now && now->hash == it->second.head_hash) {
         (*stream)->SuppressThrough(it->second.line);
       }
@@ -173,7 +165,7 @@ void Sources::Start(WatchedSource& source) {
     source.kmsg = std::make_unique<source::KmsgReader>();
     if (source.kmsg_stream) {
       source.kmsg_stream->MarkLive();
-      source.kmsg->Start(loop_, kmsg_device_, [this, state](const source::LineBatch& batch) {
+      source.kmsg->Start(kmsg_loop_, kmsg_device_, [this, state](const source::LineBatch& batch) {
         OnBatch(*state, *state->kmsg_stream, batch, 0);
       });
     }
@@ -199,18 +191,19 @@ void Sources::Start(WatchedSource& source) {
       stream.MarkLive();
     }
     OnBatch(*state, stream, batch, offset);
-    if (stream.writers().empty() && Clock::now() - last_writer_scan_ >= kWriterScanEvery) {
+    if (stream.writers().empty() && env_.SteadyNow() - last_writer_scan_ >= kWriterScanEvery) {
       writer_scan_.Request();  // a quiet daemon scans nothing; one reading unknown writers does
     }
   };
-  hooks.on_pending = [state, stream_of](source::TailedFile& file) {
+  hooks.on_pending = [this, state, stream_of](source::TailedFile& file) {
     if (!file.tail.pending().empty()) {
       detect::StreamDetector& stream = stream_of(file);
       if (file.caught_up) {
         stream.MarkLive();
       }
-      stream.OnPending(file.tail.pending(), file.tail.position().next_line, Clock::now());
-      state->silence.OnRedraw(Clock::now());
+      const SteadyTime now = env_.SteadyNow();
+      stream.OnPending(file.tail.pending(), file.tail.position().next_line, now);
+      state->silence.OnRedraw(now);
     }
   };
   hooks.on_changed = [stream_of](source::TailedFile& file) {
@@ -227,7 +220,7 @@ void Sources::Start(WatchedSource& source) {
       return;
     }
     std::vector<detect::Firing> firings;
-    found->second->CloseTracebacks(std::chrono::system_clock::now(), firings);
+    found->second->CloseTracebacks(env_.WallNow(), firings);
     on_firings_(firings, nullptr);
     state->file_streams.erase(found);
   };
@@ -243,7 +236,7 @@ void Sources::Start(WatchedSource& source) {
       ++it;
     }
   }
-  source.tails = std::make_unique<source::TailSet>(loop_, source.config, watch_, std::move(hooks),
+  source.tails = std::make_unique<source::TailSet>(env_, source.config, watch_, std::move(hooks),
                                                    std::move(saved), first_start_);
   for (const std::string& path : excluded_) {
     source.tails->Exclude(path);
@@ -253,15 +246,15 @@ void Sources::Start(WatchedSource& source) {
 
 void Sources::OnBatch(WatchedSource& source, detect::StreamDetector& stream,
                       const source::LineBatch& batch, std::uint64_t offset) {
-  const SteadyTime now = Clock::now();
+  const SteadyTime now = env_.SteadyNow();
   source.silence.OnOutput(now);
   source.lines += batch.cut ? 0 : batch.size();
   source.bytes += batch.text.size();
   std::vector<detect::Firing> firings;
-  stream.OnBatch(batch, offset, now, std::chrono::system_clock::now(), firings);
+  stream.OnBatch(batch, offset, now, env_.WallNow(), firings);
   on_firings_(firings, &stream);
-  if (stream.TracebackOpen() && !traceback_timer_.active()) {
-    traceback_timer_.Start(kTracebackQuiet);
+  if (stream.TracebackOpen() && !traceback_timer_->active()) {
+    traceback_timer_->Start(kTracebackQuiet, {});
   }
   save_soon_();
 }
@@ -272,13 +265,13 @@ void Sources::Fire(detect::StreamDetector& stream, std::vector<detect::Event> ev
   }
   std::vector<detect::Firing> firings;
   for (detect::Event& event : events) {
-    firings.push_back(stream.MakeFiring(std::move(event), std::chrono::system_clock::now()));
+    firings.push_back(stream.MakeFiring(std::move(event), env_.WallNow()));
   }
   on_firings_(firings, nullptr);  // they hold no line of the stream back
 }
 
 void Sources::CloseQuietTracebacks() {
-  const SteadyTime now = Clock::now();
+  const SteadyTime now = env_.SteadyNow();
   bool still_open = false;
   ForEachSource([&](WatchedSource& source) {
     source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile*) {
@@ -287,7 +280,7 @@ void Sources::CloseQuietTracebacks() {
       }
       if (now - stream.last_output() >= kTracebackQuiet) {
         std::vector<detect::Firing> firings;
-        stream.CloseTracebacks(std::chrono::system_clock::now(), firings);
+        stream.CloseTracebacks(env_.WallNow(), firings);
         on_firings_(firings, &stream);
       } else {
         still_open = true;
@@ -295,7 +288,7 @@ void Sources::CloseQuietTracebacks() {
     });
   });
   if (still_open) {
-    traceback_timer_.Start(kTracebackQuiet);
+    traceback_timer_->Start(kTracebackQuiet, {});
   }
 }
 
@@ -343,7 +336,7 @@ void Sources::CheckWriters(SteadyTime now) {
       }
       std::vector<source::WriterProcess> gone;
       std::erase_if(writers, [&](const source::WriterProcess& writer) {
-        if (Alive(writer.pid)) {
+        if (env_.ProcessExists(writer.pid)) {
           return false;
         }
         gone.push_back(writer);
@@ -362,8 +355,7 @@ void Sources::CheckWriters(SteadyTime now) {
                    stream.identity().name, who);
       if (std::optional<detect::Event> event =
               detect::WriterExited(stream.progress(), stream.last_line(), gone, now)) {
-        std::vector<detect::Firing> firings{
-            stream.MakeFiring(std::move(*event), std::chrono::system_clock::now())};
+        std::vector<detect::Firing> firings{stream.MakeFiring(std::move(*event), env_.WallNow())};
         firings.back().writers = gone;  // gone, but the capture should know whom it lost
         on_firings_(firings, nullptr);
       }
@@ -394,8 +386,8 @@ void Sources::Close() {
   }
   sources_.clear();
   wrap_.reset();
-  writer_soon_.Reset();
-  traceback_timer_.Reset();
+  writer_soon_.reset();
+  traceback_timer_.reset();
 }
 
 void Sources::SaveTo(source::TailState& state) const {
@@ -431,8 +423,9 @@ void Sources::OnWrapBatch(int index, const source::LineBatch& batch) {
 
 void Sources::OnWrapPending(int index, std::string_view pending) {
   detect::StreamDetector& stream = *wrap_->wrap_streams[static_cast<std::size_t>(index)];
-  stream.OnPending(pending, stream.last_line() + 1, Clock::now());
-  wrap_->silence.OnRedraw(Clock::now());
+  const SteadyTime now = env_.SteadyNow();
+  stream.OnPending(pending, stream.last_line() + 1, now);
+  wrap_->silence.OnRedraw(now);
 }
 
 void Sources::OnWrapEnded(const source::ChildEnd& end, const std::string& who) {
@@ -442,7 +435,7 @@ void Sources::OnWrapEnded(const source::ChildEnd& end, const std::string& who) {
   for (auto& stream : wrap_->wrap_streams) {
     std::vector<detect::Firing> firings;
     stream->progress().EndJob();
-    stream->CloseTracebacks(std::chrono::system_clock::now(), firings);
+    stream->CloseTracebacks(env_.WallNow(), firings);
     on_firings_(firings, stream.get());
   }
   Fire(*wrap_->wrap_streams.back(), detect::ExitEvents(wrap_->rules.exit, end, who));

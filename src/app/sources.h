@@ -16,7 +16,7 @@
 #include "app/watched_source.h"
 #include "capture/capturer.h"
 #include "config/daemon_config.h"
-#include "core/uv_timer.h"
+#include "core/env.h"
 #include "ops/daemon_snapshot.h"
 #include "ops/incident_log.h"
 #include "source/child_end.h"
@@ -45,7 +45,9 @@ class Sources {
       std::function<void(std::vector<detect::Firing>& firings, detect::StreamDetector* stream)>;
   // `fired`: lines of files already part of written incidents (not to fire again); `saved`:
   // where files were at the last stop, `first_start` when there was no state at all.
-  Sources(uv_loop_t* loop, std::string kmsg_device, OnFirings on_firings,
+  // `kmsg_loop` reads the kernel log (a libuv producer outside the Env); only kmsg sources use
+  // it.
+  Sources(Env& env, uv_loop_t* kmsg_loop, std::string kmsg_device, OnFirings on_firings,
           std::function<void()> save_soon, ops::IncidentHistory fired,
           std::vector<source::SavedTail> saved, bool first_start);
   ~Sources();
@@ -105,7 +107,8 @@ class Sources {
     }
   }
 
-  uv_loop_t* loop_;
+  Env& env_;
+  uv_loop_t* kmsg_loop_;
   std::string kmsg_device_;
   OnFirings on_firings_;
   std::function<void()> save_soon_;
@@ -119,8 +122,8 @@ class Sources {
   std::vector<std::string> excluded_;
   source::WriterScan writer_scan_;
   SteadyTime last_writer_scan_{};
-  UvTimer writer_soon_;      // a scan soon after new files appear
-  UvTimer traceback_timer_;  // closes tracebacks whose writer went quiet
+  std::unique_ptr<LoopTimer> writer_soon_;      // a scan soon after new files appear
+  std::unique_ptr<LoopTimer> traceback_timer_;  // closes tracebacks whose writer went quiet
 };
 
 }  // namespace trainwatch::app

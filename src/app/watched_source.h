@@ -25,7 +25,7 @@ struct WatchedSource {
   std::unique_ptr<source::KmsgReader> kmsg;
   std::unique_ptr<detect::StreamDetector> kmsg_stream;
   std::vector<std::unique_ptr<detect::StreamDetector>> wrap_streams;  // stdout, stderr
-  detect::SilenceWatch silence{std::chrono::steady_clock::now()};
+  detect::SilenceWatch silence{SteadyTime{}};                         // from when the source starts
   std::uint64_t lines = 0;  // read from all its streams since the start, closed ones too
   std::uint64_t bytes = 0;
 
