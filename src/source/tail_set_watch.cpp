@@ -58,7 +58,8 @@ void TailSet::OnDirEvent(const std::string& dir, std::string_view name, bool ren
     ScheduleRescan();
     return;
   }
-  const std::string path = dir + "/" + std::string(name);
+  // "/" + "runs" must be "/runs": the globs compare paths as text.
+  const std::string path = (dir.back() == '/' ? dir : dir + "/") + std::string(name);
   auto known = by_path_.find(path);
   if (known != by_path_.end()) {
     auto file = files_.find(known->second);

@@ -149,6 +149,20 @@ void FakeFileSystem::Copy(const std::string& from, const std::string& to,
   Notify(to, false);
 }
 
+std::shared_ptr<FakeFileSystem::Inode> FakeFileSystem::OpenForWriting(const std::string& path) {
+  std::shared_ptr<Inode> file = Find(path);
+  return file != nullptr ? file : NewFile(path, std::nullopt);
+}
+
+void FakeFileSystem::AppendHeld(const std::shared_ptr<Inode>& inode, std::string_view text) {
+  inode->content.append(text);
+  for (const auto& [path, named] : entries_) {
+    if (named == inode) {
+      Notify(path, false);
+    }
+  }
+}
+
 std::uint64_t FakeFileSystem::InodeOf(const std::string& path) const {
   std::shared_ptr<Inode> file = Find(path);
   if (file == nullptr) {

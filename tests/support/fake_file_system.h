@@ -42,6 +42,12 @@ class FakeFileSystem final : public FileSystem {
   void Copy(const std::string& from, const std::string& to,
             std::optional<std::uint64_t> bytes = std::nullopt);
   std::uint64_t InodeOf(const std::string& path) const;
+
+  struct Inode;
+  // A writer's open descriptor: it writes on to the same inode after a rename or a delete.
+  std::shared_ptr<Inode> OpenForWriting(const std::string& path);
+  // Appends through such a descriptor; reported only if the inode still has a name.
+  void AppendHeld(const std::shared_ptr<Inode>& inode, std::string_view text);
   void SetKind(const std::string& dir, FileSystemKind kind) { kinds_[dir] = kind; }
 
   // What inotify would say: the directory, the entry's name, whether it was a rename.
