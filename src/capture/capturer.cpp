@@ -148,6 +148,7 @@ void Capturer::StartNext() {
   }
   running_ = true;
   job_ = std::make_unique<Job>();
+  job_->started = env_.SteadyNow();
   job_->request = std::move(queue_.front().first);
   job_->done = std::move(queue_.front().second);
   queue_.pop_front();
