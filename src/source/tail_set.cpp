@@ -242,6 +242,10 @@ void TailSet::Open(const std::string& path, std::optional<source::TailPosition> 
   spdlog::info("source {}: following {} from byte {}", source_.name, path,
                file->tail.read_offset());
   TailedFile& opened = *file;
+  // A file that appears while the source is watched is being written now: its first lines are
+  // live too (a job that prints one line and hangs must still be seen to fall silent). Files
+  // found at the start hold a backlog until read to their end.
+  opened.caught_up = initial_scan_done_;
   files_[id] = std::move(file);
   by_path_[path] = id;
   if (UsePolling(DirOf(path))) {

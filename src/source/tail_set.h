@@ -35,7 +35,8 @@ struct TailedFile {
   std::unique_ptr<ChangeWatch> poll;     // when the file is polled rather than watched
   std::optional<SteadyTime> gone_since;  // no longer matched, renamed away or deleted
   bool queued = false;
-  bool caught_up = false;  // read to its end once: what comes now is written live
+  // Read to its end once, or new since the start: what comes now is written live.
+  bool caught_up = false;
 };
 
 class TailSet {
