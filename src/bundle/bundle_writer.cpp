@@ -18,6 +18,7 @@
 #include <system_error>
 #include <thread>
 
+#include "core/stopwatch.h"
 #include "core/unique_fd.h"
 
 namespace trainwatch::bundle {
@@ -416,7 +417,7 @@ bool WriteMember(struct archive* a, const BundleRequest& request, const collect:
 }  // namespace
 
 Result<BundleResult> WriteBundle(const BundleRequest& request) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   const std::string final_path = request.dir + "/" + request.file_name;
   if (request.file_name.empty() || request.file_name.front() == '.' ||
       request.file_name.find('/') != std::string::npos) {
@@ -502,7 +503,7 @@ Result<BundleResult> WriteBundle(const BundleRequest& request) {
     ::fsync(dir.get());
   }
   result.bytes = output.bytes;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = stopwatch.Seconds();
   return result;
 }
 

@@ -301,7 +301,7 @@ void Capturer::WriteBundle() {
   }
   // The worker owns the artifacts while it writes; the job stays put until it is done.
   env_.RunOnPool(
-      [&bundle_job = job, artifacts = std::move(artifacts)]() mutable {
+      [&bundle_job = job, artifacts = std::move(artifacts), created = env_.WallNow()]() mutable {
         std::vector<collect::CollectorResult> collectors = bundle_job.builtins;
         collectors.insert(collectors.end(), bundle_job.commands.begin(), bundle_job.commands.end());
         bundle::BundleRequest request;
@@ -315,7 +315,7 @@ void Capturer::WriteBundle() {
           redactions.Merge(bundle_job.env_redactions);
           return ManifestJson(bundle_job.request, collectors, summary, redactions,
                               bundle_job.reduced, bundle_job.reduced_why, bundle_job.host,
-                              bundle_job.self_container);
+                              bundle_job.self_container, created);
         };
         bundle_job.written = bundle::WriteBundle(request);
       },
