@@ -1,8 +1,8 @@
-// Sources: every configured source (and `wrap`'s command) feeding its StreamDetectors — files
-// through TailSets, the kernel log, the wrapped command's pipes — and the detectors that run
-// on time: stalled bars, silence, writers that vanish. Firings go to the owner's callback.
-// Owns which processes write which file (a WriterScan) and where each file resumes after a
-// restart. Owned by the Daemon; loop thread only.
+// Sources: the configured sources (and `wrap`'s command) of one config, each a
+// detect::WatchedSource, kept together across reloads; when their time-based checks run (each
+// second, and for tracebacks whose writer went quiet); which processes write which file (a
+// WriterScan); where each file resumes after a restart. Firings go to the owner's callback.
+// Owned by the Daemon; loop thread only.
 #pragma once
 
 #include <uv.h>
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "app/watched_source.h"
 #include "capture/capturer.h"
 #include "config/daemon_config.h"
 #include "core/env.h"
+#include "detect/watched_source.h"
 #include "ops/daemon_snapshot.h"
 #include "ops/incident_log.h"
 #include "source/child_end.h"
@@ -25,7 +25,7 @@
 
 namespace trainwatch::app {
 
-using SteadyTime = std::chrono::steady_clock::time_point;
+using detect::WatchedSource;
 
 // Sources compiled from a config, not yet running: a reload that fails to compile changes
 // nothing.
@@ -88,14 +88,8 @@ class Sources {
 
  private:
   void Start(WatchedSource& source);
-  std::unique_ptr<detect::StreamDetector> MakeStream(WatchedSource& source, const std::string& name,
-                                                     const source::FileTail* file);
-  void OnBatch(WatchedSource& source, detect::StreamDetector& stream,
-               const source::LineBatch& batch, std::uint64_t offset);
-  // Firings of time-based events (stalls, silence, exits) on `stream`.
-  void Fire(detect::StreamDetector& stream, std::vector<detect::Event> events);
+  WatchedSource::Outlet OutletFor();
   void CloseQuietTracebacks();
-  void CheckWriters(SteadyTime now);
   void OnWritersFound(const source::WriterScan::Found& found);
   template <typename F>
   void ForEachSource(F&& visit) {

@@ -28,7 +28,7 @@ void Sources::FillCapture(capture::CaptureRequest& request) {
   }
   request.pids.assign(pids.begin(), pids.end());
   for (auto& source : sources_) {
-    for (const std::string& pattern : source->config.paths) {
+    for (const std::string& pattern : source->config().paths) {
       request.watched_dirs.push_back(source::LiteralDirOf(pattern));
     }
   }
@@ -39,11 +39,11 @@ std::vector<ops::SourceSnapshot> Sources::Snapshot(SteadyTime now,
   std::vector<ops::SourceSnapshot> snapshots;
   ForEachSource([&](WatchedSource& source) {
     ops::SourceSnapshot snapshot;
-    snapshot.name = source.config.name;
-    snapshot.tags = source.config.tags;
-    snapshot.paths = source.config.paths;
-    snapshot.lines = source.lines;
-    snapshot.bytes = source.bytes;
+    snapshot.name = source.config().name;
+    snapshot.tags = source.config().tags;
+    snapshot.paths = source.config().paths;
+    snapshot.lines = source.lines();
+    snapshot.bytes = source.bytes();
     source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile* file) {
       ops::StreamSnapshot entry = ops::SnapshotOf(stream, now, wall_now);
       if (file == nullptr) {
@@ -56,11 +56,11 @@ std::vector<ops::SourceSnapshot> Sources::Snapshot(SteadyTime now,
       entry.gone = file->gone_since.has_value();
       snapshot.files.push_back(std::move(entry));
     });
-    if (source.config.kmsg) {
-      snapshot.kmsg_running = source.kmsg && source.kmsg->running();
+    if (source.config().kmsg) {
+      snapshot.kmsg_running = source.kmsg_running();
     }
-    if (source.tails) {
-      snapshot.parked_copies = source.tails->parked_copies();
+    if (source.tails() != nullptr) {
+      snapshot.parked_copies = source.tails()->parked_copies();
     }
     snapshots.push_back(std::move(snapshot));
   });
@@ -70,9 +70,9 @@ std::vector<ops::SourceSnapshot> Sources::Snapshot(SteadyTime now,
 std::uint64_t Sources::Activity() const {
   std::uint64_t sum = 0;
   auto add = [&](const WatchedSource& source) {
-    sum = sum * 31 + source.lines;
-    sum = sum * 31 + source.bytes;
-    sum = sum * 31 + (source.tails ? source.tails->files().size() : 0);
+    sum = sum * 31 + source.lines();
+    sum = sum * 31 + source.bytes();
+    sum = sum * 31 + (source.tails() != nullptr ? source.tails()->files().size() : 0);
   };
   for (const auto& source : sources_) {
     add(*source);
@@ -86,7 +86,7 @@ std::uint64_t Sources::Activity() const {
 std::size_t Sources::files() const {
   std::size_t count = 0;
   for (const auto& source : sources_) {
-    count += source->tails ? source->tails->files().size() : 0;
+    count += source->tails() != nullptr ? source->tails()->files().size() : 0;
   }
   return count;
 }
