@@ -63,52 +63,15 @@ void IncidentFlow::Configure(const config::DaemonConfig& config) {
 void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {
   const SteadyTime now = env_.SteadyNow();
   for (detect::Firing& firing : firings) {
-    const std::string rule = firing.event.rule_id;
-    ++counters_.firings_by_rule[rule];
-    std::string where = firing.stream;
-    if (firing.event.line != 0) {
-      where += ':';  // not ":" + std::string: GCC 12's false -Wrestrict (PR 105329)
-      where += std::to_string(firing.event.line);
-    }
-    const std::string what =
-        firing.event.summary.empty() ? firing.event.text : firing.event.summary;
+    ++counters_.firings_by_rule[firing.event.rule_id];
+    const ops::FiringLog::Said said = ops::FiringLog::Describe(firing);
     if (stream != nullptr) {
       // Held before Add moves the firing; released when the incident is written (or at
       // once, below, when it joined nothing).
       stream->HoldForIncident(firing);
     }
-    switch (builder_.Add(std::move(firing), now)) {
-      case detect::IncidentBuilder::Disposition::kOpened:
-        unlogged_.erase(rule);
-        spdlog::warn("{} fired at {}: {} (incident {} opened)", rule, where, what,
-                     builder_.open()->id);
-        break;
-      case detect::IncidentBuilder::Disposition::kJoined:
-        unlogged_.erase(rule);
-        // The incident records the first firings; a flood joining it is counted there.
-        if (builder_.open()->more_firings == 0) {
-          spdlog::info("{} fired at {}: {} (joins incident {})", rule, where, what,
-                       builder_.open()->id);
-        }
-        break;
-      case detect::IncidentBuilder::Disposition::kCoolingDown:
-        // Never a log line per log line: the first of a run is logged, the rest counted.
-        if (unlogged_[rule]++ == 0) {
-          spdlog::info(
-              "{} fired at {}: {} (in cooldown, no new incident; further firings are "
-              "counted in `trainwatch status`)",
-              rule, where, what);
-        }
-        ++quiet_firings_[rule];
-        break;
-      case detect::IncidentBuilder::Disposition::kWarningAlone:
-        if (unlogged_[rule]++ == 0) {
-          spdlog::info("{} (warning) at {}: {} (further ones are counted in `trainwatch status`)",
-                       rule, where, what);
-        }
-        ++quiet_firings_[rule];
-        break;
-    }
+    const detect::IncidentBuilder::Disposition disposition = builder_.Add(std::move(firing), now);
+    firing_log_.Record(said, disposition, builder_.open() ? &*builder_.open() : nullptr);
   }
   if (!builder_.open() && stream != nullptr) {
     stream->ReleaseIncidentHold();
@@ -239,7 +202,7 @@ void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
   snapshot.incidents_written = incidents_written_;
   snapshot.incidents_file = log_.path();
   snapshot.last_incident = last_incident_;
-  snapshot.firings_without_incident = quiet_firings_;
+  snapshot.firings_without_incident = firing_log_.quiet_firings();
   if (const auto& open = builder_.open()) {
     snapshot.open_incident = ops::OpenIncidentSnapshot{
         open->id, std::string(rules::RuleKindName(open->kind)), open->summary, open->rules};

@@ -17,6 +17,7 @@
 #include "detect/stream_detector.h"
 #include "ops/daemon_counters.h"
 #include "ops/daemon_snapshot.h"
+#include "ops/firing_log.h"
 #include "ops/hook_runner.h"
 #include "ops/incident_log.h"
 
@@ -82,8 +83,7 @@ class IncidentFlow {
   bool aborted_ = false;
   std::uint64_t incidents_written_ = 0;
   std::string last_incident_;
-  std::map<std::string, std::uint64_t> unlogged_;       // per rule: firings since last logged
-  std::map<std::string, std::uint64_t> quiet_firings_;  // per rule: firings opening nothing
+  ops::FiringLog firing_log_;
 };
 
 }  // namespace trainwatch::app
