@@ -69,8 +69,7 @@ class Sources {
   void ReleaseIncidentHolds();
   // What a capture needs to know of the jobs: log files, their processes, watched dirs.
   void FillCapture(capture::CaptureRequest& request);
-  std::vector<ops::SourceSnapshot> Snapshot(SteadyTime now,
-                                            std::chrono::system_clock::time_point wall_now);
+  std::vector<ops::SourceSnapshot> Snapshot(SteadyTime now, WallTime wall_now);
   // Moves whenever anything Snapshot's metrics show may have.
   std::uint64_t Activity() const;
   std::size_t size() const { return sources_.size(); }
