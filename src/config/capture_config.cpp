@@ -356,15 +356,14 @@ class CaptureParser {
 
 std::vector<CommandConfig> DefaultCommands() {
   using std::chrono::seconds;
+  // hl-smi -Q: one CSV row per device with these fields.
+  const char* const hl_smi_fields =
+      "timestamp,index,name,bus_id,driver_version,utilization.aip,memory.used,memory.total,"
+      "power.draw,temperature.aip";
   std::vector<CommandConfig> commands = {
       Command("hl-smi", {"hl-smi"}, "device/hl-smi.txt"),
       Command("hl-smi-q", {"hl-smi", "-q"}, "device/hl-smi-q.txt"),
-      Command("hl-smi-csv",
-              {"hl-smi", "-Q",
-               "timestamp,index,name,bus_id,driver_version,utilization.aip,memory.used,"
-               "memory.total,power.draw,temperature.aip",
-               "-f", "csv"},
-              "device/hl-smi.csv"),
+      Command("hl-smi-csv", {"hl-smi", "-Q", hl_smi_fields, "-f", "csv"}, "device/hl-smi.csv"),
       Command("nvidia-smi-q", {"nvidia-smi", "-q"}, "device/nvidia-smi-q.txt"),
       Command("npu-smi", {"npu-smi", "info"}, "device/npu-smi.txt"),
       Command("pip-list", {"python3", "-m", "pip", "list"}, "python/pip-list.txt", seconds(20)),

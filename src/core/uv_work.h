@@ -31,7 +31,7 @@ inline int QueueWork(uv_loop_t* loop, std::function<void()> work, std::function<
         finished->done();
       });
   if (status == 0) {
-    owned.release();  // freed by the after-work callback
+    static_cast<void>(owned.release());  // freed by the after-work callback
   }
   return status;
 }

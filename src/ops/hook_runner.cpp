@@ -61,13 +61,13 @@ void HookRunner::StartNext() {
     ++counts_.runs[hook.name];
   }
   std::vector<config::CommandConfig> commands = batch.commands;
-  runner_.Run(std::move(commands),
-              [this, batch = std::move(batch)](std::vector<collect::CollectorResult> results) {
-                OnDone(batch, std::move(results));
-              });
+  runner_.Run(std::move(commands), [this, batch = std::move(batch)](
+                                       const std::vector<collect::CollectorResult>& results) {
+    OnDone(batch, results);
+  });
 }
 
-void HookRunner::OnDone(const Batch& batch, std::vector<collect::CollectorResult> results) {
+void HookRunner::OnDone(const Batch& batch, const std::vector<collect::CollectorResult>& results) {
   for (const collect::CollectorResult& result : results) {
     if (result.status == collect::CollectorStatus::kOk) {
       spdlog::info("incident {}: on_incident hook {} done ({:.1f} s)", batch.incident_id,

@@ -59,7 +59,7 @@ class HookRunner {
     std::vector<config::CommandConfig> commands;
   };
   void StartNext();
-  void OnDone(const Batch& batch, std::vector<collect::CollectorResult> results);
+  void OnDone(const Batch& batch, const std::vector<collect::CollectorResult>& results);
 
   collect::CommandRunner runner_;
   std::vector<config::CommandConfig> hooks_;

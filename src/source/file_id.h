@@ -12,6 +12,7 @@ namespace trainwatch::source {
 struct FileId {
   dev_t dev = 0;
   ino_t ino = 0;
+  // NOLINTNEXTLINE(modernize-use-nullptr): false positive before clang-tidy 18 (LLVM #53961)
   auto operator<=>(const FileId&) const = default;
   std::string ToString() const { return std::to_string(dev) + ":" + std::to_string(ino); }
 };

@@ -55,6 +55,7 @@ Status WrappedChild::Start(uv_loop_t* loop, const std::vector<std::string>& argv
     stdio[i + 1].data.stream = reinterpret_cast<uv_stream_t*>(pipes_[i].handle.get());
   }
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& arg : argv) {
     args.push_back(const_cast<char*>(arg.c_str()));
   }

@@ -27,7 +27,7 @@ using testing::TempDir;
 struct Member {
   std::string name;
   std::string data;
-  int perm = 0;
+  mode_t perm = 0;
 };
 
 // Reads a bundle back with libarchive, as any consumer would.
@@ -58,6 +58,7 @@ std::vector<Member> ReadBundle(const std::string& path) {
 
 std::vector<std::string> Names(const std::vector<Member>& members) {
   std::vector<std::string> names;
+  names.reserve(members.size());
   for (const Member& m : members) {
     names.push_back(m.name);
   }
@@ -157,7 +158,7 @@ TEST_F(BundleWriterTest, ManifestFirstThenEveryArtifactAtItsPath) {
   EXPECT_EQ(members[2].data, log.substr(1000, 5000));
   EXPECT_EQ(members[3].data, "");
   for (const Member& m : members) {
-    EXPECT_EQ(m.perm, 0600) << m.name;
+    EXPECT_EQ(m.perm, 0600u) << m.name;
   }
   // The manifest was made from the same numbers the summary returns.
   ASSERT_EQ(seen_.artifacts.size(), 3u);
@@ -276,7 +277,7 @@ std::shared_ptr<const collect::Redactor> RealRedactor() {
 }
 
 std::string HfToken(int i) {
-  return "hf_" + std::string(30, 'a' + i % 26) + "Q" + std::to_string(i);
+  return "hf_" + std::string(30, static_cast<char>('a' + i % 26)) + "Q" + std::to_string(i);
 }
 
 TEST_F(BundleWriterTest, RedactsOnlyArtifactsMarkedForIt) {

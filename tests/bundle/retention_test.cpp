@@ -16,6 +16,7 @@ using testing::TempDir;
 
 std::vector<std::string> Names(const std::vector<BundleFile>& bundles) {
   std::vector<std::string> names;
+  names.reserve(bundles.size());
   for (const BundleFile& b : bundles) {
     names.push_back(b.name);
   }
@@ -23,8 +24,8 @@ std::vector<std::string> Names(const std::vector<BundleFile>& bundles) {
 }
 
 std::string Bundle(const TempDir& dir, int hour, std::size_t bytes) {
-  const std::string name = "20261121T" + std::string(hour < 10 ? "0" : "") + std::to_string(hour) +
-                           "0000Z_host_rule_id.tar.zst";
+  std::string name = "20261121T" + std::string(hour < 10 ? "0" : "") + std::to_string(hour) +
+                     "0000Z_host_rule_id.tar.zst";
   dir.Write(name, std::string(bytes, 'x'));
   return name;
 }

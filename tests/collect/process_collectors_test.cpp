@@ -42,6 +42,7 @@ class Child {
     EXPECT_EQ(::pipe(input), 0);
     EXPECT_EQ(::pipe2(exec_done, O_CLOEXEC), 0);
     std::vector<char*> envp;
+    envp.reserve(env.size() + 1);
     for (const std::string& entry : env) {
       envp.push_back(const_cast<char*>(entry.c_str()));
     }

@@ -19,7 +19,8 @@ namespace {
 
 using Candidate = std::pair<std::uint32_t, std::uint64_t>;  // pattern, end
 
-MultiRegex BuildSet(const std::vector<std::string>& regexes, MultiRegexOptions options = {}) {
+MultiRegex BuildSet(const std::vector<std::string>& regexes,
+                    const MultiRegexOptions& options = {}) {
   std::vector<RegexPattern> patterns;
   for (const std::string& regex : regexes) {
     auto re2 = std::make_unique<const RE2>(regex, RegexOptions());

@@ -273,6 +273,7 @@ TEST(IncidentBuilder, IdsStartWithTheOpeningTimeInUtc) {
 TEST(IncidentBuilder, IdsAreUniqueAndSortByTime) {
   IncidentBuilder builder(kSettings);
   std::vector<std::string> ids;
+  ids.reserve(20);
   for (int i = 0; i < 20; ++i) {
     // Two per second: order must hold within a second too.
     ids.push_back(builder.Manual("r", kWall + milliseconds(500 * i)).id);
@@ -294,6 +295,7 @@ TEST(IncidentBuilder, IdsAreUniqueAndSortByTime) {
 TEST(IncidentBuilder, IdsStayUniqueAndSortedForManyIncidentsInOneSecond) {
   IncidentBuilder builder(kSettings);
   std::vector<std::string> ids;
+  ids.reserve(300);
   for (int i = 0; i < 300; ++i) {
     ids.push_back(builder.Manual("scripted", kWall).id);
   }

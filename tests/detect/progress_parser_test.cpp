@@ -202,8 +202,10 @@ std::vector<std::string> Segments(const fs::path& file) {
 }
 
 // Show() of one bar's refreshes.
-std::vector<std::string> Bar(const std::string& key_and_label, std::vector<int> counts, int total) {
+std::vector<std::string> Bar(const std::string& key_and_label, const std::vector<int>& counts,
+                             int total) {
   std::vector<std::string> shown;
+  shown.reserve(counts.size());
   for (const int count : counts) {
     shown.push_back(key_and_label + "|" + std::to_string(count) + "/" + std::to_string(total));
   }

@@ -17,7 +17,7 @@ constexpr Duration kStallAfter = seconds(30);
 constexpr Duration kNoGrace = Duration(0);
 constexpr std::size_t kRule = 0;
 
-ProgressUpdate Update(std::string key, std::int64_t count,
+ProgressUpdate Update(const std::string& key, std::int64_t count,
                       std::optional<std::int64_t> total = 100) {
   return ProgressUpdate{key, "label of " + key, count, total};
 }

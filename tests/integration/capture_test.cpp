@@ -95,7 +95,7 @@ class CaptureTest : public DaemonTest {
 
   // Unpacks `bundle` with the real tar and returns where.
   std::string Unpack(const std::string& bundle) const {
-    const std::string into = Dir("unpacked");
+    std::string into = Dir("unpacked");
     fs::remove_all(into);
     fs::create_directories(into);
     const std::string command = "tar --zstd -xf '" + bundle + "' -C '" + into + "'";

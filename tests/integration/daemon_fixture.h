@@ -74,7 +74,7 @@ class DaemonTest : public ::testing::Test {
                                "    paths: [\"quiet/*.log\"]\n";
   }
 
-  DaemonProcess& StartDaemon(std::vector<std::string> env = {}) {
+  DaemonProcess& StartDaemon(const std::vector<std::string>& env = {}) {
     daemon_ = std::make_unique<DaemonProcess>(
         std::vector<std::string>{"daemon", "--config", config()}, Dir("daemon.log"), env);
     EXPECT_TRUE(daemon_->WaitReady(state())) << daemon_->Log();

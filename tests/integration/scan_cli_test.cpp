@@ -22,7 +22,7 @@ using testing::TrainwatchBinary;
 // Peak memory budget of a scan, whatever the input (the bound is 64 MB). Sanitizer
 // builds carry shadow memory, so the bound only holds for normal builds.
 constexpr long kMaxRssKib = 64 * 1024;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool kMeasureMemory = false;
 #else
 constexpr bool kMeasureMemory = true;

@@ -110,6 +110,7 @@ TEST(DaemonMetricFamilies, KnownSeriesStartAtZeroAndGoneFilesShowNoBars) {
            "trainwatch_source_files{source=\"train\"} 2\n",
            "trainwatch_source_lines_total{source=\"kernel\"} 0\n",
            "trainwatch_start_time_seconds{version=\"0.1.0\"} 1714566896\n",
+           // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one line, split at the column limit
            "trainwatch_progress_position{source=\"train\",stream=\"/logs/"
            "rank0.log\",bar=\"tqdm:\"} "
            "41\n",

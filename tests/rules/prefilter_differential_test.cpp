@@ -188,7 +188,7 @@ std::string SecretLike(std::mt19937& random) {
     case 10: {
       std::string key =
           "-----BEGIN RSA PRIVATE KEY-----" + std::string(random() % 2 ? "\n" : "\\n");
-      for (int line = 0, lines = 1 + random() % 3; line < lines; ++line) {
+      for (int line = 0, lines = static_cast<int>(1 + random() % 3); line < lines; ++line) {
         key += RandomOf(random, kBase64, 12, 40) + "\n";
       }
       return random() % 3 ? key + "-----END RSA PRIVATE KEY-----" : key;  // or truncated
@@ -232,7 +232,7 @@ std::string RandomSecretText(std::mt19937& random) {
   static const std::string kSeparators[] = {
       " ", "\n", "\r\n", "=", ": ", "\"", "\\n", std::string(1, '\0'), ""};
   std::string text;
-  for (int piece = 0, pieces = 1 + random() % 24; piece < pieces; ++piece) {
+  for (int piece = 0, pieces = static_cast<int>(1 + random() % 24); piece < pieces; ++piece) {
     if (random() % 3 == 0) {
       std::string filler = Filler(random);
       for (char& c : filler) {

@@ -39,6 +39,7 @@ constexpr const char* kRules = R"(rules:
 
 std::vector<std::string> Ids(const std::vector<Rule>& rules) {
   std::vector<std::string> ids;
+  ids.reserve(rules.size());
   for (const Rule& rule : rules) {
     ids.push_back(rule.id);
   }

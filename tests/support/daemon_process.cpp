@@ -17,6 +17,13 @@ namespace {
 
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path,
             const std::vector<std::string>& env, bool own_group) {
+  // Built before fork, so that the child allocates less between fork and execv.
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const std::string& arg : argv) {
+    args.push_back(const_cast<char*>(arg.c_str()));
+  }
+  args.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (own_group) {
@@ -30,11 +37,6 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path,
     for (const std::string& entry : env) {
       ::putenv(const_cast<char*>(entry.c_str()));
     }
-    std::vector<char*> args;
-    for (const std::string& arg : argv) {
-      args.push_back(const_cast<char*>(arg.c_str()));
-    }
-    args.push_back(nullptr);
     ::execv(args[0], args.data());
     ::_exit(127);
   }
@@ -60,7 +62,7 @@ int Reap(pid_t pid, std::chrono::milliseconds timeout, bool& reaped) {
 }  // namespace
 
 DaemonProcess::DaemonProcess(std::vector<std::string> args, std::string log_path,
-                             std::vector<std::string> env)
+                             const std::vector<std::string>& env)
     : log_path_(std::move(log_path)) {
   args.insert(args.begin(), TrainwatchBinary());
   pid_ = Spawn(args, log_path_, env, /*own_group=*/false);

@@ -22,7 +22,7 @@ class DaemonProcess {
  public:
   // Starts `trainwatch ARGS...` with `env` added to the environment ("NAME=value").
   DaemonProcess(std::vector<std::string> args, std::string log_path,
-                std::vector<std::string> env = {});
+                const std::vector<std::string>& env = {});
   ~DaemonProcess();
   DaemonProcess(const DaemonProcess&) = delete;
   DaemonProcess& operator=(const DaemonProcess&) = delete;

@@ -23,17 +23,19 @@ RunResult RunBinary(const std::vector<std::string>& argv, const std::string& std
     result.err = std::string("pipe: ") + std::strerror(errno);
     return result;
   }
+  // Built before fork: between fork and execv the child calls only async-signal-safe functions.
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const auto& arg : argv) {
+    args.push_back(const_cast<char*>(arg.c_str()));
+  }
+  args.push_back(nullptr);
   const pid_t pid = fork();
   if (pid == 0) {
     const int in = ::open(stdin_path.empty() ? "/dev/null" : stdin_path.c_str(), O_RDONLY);
     dup2(in, STDIN_FILENO);
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
-    std::vector<char*> args;
-    for (const auto& arg : argv) {
-      args.push_back(const_cast<char*>(arg.c_str()));
-    }
-    args.push_back(nullptr);
     execv(args[0], args.data());
     _exit(127);
   }
