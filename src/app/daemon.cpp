@@ -53,7 +53,7 @@ class Daemon {
   // wrap: stops once the command ended and its incident, bundle and hooks are done.
   void StopIfWrapDone();
   void UpdateStatus();
-  void HandleControl(const std::string& request, ops::ControlServer::Reply reply);
+  void HandleControl(const std::string& request, const ops::ControlServer::Reply& reply);
   ops::DaemonSnapshot Snapshot();
   std::uint64_t MetricsActivity() const;
   void WriteMetrics(bool now);
@@ -297,7 +297,7 @@ void Daemon::WriteMetrics(bool now) {
   }
 }
 
-void Daemon::HandleControl(const std::string& request, ops::ControlServer::Reply reply) {
+void Daemon::HandleControl(const std::string& request, const ops::ControlServer::Reply& reply) {
   Result<ops::ControlCommand> command = ops::ParseControlRequest(request);
   if (!command) {
     reply(command.error().message);
@@ -406,8 +406,8 @@ int Daemon::Run() {
     // No control socket: the daemon of this state_dir answers there.
   } else if (Status listening = control_.Start(
                  &loop_, state_dir + "/control.sock",
-                 [this](const std::string& request, ops::ControlServer::Reply reply) {
-                   HandleControl(request, std::move(reply));
+                 [this](const std::string& request, const ops::ControlServer::Reply& reply) {
+                   HandleControl(request, reply);
                  });
              !listening) {
     spdlog::error("cannot start the control socket: {}", listening.error().message);

@@ -12,6 +12,7 @@ namespace {
 
 std::vector<std::string> NamesOf(const std::vector<config::CommandConfig>& commands) {
   std::vector<std::string> names;
+  names.reserve(commands.size());
   for (const config::CommandConfig& command : commands) {
     names.push_back(command.name);
   }
@@ -99,16 +100,18 @@ void IncidentFlow::WriteSettled() {
   wiring_.settled();
 }
 
-void IncidentFlow::Manual(const std::string& reason, const ManualOptions& options, Done done) {
+void IncidentFlow::Manual(const std::string& reason, const ManualOptions& options,
+                          const Done& done) {
   detect::Incident incident = builder_.Manual(reason, env_.WallNow());
-  Write(incident, options, std::move(done));
+  Write(incident, options, done);
 }
 
 bool IncidentFlow::idle() const {
   return !builder_.open() && captures_running_ == 0 && hook_runner_.idle();
 }
 
-void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& options, Done done) {
+void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& options,
+                         const Done& done) {
   if (Status written = log_.Append(incident); !written) {
     // The incident still counts; the next one may find space again.
     spdlog::error("incident {} could not be recorded: {}", incident.id, written.error().message);
@@ -122,11 +125,11 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
   ++counters_.incidents_by_kind[detect::IncidentKindName(incident)];
   last_incident_ = incident.id;
   wiring_.written();
-  Capture(incident, options, std::move(done));
+  Capture(incident, options, done);
 }
 
 void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions& options,
-                           Done done) {
+                           const Done& done) {
   if (!config_.capture.enabled ||
       (incident.kind == rules::RuleKind::kWarning && incident.reason.empty())) {
     const capture::CaptureOutcome outcome{

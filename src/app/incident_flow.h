@@ -48,7 +48,7 @@ class IncidentFlow {
 
   void OnFirings(std::vector<detect::Firing>& firings, detect::StreamDetector* stream);
   // `trainwatch snapshot`: a manual incident, recorded and captured now; `done` gets the bundle.
-  void Manual(const std::string& reason, const ManualOptions& options, Done done);
+  void Manual(const std::string& reason, const ManualOptions& options, const Done& done);
   // No incident open, no capture running, no hook running or waiting.
   bool idle() const;
   // No incident open and no capture running (hooks may still run).
@@ -65,8 +65,8 @@ class IncidentFlow {
  private:
   void ScheduleSettle();
   void WriteSettled();
-  void Write(detect::Incident& incident, const ManualOptions& options, Done done);
-  void Capture(const detect::Incident& incident, const ManualOptions& options, Done done);
+  void Write(detect::Incident& incident, const ManualOptions& options, const Done& done);
+  void Capture(const detect::Incident& incident, const ManualOptions& options, const Done& done);
   void OnCaptured(const capture::CaptureOutcome& outcome);
   void RunHooks(const detect::Incident& incident, const capture::CaptureOutcome& outcome);
 

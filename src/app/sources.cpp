@@ -90,9 +90,7 @@ void Sources::Apply(PreparedSources prepared, const config::DaemonConfig& config
   for (auto& source : prepared.sources) {
     auto kept = old.find(source->config().name);
     if (kept != old.end() && kept->second->config().kmsg == source->config().kmsg) {
-      WatchedSource& fresh = *source;
-      kept->second->Reconfigure(fresh.config(), std::move(fresh).TakeRules(), watch_,
-                                context_lines_);
+      kept->second->Reconfigure(source->config(), source->TakeRules(), watch_, context_lines_);
       sources_.push_back(std::move(kept->second));
       old.erase(kept);
       continue;
@@ -106,8 +104,7 @@ void Sources::Apply(PreparedSources prepared, const config::DaemonConfig& config
   }
   if (prepared.wrap) {
     if (wrap_) {
-      wrap_->Reconfigure(wrap_->config(), std::move(*prepared.wrap).TakeRules(), watch_,
-                         context_lines_);
+      wrap_->Reconfigure(wrap_->config(), prepared.wrap->TakeRules(), watch_, context_lines_);
     } else {
       wrap_ = std::move(prepared.wrap);
     }

@@ -10,8 +10,6 @@
 #include "core/uv_handle.h"
 #include "core/uv_work.h"
 
-extern char** environ;
-
 namespace trainwatch {
 namespace {
 
@@ -147,6 +145,7 @@ class UvChild final : public ChildProcess {
     }
     std::vector<std::string> argv = options.argv;
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (std::string& arg : argv) {
       args.push_back(arg.data());
     }

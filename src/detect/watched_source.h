@@ -106,7 +106,7 @@ class WatchedSource {
 
   const config::SourceConfig& config() const { return config_; }
   // A prepared source's compiled rules, for the running source of the same name (a reload).
-  rules::SourceRules TakeRules() && { return std::move(rules_); }
+  rules::SourceRules TakeRules() { return std::move(rules_); }
   const source::TailSet* tails() const { return tails_.get(); }
   source::TailSet* tails() { return tails_.get(); }
   std::map<source::FileId, std::unique_ptr<StreamDetector>>& file_streams() {
