@@ -16,6 +16,7 @@
 #include "app/sources.h"
 #include "collect/redactor.h"
 #include "config/shipped_paths.h"
+#include "core/posix_env.h"
 #include "core/unique_fd.h"
 #include "core/uv_handle.h"
 #include "core/uv_timer.h"
@@ -31,7 +32,6 @@ namespace trainwatch::app {
 namespace {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 constexpr auto kTick = std::chrono::seconds(1);
 constexpr auto kStateSaveDelay = std::chrono::milliseconds(100);
@@ -60,6 +60,7 @@ class Daemon {
 
   DaemonOptions options_;
   uv_loop_t loop_{};
+  std::unique_ptr<PosixEnv> env_;  // on loop_
   rules::ConfiguredRules setup_;
   std::vector<source::SavedTail> saved_;
   bool first_start_ = true;
@@ -80,8 +81,8 @@ class Daemon {
   int exit_code_ = 0;
   std::uint64_t setups_applied_ = 0;  // the start and each reload
   std::string last_status_;
-  Clock::time_point started_ = Clock::now();
-  std::chrono::system_clock::time_point started_wall_ = std::chrono::system_clock::now();
+  SteadyTime started_;
+  WallTime started_wall_;
 };
 
 void Daemon::SaveState() {
@@ -246,8 +247,7 @@ void Daemon::StopIfWrapDone() {
 }
 
 void Daemon::Tick() {
-  const Clock::time_point now = Clock::now();
-  sources_->Tick(now);
+  sources_->Tick(env_->SteadyNow());
   UpdateStatus();
   WriteMetrics(/*now=*/false);
 }
@@ -266,7 +266,7 @@ void Daemon::UpdateStatus() {
 }
 
 ops::DaemonSnapshot Daemon::Snapshot() {
-  const Clock::time_point now = Clock::now();
+  const SteadyTime now = env_->SteadyNow();
   ops::DaemonSnapshot snapshot;
   snapshot.version = TRAINWATCH_VERSION;
   snapshot.pid = ::getpid();
@@ -279,7 +279,7 @@ ops::DaemonSnapshot Daemon::Snapshot() {
     snapshot.rules.push_back(rule.id);
   }
   incidents_->FillSnapshot(snapshot);
-  snapshot.sources = sources_->Snapshot(now, std::chrono::system_clock::now());
+  snapshot.sources = sources_->Snapshot(now, env_->WallNow());
   return snapshot;
 }
 
@@ -293,7 +293,7 @@ void Daemon::WriteMetrics(bool now) {
   if (now) {
     metrics_.Write(MetricsActivity(), render);
   } else {
-    metrics_.Tick(Clock::now(), MetricsActivity(), render);
+    metrics_.Tick(env_->SteadyNow(), MetricsActivity(), render);
   }
 }
 
@@ -354,6 +354,9 @@ int Daemon::Run() {
   }
 
   uv_loop_init(&loop_);
+  env_ = std::make_unique<PosixEnv>(&loop_);
+  started_ = env_->SteadyNow();
+  started_wall_ = env_->WallNow();
   IncidentFlow::Hooks flow;
   flow.fill_capture = [this](capture::CaptureRequest& request) { sources_->FillCapture(request); };
   flow.written = [this] {
@@ -362,9 +365,9 @@ int Daemon::Run() {
     UpdateStatus();
   };
   flow.settled = [this] { StopIfWrapDone(); };
-  incidents_ = std::make_unique<IncidentFlow>(&loop_, state_dir + "/incidents.jsonl", flow);
+  incidents_ = std::make_unique<IncidentFlow>(*env_, state_dir + "/incidents.jsonl", flow);
   sources_ = std::make_unique<Sources>(
-      &loop_, options_.kmsg_device,
+      *env_, &loop_, options_.kmsg_device,
       [this](std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {
         incidents_->OnFirings(firings, stream);
       },

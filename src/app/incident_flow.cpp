@@ -10,8 +10,6 @@
 namespace trainwatch::app {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 std::vector<std::string> NamesOf(const std::vector<config::CommandConfig>& commands) {
   std::vector<std::string> names;
   for (const config::CommandConfig& command : commands) {
@@ -22,12 +20,12 @@ std::vector<std::string> NamesOf(const std::vector<config::CommandConfig>& comma
 
 }  // namespace
 
-IncidentFlow::IncidentFlow(uv_loop_t* loop, const std::string& incidents_file, Hooks hooks)
-    : loop_(loop),
+IncidentFlow::IncidentFlow(Env& env, const std::string& incidents_file, Hooks hooks)
+    : env_(env),
       wiring_(std::move(hooks)),
       log_(incidents_file),
-      hook_runner_(loop),
-      settle_(loop, [this] { WriteSettled(); }) {
+      hook_runner_(env),
+      settle_(env.NewTimer([this] { WriteSettled(); })) {
   hook_runner_.OnIdle([this] { wiring_.settled(); });
 }
 
@@ -37,9 +35,9 @@ ops::IncidentHistory IncidentFlow::LoadHistory() {
     spdlog::error("{}; earlier incidents are not taken into account", history.error().message);
     return {};
   }
-  const auto wall_now = std::chrono::system_clock::now();
+  const WallTime wall_now = env_.WallNow();
   for (const auto& [rule, opened] : history->rule_last_opened) {
-    builder_.RestoreCooldown(rule, Clock::now() - (wall_now - opened));
+    builder_.RestoreCooldown(rule, env_.SteadyNow() - (wall_now - opened));
   }
   if (history->incidents > 0) {
     spdlog::info("{} earlier incidents in {}; their cooldowns and fired lines carry on",
@@ -56,61 +54,24 @@ void IncidentFlow::Configure(const config::DaemonConfig& config) {
   if (capturer_) {
     capturer_->Reconfigure(config_.capture);
   } else {
-    capturer_ = std::make_unique<capture::Capturer>(loop_, config_.capture);
+    capturer_ = std::make_unique<capture::Capturer>(env_, config_.capture);
   }
   hook_runner_.Configure(config_.on_incident);
   builder_.set_settings({config_.incident.settle, config_.incident.cooldown});
 }
 
 void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {
-  const Clock::time_point now = Clock::now();
+  const SteadyTime now = env_.SteadyNow();
   for (detect::Firing& firing : firings) {
-    const std::string rule = firing.event.rule_id;
-    ++counters_.firings_by_rule[rule];
-    std::string where = firing.stream;
-    if (firing.event.line != 0) {
-      where += ':';  // not ":" + std::string: GCC 12's false -Wrestrict (PR 105329)
-      where += std::to_string(firing.event.line);
-    }
-    const std::string what =
-        firing.event.summary.empty() ? firing.event.text : firing.event.summary;
+    ++counters_.firings_by_rule[firing.event.rule_id];
+    const ops::FiringLog::Said said = ops::FiringLog::Describe(firing);
     if (stream != nullptr) {
       // Held before Add moves the firing; released when the incident is written (or at
       // once, below, when it joined nothing).
       stream->HoldForIncident(firing);
     }
-    switch (builder_.Add(std::move(firing), now)) {
-      case detect::IncidentBuilder::Disposition::kOpened:
-        unlogged_.erase(rule);
-        spdlog::warn("{} fired at {}: {} (incident {} opened)", rule, where, what,
-                     builder_.open()->id);
-        break;
-      case detect::IncidentBuilder::Disposition::kJoined:
-        unlogged_.erase(rule);
-        // The incident records the first firings; a flood joining it is counted there.
-        if (builder_.open()->more_firings == 0) {
-          spdlog::info("{} fired at {}: {} (joins incident {})", rule, where, what,
-                       builder_.open()->id);
-        }
-        break;
-      case detect::IncidentBuilder::Disposition::kCoolingDown:
-        // Never a log line per log line: the first of a run is logged, the rest counted.
-        if (unlogged_[rule]++ == 0) {
-          spdlog::info(
-              "{} fired at {}: {} (in cooldown, no new incident; further firings are "
-              "counted in `trainwatch status`)",
-              rule, where, what);
-        }
-        ++quiet_firings_[rule];
-        break;
-      case detect::IncidentBuilder::Disposition::kWarningAlone:
-        if (unlogged_[rule]++ == 0) {
-          spdlog::info("{} (warning) at {}: {} (further ones are counted in `trainwatch status`)",
-                       rule, where, what);
-        }
-        ++quiet_firings_[rule];
-        break;
-    }
+    const detect::IncidentBuilder::Disposition disposition = builder_.Add(std::move(firing), now);
+    firing_log_.Record(said, disposition, builder_.open() ? &*builder_.open() : nullptr);
   }
   if (!builder_.open() && stream != nullptr) {
     stream->ReleaseIncidentHold();
@@ -119,17 +80,18 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
 }
 
 void IncidentFlow::ScheduleSettle() {
-  const std::optional<Clock::time_point> at = builder_.SettlesAt();
+  const std::optional<SteadyTime> at = builder_.SettlesAt();
   if (!at) {
     return;
   }
-  settle_.Start(std::chrono::ceil<std::chrono::milliseconds>(
-      std::max<Clock::duration>(Clock::duration::zero(), *at - Clock::now())));
+  settle_->Start(std::chrono::ceil<std::chrono::milliseconds>(std::max<SteadyTime::duration>(
+                     SteadyTime::duration::zero(), *at - env_.SteadyNow())),
+                 {});
 }
 
 void IncidentFlow::WriteSettled() {
   if (std::optional<detect::Incident> incident =
-          builder_.TakeSettled(Clock::now(), std::chrono::system_clock::now())) {
+          builder_.TakeSettled(env_.SteadyNow(), env_.WallNow())) {
     Write(*incident, {}, nullptr);
   } else {
     ScheduleSettle();
@@ -138,7 +100,7 @@ void IncidentFlow::WriteSettled() {
 }
 
 void IncidentFlow::Manual(const std::string& reason, const ManualOptions& options, Done done) {
-  detect::Incident incident = builder_.Manual(reason, std::chrono::system_clock::now());
+  detect::Incident incident = builder_.Manual(reason, env_.WallNow());
   Write(incident, options, std::move(done));
 }
 
@@ -233,14 +195,14 @@ void IncidentFlow::Abort() {
     capturer_->Abort();  // kept: a worker may still be finishing with it
   }
   hook_runner_.Abort();  // logs and counts what it kills or leaves unrun
-  settle_.Reset();
+  settle_.reset();
 }
 
 void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
   snapshot.incidents_written = incidents_written_;
   snapshot.incidents_file = log_.path();
   snapshot.last_incident = last_incident_;
-  snapshot.firings_without_incident = quiet_firings_;
+  snapshot.firings_without_incident = firing_log_.quiet_firings();
   if (const auto& open = builder_.open()) {
     snapshot.open_incident = ops::OpenIncidentSnapshot{
         open->id, std::string(rules::RuleKindName(open->kind)), open->summary, open->rules};

@@ -4,8 +4,6 @@
 // counts everything for the metrics. Owned by the Daemon; loop thread only.
 #pragma once
 
-#include <uv.h>
-
 #include <functional>
 #include <map>
 #include <memory>
@@ -14,11 +12,12 @@
 
 #include "capture/capturer.h"
 #include "config/daemon_config.h"
-#include "core/uv_timer.h"
+#include "core/env.h"
 #include "detect/incident_builder.h"
 #include "detect/stream_detector.h"
 #include "ops/daemon_counters.h"
 #include "ops/daemon_snapshot.h"
+#include "ops/firing_log.h"
 #include "ops/hook_runner.h"
 #include "ops/incident_log.h"
 
@@ -42,7 +41,7 @@ class IncidentFlow {
   };
   using Done = std::function<void(const capture::CaptureOutcome& outcome)>;
 
-  IncidentFlow(uv_loop_t* loop, const std::string& incidents_file, Hooks hooks);
+  IncidentFlow(Env& env, const std::string& incidents_file, Hooks hooks);
   // What the log says of earlier runs; restores each rule's cooldown from it.
   ops::IncidentHistory LoadHistory();
   void Configure(const config::DaemonConfig& config);
@@ -71,21 +70,20 @@ class IncidentFlow {
   void OnCaptured(const capture::CaptureOutcome& outcome);
   void RunHooks(const detect::Incident& incident, const capture::CaptureOutcome& outcome);
 
-  uv_loop_t* loop_;
+  Env& env_;
   Hooks wiring_;
   config::DaemonConfig config_;
   detect::IncidentBuilder builder_{{}};
   ops::IncidentLog log_;
   std::unique_ptr<capture::Capturer> capturer_;
   ops::HookRunner hook_runner_;
-  UvTimer settle_;
+  std::unique_ptr<LoopTimer> settle_;
   ops::DaemonCounters counters_;
   int captures_running_ = 0;
   bool aborted_ = false;
   std::uint64_t incidents_written_ = 0;
   std::string last_incident_;
-  std::map<std::string, std::uint64_t> unlogged_;       // per rule: firings since last logged
-  std::map<std::string, std::uint64_t> quiet_firings_;  // per rule: firings opening nothing
+  ops::FiringLog firing_log_;
 };
 
 }  // namespace trainwatch::app

@@ -1,27 +1,17 @@
 #include "app/sources.h"
 
-#include <fcntl.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <set>
-
-#include "core/unique_fd.h"
 
 namespace trainwatch::app {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // A traceback is over when its writer has been quiet this long: Python prints one at once.
 constexpr auto kTracebackQuiet = std::chrono::milliseconds(300);
 // New files are scanned for at once; a file that grows while no writer is known is scanned
 // for at most this often (its writer may be in another PID namespace, invisible to us).
 constexpr auto kWriterScanEvery = std::chrono::seconds(30);
-
-bool Alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
 }  // namespace
 
@@ -35,10 +25,7 @@ Result<PreparedSources> PrepareSources(const config::DaemonConfig& config,
     if (!built) {
       return built.error();
     }
-    auto watched = std::make_unique<WatchedSource>();
-    watched->config = source;
-    watched->rules = std::move(*built);
-    return watched;
+    return std::make_unique<WatchedSource>(source, std::move(*built));
   };
   PreparedSources prepared;
   for (const config::SourceConfig& source : config.sources) {
@@ -61,10 +48,11 @@ Result<PreparedSources> PrepareSources(const config::DaemonConfig& config,
   return prepared;
 }
 
-Sources::Sources(uv_loop_t* loop, std::string kmsg_device, OnFirings on_firings,
+Sources::Sources(Env& env, uv_loop_t* kmsg_loop, std::string kmsg_device, OnFirings on_firings,
                  std::function<void()> save_soon, ops::IncidentHistory fired,
                  std::vector<source::SavedTail> saved, bool first_start)
-    : loop_(loop),
+    : env_(env),
+      kmsg_loop_(kmsg_loop),
       kmsg_device_(std::move(kmsg_device)),
       on_firings_(std::move(on_firings)),
       save_soon_(std::move(save_soon)),
@@ -72,22 +60,22 @@ Sources::Sources(uv_loop_t* loop, std::string kmsg_device, OnFirings on_firings,
       saved_(std::move(saved)),
       first_start_(first_start),
       writer_scan_(
-          loop,
+          env,
           [this] {
             std::set<source::FileId> files;
             for (auto& source : sources_) {
-              if (source->tails) {
-                for (auto& [id, file] : source->tails->files()) {
+              if (source->tails() != nullptr) {
+                for (auto& [id, file] : source->tails()->files()) {
                   files.insert(id);
                 }
               }
             }
-            last_writer_scan_ = Clock::now();
+            last_writer_scan_ = env_.SteadyNow();
             return files;
           },
           [this](const source::WriterScan::Found& found) { OnWritersFound(found); }),
-      writer_soon_(loop, [this] { writer_scan_.Request(); }),
-      traceback_timer_(loop, [this] { CloseQuietTracebacks(); }) {}
+      writer_soon_(env.NewTimer([this] { writer_scan_.Request(); })),
+      traceback_timer_(env.NewTimer([this] { CloseQuietTracebacks(); })) {}
 
 Sources::~Sources() { Close(); }
 
@@ -96,19 +84,15 @@ void Sources::Apply(PreparedSources prepared, const config::DaemonConfig& config
   context_lines_ = config.incident.context_lines;
   std::map<std::string, std::unique_ptr<WatchedSource>> old;
   for (auto& source : sources_) {
-    old.emplace(source->config.name, std::move(source));
+    old.emplace(source->config().name, std::move(source));
   }
   sources_.clear();
   for (auto& source : prepared.sources) {
-    auto kept = old.find(source->config.name);
-    if (kept != old.end() && kept->second->config.kmsg == source->config.kmsg) {
-      WatchedSource& previous = *kept->second;
-      const bool paths_changed = previous.config.paths != source->config.paths;
-      previous.config = source->config;
-      previous.SwapRules(std::move(source->rules));
-      if (previous.tails && paths_changed) {
-        previous.tails->Reconfigure(previous.config, watch_);
-      }
+    auto kept = old.find(source->config().name);
+    if (kept != old.end() && kept->second->config().kmsg == source->config().kmsg) {
+      WatchedSource& fresh = *source;
+      kept->second->Reconfigure(fresh.config(), std::move(fresh).TakeRules(), watch_,
+                                context_lines_);
       sources_.push_back(std::move(kept->second));
       old.erase(kept);
       continue;
@@ -118,262 +102,96 @@ void Sources::Apply(PreparedSources prepared, const config::DaemonConfig& config
   }
   for (auto& [name, source] : old) {
     spdlog::info("source {} removed", name);
-    if (source->tails) {
-      source->tails->Close();
-    }
+    source->Close();
   }
   if (prepared.wrap) {
     if (wrap_) {
-      wrap_->SwapRules(std::move(prepared.wrap->rules));
+      wrap_->Reconfigure(wrap_->config(), std::move(*prepared.wrap).TakeRules(), watch_,
+                         context_lines_);
     } else {
       wrap_ = std::move(prepared.wrap);
     }
   }
 }
 
-std::unique_ptr<detect::StreamDetector> Sources::MakeStream(WatchedSource& source,
-                                                            const std::string& name,
-                                                            const source::FileTail* file) {
-  detect::StreamIdentity identity{source.config.name, name,
-                                  file != nullptr ? file->id().ToString() : "",
-                                  file != nullptr ? file->fingerprint() : source::Fingerprint{}};
-  Result<std::unique_ptr<detect::StreamDetector>> stream = detect::StreamDetector::Create(
-      identity, source.rules.lines, context_lines_, !source.rules.progress.empty());
-  if (!stream) {
-    spdlog::error("source {}: {}: {}", source.config.name, name, stream.error().message);
-    return nullptr;
-  }
-  if (file == nullptr) {
-    return std::move(*stream);
-  }
-  if (writer_soon_ && !writer_soon_.active()) {
-    // Who writes a new file is best learned while the writer is young: a job killed a second
-    // after it started must still be known to have died.
-    writer_soon_.Start(std::chrono::milliseconds(200));
-  }
-  // Lines of this file that already fired before a restart must not fire again.
-  auto [begin, end] = fired_.fired.equal_range(identity.file_id);
-  if (begin != end) {
-    UniqueFd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    for (auto it = begin; fd.get() >= 0 && it != end; ++it) {
-      const std::optional<source::Fingerprint> now =
-          source::ReadFingerprint(fd.get(), it->second.head_bytes);
-      if (now && now->hash == it->second.head_hash) {
-        (*stream)->SuppressThrough(it->second.line);
-      }
+WatchedSource::Outlet Sources::OutletFor() {
+  WatchedSource::Outlet outlet;
+  outlet.fired = on_firings_;
+  outlet.new_file = [this] {
+    if (writer_soon_ && !writer_soon_->active()) {
+      // Who writes a new file is best learned while the writer is young: a job killed a
+      // second after it started must still be known to have died.
+      writer_soon_->Start(std::chrono::milliseconds(200), {});
     }
-  }
-  return std::move(*stream);
-}
-
-void Sources::Start(WatchedSource& source) {
-  WatchedSource* state = &source;
-  if (source.config.kmsg) {
-    source.kmsg_stream = MakeStream(source, "kmsg", nullptr);
-    source.kmsg = std::make_unique<source::KmsgReader>();
-    if (source.kmsg_stream) {
-      source.kmsg_stream->MarkLive();
-      source.kmsg->Start(loop_, kmsg_device_, [this, state](const source::LineBatch& batch) {
-        OnBatch(*state, *state->kmsg_stream, batch, 0);
-      });
-    }
-    return;
-  }
-  auto stream_of = [state](const source::TailedFile& file) -> detect::StreamDetector& {
-    return *state->file_streams.at(file.tail.id());
   };
-  source::TailSet::Hooks hooks;
-  hooks.on_open = [this, state](source::TailedFile& file) {
-    std::unique_ptr<detect::StreamDetector> stream =
-        MakeStream(*state, file.tail.path(), &file.tail);
-    if (!stream) {
-      return false;
-    }
-    state->file_streams[file.tail.id()] = std::move(stream);
-    return true;
-  };
-  hooks.on_batch = [this, state, stream_of](source::TailedFile& file,
-                                            const source::LineBatch& batch, std::uint64_t offset) {
-    detect::StreamDetector& stream = stream_of(file);
-    if (file.caught_up) {
-      stream.MarkLive();
-    }
-    OnBatch(*state, stream, batch, offset);
-    if (stream.writers().empty() && Clock::now() - last_writer_scan_ >= kWriterScanEvery) {
+  outlet.unknown_writers = [this] {
+    if (env_.SteadyNow() - last_writer_scan_ >= kWriterScanEvery) {
       writer_scan_.Request();  // a quiet daemon scans nothing; one reading unknown writers does
     }
   };
-  hooks.on_pending = [state, stream_of](source::TailedFile& file) {
-    if (!file.tail.pending().empty()) {
-      detect::StreamDetector& stream = stream_of(file);
-      if (file.caught_up) {
-        stream.MarkLive();
+  outlet.traceback_open = [this] {
+    if (traceback_timer_ && !traceback_timer_->active()) {
+      traceback_timer_->Start(kTracebackQuiet, {});
+    }
+  };
+  outlet.read = save_soon_;
+  outlet.suppress_fired = [this](detect::StreamDetector& stream, const source::FileTail& file) {
+    // Lines of this file that already fired before a restart must not fire again.
+    auto [begin, end] = fired_.fired.equal_range(file.id().ToString());
+    for (auto it = begin; it != end; ++it) {
+      const std::optional<source::Fingerprint> now = file.HeadFingerprint(it->second.head_bytes);
+      if (now && now->hash == it->second.head_hash) {
+        stream.SuppressThrough(it->second.line);
       }
-      stream.OnPending(file.tail.pending(), file.tail.position().next_line, Clock::now());
-      state->silence.OnRedraw(Clock::now());
     }
   };
-  hooks.on_changed = [stream_of](source::TailedFile& file) {
-    detect::StreamDetector& stream = stream_of(file);
-    stream.set_name(file.tail.path());
-    stream.set_fingerprint(file.tail.fingerprint());
-  };
-  hooks.on_truncated = [stream_of](source::TailedFile& file) {
-    stream_of(file).SuppressThrough(0);
-  };
-  hooks.on_close = [this, state](source::TailedFile& file) {
-    auto found = state->file_streams.find(file.tail.id());
-    if (found == state->file_streams.end()) {
-      return;
-    }
-    std::vector<detect::Firing> firings;
-    found->second->CloseTracebacks(std::chrono::system_clock::now(), firings);
-    on_firings_(firings, nullptr);
-    state->file_streams.erase(found);
-  };
-  hooks.durable = [stream_of](const source::TailedFile& file) {
-    return stream_of(file).Durable(file.tail.position());
-  };
-  std::vector<source::SavedTail> saved;
+  return outlet;
+}
+
+void Sources::Start(WatchedSource& source) {
+  WatchedSource::Producer producer;
+  producer.kmsg_loop = kmsg_loop_;
+  producer.kmsg_device = kmsg_device_;
+  producer.watch = watch_;
   for (auto it = saved_.begin(); it != saved_.end();) {
-    if (it->source == source.config.name) {
-      saved.push_back(*it);
+    if (it->source == source.config().name) {
+      producer.saved.push_back(*it);
       it = saved_.erase(it);
     } else {
       ++it;
     }
   }
-  source.tails = std::make_unique<source::TailSet>(loop_, source.config, watch_, std::move(hooks),
-                                                   std::move(saved), first_start_);
-  for (const std::string& path : excluded_) {
-    source.tails->Exclude(path);
-  }
-  source.tails->Start();
-}
-
-void Sources::OnBatch(WatchedSource& source, detect::StreamDetector& stream,
-                      const source::LineBatch& batch, std::uint64_t offset) {
-  const SteadyTime now = Clock::now();
-  source.silence.OnOutput(now);
-  source.lines += batch.cut ? 0 : batch.size();
-  source.bytes += batch.text.size();
-  std::vector<detect::Firing> firings;
-  stream.OnBatch(batch, offset, now, std::chrono::system_clock::now(), firings);
-  on_firings_(firings, &stream);
-  if (stream.TracebackOpen() && !traceback_timer_.active()) {
-    traceback_timer_.Start(kTracebackQuiet);
-  }
-  save_soon_();
-}
-
-void Sources::Fire(detect::StreamDetector& stream, std::vector<detect::Event> events) {
-  if (events.empty()) {
-    return;
-  }
-  std::vector<detect::Firing> firings;
-  for (detect::Event& event : events) {
-    firings.push_back(stream.MakeFiring(std::move(event), std::chrono::system_clock::now()));
-  }
-  on_firings_(firings, nullptr);  // they hold no line of the stream back
+  producer.first_start = first_start_;
+  producer.excluded = excluded_;
+  source.Start(env_, OutletFor(), context_lines_, std::move(producer));
 }
 
 void Sources::CloseQuietTracebacks() {
-  const SteadyTime now = Clock::now();
+  const SteadyTime now = env_.SteadyNow();
   bool still_open = false;
   ForEachSource([&](WatchedSource& source) {
-    source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile*) {
-      if (!stream.TracebackOpen()) {
-        return;
-      }
-      if (now - stream.last_output() >= kTracebackQuiet) {
-        std::vector<detect::Firing> firings;
-        stream.CloseTracebacks(std::chrono::system_clock::now(), firings);
-        on_firings_(firings, &stream);
-      } else {
-        still_open = true;
-      }
-    });
+    still_open = source.CloseQuietTracebacks(now, kTracebackQuiet) || still_open;
   });
   if (still_open) {
-    traceback_timer_.Start(kTracebackQuiet);
+    traceback_timer_->Start(kTracebackQuiet, {});
   }
 }
 
 void Sources::Tick(SteadyTime now) {
   for (auto& source : sources_) {
-    if (source->tails) {
-      source->tails->Sweep(now);
+    if (source->tails() != nullptr) {
+      source->tails()->Sweep(now);
     }
   }
-  CheckWriters(now);
-  ForEachSource([&](WatchedSource& source) {
-    if (!source.rules.progress.empty()) {
-      source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile*) {
-        if (stream.live()) {
-          Fire(stream, detect::StalledBars(stream.progress(), source.rules.progress, now));
-        }
-      });
-    }
-    if (source.rules.silence.empty() || source.config.kmsg) {
-      return;
-    }
-    // Silence means something only where output was expected: a stream exists and its job
-    // has not ended (a finished job is quiet for good reason).
-    detect::StreamDetector* live = nullptr;
-    source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile*) {
-      if (live == nullptr && stream.live() && !stream.progress().ended()) {
-        live = &stream;
-      }
-    });
-    if (live != nullptr) {
-      Fire(*live, source.silence.Check(source.rules.silence, source.config.name, now));
-    }
-  });
-}
-
-void Sources::CheckWriters(SteadyTime now) {
   for (auto& source : sources_) {
-    if (!source->tails) {
-      continue;
-    }
-    source->ForEachStream([&](detect::StreamDetector& stream, source::TailedFile* file) {
-      std::vector<source::WriterProcess>& writers = stream.writers();
-      if (writers.empty() || file == nullptr) {
-        return;
-      }
-      std::vector<source::WriterProcess> gone;
-      std::erase_if(writers, [&](const source::WriterProcess& writer) {
-        if (Alive(writer.pid)) {
-          return false;
-        }
-        gone.push_back(writer);
-        return true;
-      });
-      if (gone.empty() || !writers.empty()) {
-        return;
-      }
-      // Read what the writer left last, then judge.
-      source->tails->ReadNow(*file);
-      std::string who;
-      for (const source::WriterProcess& writer : gone) {
-        who += (who.empty() ? "" : ", ") + std::to_string(writer.pid) + " (" + writer.comm + ")";
-      }
-      spdlog::info("source {}: the writers of {} exited: {}", source->config.name,
-                   stream.identity().name, who);
-      if (std::optional<detect::Event> event =
-              detect::WriterExited(stream.progress(), stream.last_line(), gone, now)) {
-        std::vector<detect::Firing> firings{
-            stream.MakeFiring(std::move(*event), std::chrono::system_clock::now())};
-        firings.back().writers = gone;  // gone, but the capture should know whom it lost
-        on_firings_(firings, nullptr);
-      }
-    });
+    source->CheckWriters(now);
   }
+  ForEachSource([&](WatchedSource& source) { source.CheckTime(now); });
 }
 
 void Sources::OnWritersFound(const source::WriterScan::Found& found) {
   for (auto& source : sources_) {
-    for (auto& [id, stream] : source->file_streams) {
+    for (auto& [id, stream] : source->file_streams()) {
       auto writers = found.find(id);
       if (writers != found.end() && !writers->second.empty()) {
         stream->set_writers(writers->second);  // exits are noticed by CheckWriters, one by one
@@ -385,23 +203,18 @@ void Sources::OnWritersFound(const source::WriterScan::Found& found) {
 void Sources::Close() {
   writer_scan_.Stop();
   for (auto& source : sources_) {
-    if (source->tails) {
-      source->tails->Close();
-    }
-    if (source->kmsg) {
-      source->kmsg->Stop();
-    }
+    source->Close();
   }
   sources_.clear();
   wrap_.reset();
-  writer_soon_.Reset();
-  traceback_timer_.Reset();
+  writer_soon_.reset();
+  traceback_timer_.reset();
 }
 
 void Sources::SaveTo(source::TailState& state) const {
   for (const auto& source : sources_) {
-    if (source->tails) {
-      source->tails->SaveTo(state.tails);
+    if (source->tails() != nullptr) {
+      source->tails()->SaveTo(state.tails);
     }
   }
 }
@@ -414,46 +227,27 @@ void Sources::ReleaseIncidentHolds() {
 }
 
 bool Sources::StartWrap(int pid, const std::string& comm) {
-  for (const char* name : {"wrap:stdout", "wrap:stderr"}) {
-    wrap_->wrap_streams.push_back(MakeStream(*wrap_, name, nullptr));
-    if (!wrap_->wrap_streams.back()) {
-      return false;  // logged by MakeStream
-    }
-    wrap_->wrap_streams.back()->MarkLive();
-    wrap_->wrap_streams.back()->set_writers({source::WriterProcess{pid, comm}});
-  }
-  return true;
+  return wrap_->StartWrap(env_, OutletFor(), context_lines_, pid, comm);
 }
 
 void Sources::OnWrapBatch(int index, const source::LineBatch& batch) {
-  OnBatch(*wrap_, *wrap_->wrap_streams[static_cast<std::size_t>(index)], batch, 0);
+  wrap_->OnWrapBatch(static_cast<std::size_t>(index), batch);
 }
 
 void Sources::OnWrapPending(int index, std::string_view pending) {
-  detect::StreamDetector& stream = *wrap_->wrap_streams[static_cast<std::size_t>(index)];
-  stream.OnPending(pending, stream.last_line() + 1, Clock::now());
-  wrap_->silence.OnRedraw(Clock::now());
+  wrap_->OnWrapPending(static_cast<std::size_t>(index), pending);
 }
 
 void Sources::OnWrapEnded(const source::ChildEnd& end, const std::string& who) {
-  if (!wrap_ || wrap_->wrap_streams.empty()) {
-    return;
+  if (wrap_) {
+    wrap_->OnWrapEnded(end, who);
   }
-  for (auto& stream : wrap_->wrap_streams) {
-    std::vector<detect::Firing> firings;
-    stream->progress().EndJob();
-    stream->CloseTracebacks(std::chrono::system_clock::now(), firings);
-    on_firings_(firings, stream.get());
-  }
-  Fire(*wrap_->wrap_streams.back(), detect::ExitEvents(wrap_->rules.exit, end, who));
 }
 
 void Sources::Exclude(const std::string& path) {
   excluded_.push_back(path);
   for (auto& source : sources_) {
-    if (source->tails) {
-      source->tails->Exclude(path);
-    }
+    source->Exclude(path);
   }
 }
 

@@ -1,8 +1,8 @@
-// Sources: every configured source (and `wrap`'s command) feeding its StreamDetectors — files
-// through TailSets, the kernel log, the wrapped command's pipes — and the detectors that run
-// on time: stalled bars, silence, writers that vanish. Firings go to the owner's callback.
-// Owns which processes write which file (a WriterScan) and where each file resumes after a
-// restart. Owned by the Daemon; loop thread only.
+// Sources: the configured sources (and `wrap`'s command) of one config, each a
+// detect::WatchedSource, kept together across reloads; when their time-based checks run (each
+// second, and for tracebacks whose writer went quiet); which processes write which file (a
+// WriterScan); where each file resumes after a restart. Firings go to the owner's callback.
+// Owned by the Daemon; loop thread only.
 #pragma once
 
 #include <uv.h>
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "app/watched_source.h"
 #include "capture/capturer.h"
 #include "config/daemon_config.h"
-#include "core/uv_timer.h"
+#include "core/env.h"
+#include "detect/watched_source.h"
 #include "ops/daemon_snapshot.h"
 #include "ops/incident_log.h"
 #include "source/child_end.h"
@@ -25,7 +25,7 @@
 
 namespace trainwatch::app {
 
-using SteadyTime = std::chrono::steady_clock::time_point;
+using detect::WatchedSource;
 
 // Sources compiled from a config, not yet running: a reload that fails to compile changes
 // nothing.
@@ -45,7 +45,9 @@ class Sources {
       std::function<void(std::vector<detect::Firing>& firings, detect::StreamDetector* stream)>;
   // `fired`: lines of files already part of written incidents (not to fire again); `saved`:
   // where files were at the last stop, `first_start` when there was no state at all.
-  Sources(uv_loop_t* loop, std::string kmsg_device, OnFirings on_firings,
+  // `kmsg_loop` reads the kernel log (a libuv producer outside the Env); only kmsg sources use
+  // it.
+  Sources(Env& env, uv_loop_t* kmsg_loop, std::string kmsg_device, OnFirings on_firings,
           std::function<void()> save_soon, ops::IncidentHistory fired,
           std::vector<source::SavedTail> saved, bool first_start);
   ~Sources();
@@ -67,8 +69,7 @@ class Sources {
   void ReleaseIncidentHolds();
   // What a capture needs to know of the jobs: log files, their processes, watched dirs.
   void FillCapture(capture::CaptureRequest& request);
-  std::vector<ops::SourceSnapshot> Snapshot(SteadyTime now,
-                                            std::chrono::system_clock::time_point wall_now);
+  std::vector<ops::SourceSnapshot> Snapshot(SteadyTime now, WallTime wall_now);
   // Moves whenever anything Snapshot's metrics show may have.
   std::uint64_t Activity() const;
   std::size_t size() const { return sources_.size(); }
@@ -86,14 +87,8 @@ class Sources {
 
  private:
   void Start(WatchedSource& source);
-  std::unique_ptr<detect::StreamDetector> MakeStream(WatchedSource& source, const std::string& name,
-                                                     const source::FileTail* file);
-  void OnBatch(WatchedSource& source, detect::StreamDetector& stream,
-               const source::LineBatch& batch, std::uint64_t offset);
-  // Firings of time-based events (stalls, silence, exits) on `stream`.
-  void Fire(detect::StreamDetector& stream, std::vector<detect::Event> events);
+  WatchedSource::Outlet OutletFor();
   void CloseQuietTracebacks();
-  void CheckWriters(SteadyTime now);
   void OnWritersFound(const source::WriterScan::Found& found);
   template <typename F>
   void ForEachSource(F&& visit) {
@@ -105,7 +100,8 @@ class Sources {
     }
   }
 
-  uv_loop_t* loop_;
+  Env& env_;
+  uv_loop_t* kmsg_loop_;
   std::string kmsg_device_;
   OnFirings on_firings_;
   std::function<void()> save_soon_;
@@ -119,8 +115,8 @@ class Sources {
   std::vector<std::string> excluded_;
   source::WriterScan writer_scan_;
   SteadyTime last_writer_scan_{};
-  UvTimer writer_soon_;      // a scan soon after new files appear
-  UvTimer traceback_timer_;  // closes tracebacks whose writer went quiet
+  std::unique_ptr<LoopTimer> writer_soon_;      // a scan soon after new files appear
+  std::unique_ptr<LoopTimer> traceback_timer_;  // closes tracebacks whose writer went quiet
 };
 
 }  // namespace trainwatch::app

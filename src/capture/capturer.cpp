@@ -16,13 +16,10 @@
 #include "collect/file_collectors.h"
 #include "collect/process_collectors.h"
 #include "collect/system_facts.h"
-#include "core/uv_work.h"
 #include "detect/incident_json.h"
 
 namespace trainwatch::capture {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // In a reduced bundle (no room for a full one) only outputs this small stay.
 constexpr std::uint64_t kReducedMaxArtifact = 64 * 1024;
@@ -52,7 +49,7 @@ std::uint64_t SizeOf(const collect::Artifact& artifact) {
 struct Capturer::Job {
   CaptureRequest request;
   Done done;
-  Clock::time_point started = Clock::now();
+  SteadyTime started;
   std::string host = Hostname();
   std::string self_container;
   std::vector<collect::CollectorResult> commands;
@@ -70,8 +67,8 @@ struct Capturer::Job {
   config::CaptureConfig config;
 };
 
-Capturer::Capturer(uv_loop_t* loop, config::CaptureConfig config)
-    : loop_(loop), config_(std::move(config)), runner_(loop) {}
+Capturer::Capturer(Env& env, config::CaptureConfig config)
+    : env_(env), config_(std::move(config)), runner_(env) {}
 
 Capturer::~Capturer() { Abort(); }
 
@@ -151,6 +148,7 @@ void Capturer::StartNext() {
   }
   running_ = true;
   job_ = std::make_unique<Job>();
+  job_->started = env_.SteadyNow();
   job_->request = std::move(queue_.front().first);
   job_->done = std::move(queue_.front().second);
   queue_.pop_front();
@@ -161,7 +159,7 @@ void Capturer::StartNext() {
   // Training processes named by the config's pattern join the known writers.
   if (!config_.process_pattern.empty()) {
     Result<std::vector<collect::ProcessInfo>> found =
-        collect::FindProcesses(config_.process_pattern);
+        collect::FindProcesses(config_.process_pattern, env_.proc_root());
     if (!found) {
       spdlog::warn("capture process_pattern: {}", found.error().message);
     } else {
@@ -175,13 +173,13 @@ void Capturer::StartNext() {
   }
   if (job_->request.container.empty()) {
     for (int pid : job_->request.pids) {
-      if (auto container = collect::ContainerOfProcess(std::to_string(pid))) {
+      if (auto container = collect::ContainerOfProcess(std::to_string(pid), env_.proc_root())) {
         job_->request.container = container->id;
         break;
       }
     }
   }
-  if (auto self = collect::ContainerOfProcess("self")) {
+  if (auto self = collect::ContainerOfProcess("self", env_.proc_root())) {
     job_->self_container = self->id;
   }
   std::error_code ignored;
@@ -192,9 +190,8 @@ void Capturer::StartNext() {
   });
   // The job stays in job_ until the pool is done with it (OnBuiltinsDone, OnWritten).
   Job& job = *job_;
-  QueueWork(
-      loop_,
-      [&job] {
+  env_.RunOnPool(
+      [&job, proc_root = env_.proc_root()] {
         const CaptureRequest& request = job.request;
         collect::CollectorResult incident;
         incident.name = "incident";
@@ -204,11 +201,11 @@ void Capturer::StartNext() {
         job.builtins.push_back(std::move(incident));
         std::vector<pid_t> pids(request.pids.begin(), request.pids.end());
         job.builtins.push_back(
-            collect::CollectEnvironment(pids, *job.redactor, job.env_redactions));
+            collect::CollectEnvironment(pids, *job.redactor, job.env_redactions, proc_root));
         job.builtins.push_back(
             collect::CollectExitedProcesses(request.remembered, *job.redactor, job.env_redactions));
-        job.builtins.push_back(collect::CollectProcesses(pids));
-        job.builtins.push_back(collect::CollectSystemFacts());
+        job.builtins.push_back(collect::CollectProcesses(pids, proc_root));
+        job.builtins.push_back(collect::CollectSystemFacts(proc_root));
         std::vector<std::string> dirs = request.watched_dirs;
         dirs.push_back(job.dir);
         job.builtins.push_back(collect::CollectDiskUsage(dirs));
@@ -303,9 +300,8 @@ void Capturer::WriteBundle() {
     }
   }
   // The worker owns the artifacts while it writes; the job stays put until it is done.
-  QueueWork(
-      loop_,
-      [&bundle_job = job, artifacts = std::move(artifacts)]() mutable {
+  env_.RunOnPool(
+      [&bundle_job = job, artifacts = std::move(artifacts), created = env_.WallNow()]() mutable {
         std::vector<collect::CollectorResult> collectors = bundle_job.builtins;
         collectors.insert(collectors.end(), bundle_job.commands.begin(), bundle_job.commands.end());
         bundle::BundleRequest request;
@@ -319,7 +315,7 @@ void Capturer::WriteBundle() {
           redactions.Merge(bundle_job.env_redactions);
           return ManifestJson(bundle_job.request, collectors, summary, redactions,
                               bundle_job.reduced, bundle_job.reduced_why, bundle_job.host,
-                              bundle_job.self_container);
+                              bundle_job.self_container, created);
         };
         bundle_job.written = bundle::WriteBundle(request);
       },
@@ -333,11 +329,10 @@ void Capturer::OnWritten() {
   outcome.incident_id = job->request.incident.id;
   outcome.reduced = job->reduced;
   outcome.deleted = job->deleted;
-  outcome.capture_seconds = std::chrono::duration<double>(Clock::now() - job->started).count();
+  outcome.capture_seconds = std::chrono::duration<double>(env_.SteadyNow() - job->started).count();
   if (!job->request.incident.firings.empty()) {
     outcome.since_first_firing =
-        std::chrono::duration<double>(std::chrono::system_clock::now() -
-                                      job->request.incident.firings.front().time)
+        std::chrono::duration<double>(env_.WallNow() - job->request.incident.firings.front().time)
             .count();
   }
   for (const collect::CollectorResult& result : job->commands) {

@@ -6,8 +6,6 @@
 // a time; a few wait their turn, more are dropped and say so. Loop thread only.
 #pragma once
 
-#include <uv.h>
-
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -21,6 +19,7 @@
 #include "collect/command_runner.h"
 #include "collect/redactor.h"
 #include "config/capture_config.h"
+#include "core/env.h"
 #include "detect/incident.h"
 #include "source/writers.h"
 
@@ -58,7 +57,7 @@ class Capturer {
 
   // The redactor is built at the first capture, not here: it compiles dozens of patterns, and
   // a daemon that never sees an incident should not carry them (2-5 MB of memory).
-  Capturer(uv_loop_t* loop, config::CaptureConfig config);
+  Capturer(Env& env, config::CaptureConfig config);
   ~Capturer();
 
   void Capture(CaptureRequest request, Done done);
@@ -76,7 +75,7 @@ class Capturer {
   void OnWritten();
   std::vector<config::CommandConfig> CommandsFor(const Job& job) const;
 
-  uv_loop_t* loop_;
+  Env& env_;
   config::CaptureConfig config_;
   std::shared_ptr<const collect::Redactor> redactor_;
   collect::CommandRunner runner_;

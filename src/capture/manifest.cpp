@@ -11,8 +11,12 @@ using json = nlohmann::ordered_json;
 std::string FiringLines(const detect::Incident& incident) {
   std::string text;
   for (const detect::Firing& firing : incident.firings) {
-    text += "== " + firing.event.rule_id + " at " + firing.stream +
-            (firing.event.line ? ":" + std::to_string(firing.event.line) : "") + "\n";
+    text += "== " + firing.event.rule_id + " at " + firing.stream;
+    if (firing.event.line != 0) {
+      text += ':';  // appended apart: GCC 12 warns falsely on ":" + to_string (PR 105329)
+      text += std::to_string(firing.event.line);
+    }
+    text += '\n';
     for (const std::string& line : firing.context) {
       text += "   " + line + "\n";
     }
@@ -30,7 +34,7 @@ std::string ManifestJson(const CaptureRequest& request,
                          const bundle::BundleSummary& summary,
                          const collect::RedactionCounts& redactions, bool reduced,
                          const std::string& reduced_why, const std::string& host,
-                         const std::string& container) {
+                         const std::string& container, WallTime created) {
   const detect::Incident& incident = request.incident;
   json firings = json::array();
   for (const detect::Firing& firing : incident.firings) {
@@ -70,23 +74,22 @@ std::string ManifestJson(const CaptureRequest& request,
   for (const auto& [rule, count] : redactions.by_rule) {
     redacted[rule] = count;
   }
-  json manifest = {
-      {"schema_version", 1},
-      {"trainwatch_version", TRAINWATCH_VERSION},
-      {"created", FormatUtc(std::chrono::system_clock::now(), TimeFormat::kIsoSeconds)},
-      {"host", host},
-      {"container", container.empty() ? json(nullptr) : json(container)},
-      {"incident",
-       {{"id", incident.id},
-        {"kind", rules::RuleKindName(incident.kind)},
-        {"summary", incident.summary},
-        {"rules", incident.rules},
-        {"opened", FormatUtc(incident.opened, TimeFormat::kIsoSeconds)},
-        {"firings", std::move(firings)}}},
-      {"reduced", reduced},
-      {"collectors", std::move(collected)},
-      {"files", std::move(files)},
-      {"redactions", std::move(redacted)}};
+  json manifest = {{"schema_version", 1},
+                   {"trainwatch_version", TRAINWATCH_VERSION},
+                   {"created", FormatUtc(created, TimeFormat::kIsoSeconds)},
+                   {"host", host},
+                   {"container", container.empty() ? json(nullptr) : json(container)},
+                   {"incident",
+                    {{"id", incident.id},
+                     {"kind", rules::RuleKindName(incident.kind)},
+                     {"summary", incident.summary},
+                     {"rules", incident.rules},
+                     {"opened", FormatUtc(incident.opened, TimeFormat::kIsoSeconds)},
+                     {"firings", std::move(firings)}}},
+                   {"reduced", reduced},
+                   {"collectors", std::move(collected)},
+                   {"files", std::move(files)},
+                   {"redactions", std::move(redacted)}};
   if (!request.reason.empty()) {
     manifest["incident"]["reason"] = request.reason;
   }

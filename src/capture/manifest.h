@@ -20,7 +20,7 @@ std::string ManifestJson(const CaptureRequest& request,
                          const bundle::BundleSummary& summary,
                          const collect::RedactionCounts& redactions, bool reduced,
                          const std::string& reduced_why, const std::string& host,
-                         const std::string& container);
+                         const std::string& container, WallTime created);
 
 std::string FiringLines(const detect::Incident& incident);
 

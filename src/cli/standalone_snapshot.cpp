@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "capture/capturer.h"
+#include "core/posix_env.h"
 #include "detect/incident_builder.h"
 #include "source/glob.h"
 
@@ -23,9 +24,12 @@ int RunStandaloneSnapshot(const config::DaemonConfig& config, const ControlOptio
     err << "trainwatch snapshot: capture redact: " << redactor.error().message << "\n";
     return 2;
   }
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  auto env = std::make_unique<PosixEnv>(&loop);
   capture::CaptureRequest request;
   detect::IncidentBuilder builder({});
-  request.incident = builder.Manual(options.reason, std::chrono::system_clock::now());
+  request.incident = builder.Manual(options.reason, env->WallNow());
   request.reason = options.reason;
   request.container = options.container;
   request.extra_paths = options.copy;
@@ -39,11 +43,9 @@ int RunStandaloneSnapshot(const config::DaemonConfig& config, const ControlOptio
       request.watched_dirs.push_back(source::LiteralDirOf(pattern));
     }
   }
-  uv_loop_t loop;
-  uv_loop_init(&loop);
   capture::CaptureOutcome result;
   {
-    capture::Capturer capturer(&loop, capture);
+    capture::Capturer capturer(*env, capture);
     capturer.Capture(std::move(request),
                      [&](const capture::CaptureOutcome& outcome) { result = outcome; });
     uv_run(&loop, UV_RUN_DEFAULT);

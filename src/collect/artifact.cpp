@@ -47,7 +47,7 @@ void AddRange(CollectorResult& result, std::string path, std::string source_file
   result.artifacts.push_back(std::move(artifact));
 }
 
-void Finish(CollectorResult& result, std::chrono::steady_clock::time_point start, std::size_t asked,
+void Finish(CollectorResult& result, const Stopwatch& stopwatch, std::size_t asked,
             std::size_t read) {
   result.bytes = 0;
   for (const Artifact& artifact : result.artifacts) {
@@ -63,8 +63,7 @@ void Finish(CollectorResult& result, std::chrono::steady_clock::time_point start
   } else {
     result.status = CollectorStatus::kOk;
   }
-  result.duration_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.duration_seconds = stopwatch.Seconds();
 }
 
 }  // namespace trainwatch::collect

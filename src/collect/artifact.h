@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/stopwatch.h"
+
 namespace trainwatch::collect {
 
 struct Artifact {
@@ -56,7 +58,7 @@ void AddRange(CollectorResult& result, std::string path, std::string source_file
 // `asked` and `read` count the things asked for (pids, files, dirs) and those that could be
 // read: kSkipped ("nothing to collect" unless detail says more) when nothing was asked,
 // kFailed when nothing could be read, kOk otherwise.
-void Finish(CollectorResult& result, std::chrono::steady_clock::time_point start, std::size_t asked,
+void Finish(CollectorResult& result, const Stopwatch& stopwatch, std::size_t asked,
             std::size_t read);
 
 }  // namespace trainwatch::collect

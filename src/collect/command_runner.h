@@ -3,10 +3,9 @@
 // group at the deadline, SIGKILL a second later, and a child that still does not die (stuck
 // in uninterruptible sleep on a wedged device, as hl-smi and nvidia-smi do) is abandoned —
 // never waited on — and recorded. The same tool is not run again while that child lives.
-// Output is capped (first or last bytes). Loop thread only.
+// Output is capped (first or last bytes). Children, timers and the clock come from the Env,
+// so unit tests step the escalation on a fake one. Loop thread only.
 #pragma once
-
-#include <uv.h>
 
 #include <chrono>
 #include <functional>
@@ -17,7 +16,7 @@
 
 #include "collect/artifact.h"
 #include "config/capture_config.h"
-#include "core/uv_handle.h"
+#include "core/env.h"
 
 namespace trainwatch::collect {
 
@@ -29,7 +28,7 @@ class CommandRunner {
   // commands running the same tool (a wedged device hangs every hl-smi), or for hooks, which
   // share tools (sh, curl) but not their fate, the same name.
   enum class HungKey { kTool, kName };
-  explicit CommandRunner(uv_loop_t* loop, HungKey hung_key = HungKey::kTool);
+  explicit CommandRunner(Env& env, HungKey hung_key = HungKey::kTool);
   ~CommandRunner();
   CommandRunner(const CommandRunner&) = delete;
   CommandRunner& operator=(const CommandRunner&) = delete;
@@ -51,10 +50,9 @@ class CommandRunner {
   struct Child;
   void Finish(Child& child);
   void OnTimer(Child& child);
-  void ArmTimer(Child& child, std::chrono::milliseconds delay);
   void MaybeComplete();
 
-  uv_loop_t* loop_;
+  Env& env_;
   std::vector<std::unique_ptr<Child>> children_;
 
   std::vector<collect::CollectorResult> results_;

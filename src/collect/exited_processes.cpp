@@ -6,12 +6,13 @@
 #include <cerrno>
 
 #include "collect/process_collectors.h"
+#include "core/stopwatch.h"
 
 namespace trainwatch::collect {
 
 CollectorResult CollectExitedProcesses(const std::vector<source::WriterProcess>& processes,
                                        const Redactor& redactor, RedactionCounts& counts) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   CollectorResult result;
   result.name = "exited_processes";
   std::size_t exited = 0;
@@ -33,7 +34,7 @@ CollectorResult CollectExitedProcesses(const std::vector<source::WriterProcess>&
   if (exited == 0) {
     AddDetail(result, "no process exited since it was seen writing");
   }
-  Finish(result, start, exited, exited);
+  Finish(result, stopwatch, exited, exited);
   return result;
 }
 

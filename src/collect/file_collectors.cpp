@@ -18,6 +18,7 @@
 #include "collect/bundle_names.h"
 #include "core/directory.h"
 #include "core/quantity.h"
+#include "core/stopwatch.h"
 #include "core/time_format.h"
 #include "core/unique_fd.h"
 
@@ -94,7 +95,7 @@ void AddSkips(CollectorResult& result, const std::vector<std::string>& skipped,
 }  // namespace
 
 CollectorResult CollectLogTails(const std::vector<std::string>& files, std::uint64_t tail_bytes) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   CollectorResult result;
   result.name = "log_tails";
   UniqueNames names;
@@ -123,7 +124,7 @@ CollectorResult CollectLogTails(const std::vector<std::string>& files, std::uint
     result.truncated = result.truncated || offset > 0;
     AddRange(result, "logs/" + names.Take(SafeBundleName(file)), *real, offset, length);
   }
-  Finish(result, start, files.size(), read);
+  Finish(result, stopwatch, files.size(), read);
   return result;
 }
 
@@ -181,7 +182,7 @@ void WalkDirectory(DIR* dir, const std::string& relative, int depth, Walk& walk)
 
 CollectorResult CollectDirectory(const std::string& name, const std::string& dir,
                                  const std::string& prefix, std::uint64_t max_bytes) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   CollectorResult result;
   result.name = name;
   Walk walk;
@@ -190,7 +191,7 @@ CollectorResult CollectDirectory(const std::string& name, const std::string& dir
     if (!top.ok()) {
       struct stat st {};
       bool missing = ::stat(dir.c_str(), &st) != 0 && errno == ENOENT;
-      Finish(result, start, 1, 0);
+      Finish(result, stopwatch, 1, 0);
       result.status = missing ? CollectorStatus::kMissing : CollectorStatus::kFailed;
       result.detail = dir + ": " + top.error().message;
       return result;
@@ -251,7 +252,7 @@ CollectorResult CollectDirectory(const std::string& name, const std::string& dir
   // An empty directory read fine; one whose every entry failed did not.
   std::size_t asked = 1;
   std::size_t read = walk.files.empty() && !walk.unreadable.empty() ? 0 : 1;
-  Finish(result, start, asked, read);
+  Finish(result, stopwatch, asked, read);
   return result;
 }
 
@@ -305,7 +306,7 @@ void ListDirectory(DIR* dir, const std::string& relative, int level, std::string
 
 CollectorResult CollectPaths(const std::vector<std::string>& paths,
                              std::uint64_t max_bytes_per_file) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   CollectorResult result;
   result.name = "extra_paths";
   UniqueNames names;
@@ -353,7 +354,7 @@ CollectorResult CollectPaths(const std::vector<std::string>& paths,
       AddDetail(result, path + ": neither a file nor a directory");
     }
   }
-  Finish(result, start, paths.size(), read);
+  Finish(result, stopwatch, paths.size(), read);
   return result;
 }
 

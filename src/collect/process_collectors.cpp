@@ -16,6 +16,7 @@
 #include "core/proc_files.h"
 #include "core/quantity.h"
 #include "core/regex_options.h"
+#include "core/stopwatch.h"
 
 extern char** environ;  // NOLINT: the process environment, as POSIX names it
 
@@ -131,7 +132,7 @@ Result<std::vector<ProcessInfo>> FindProcesses(const std::string& pattern,
 
 CollectorResult CollectEnvironment(const std::vector<pid_t>& pids, const Redactor& redactor,
                                    RedactionCounts& counts, const std::string& proc_root) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   CollectorResult result;
   result.name = "environment";
 
@@ -169,7 +170,7 @@ CollectorResult CollectEnvironment(const std::vector<pid_t>& pids, const Redacto
     ++read;
   }
   // The daemon's own environment always reads: judge by the processes when there are any.
-  Finish(result, start, pids.empty() ? 1 : pids.size(), pids.empty() ? 1 : read);
+  Finish(result, stopwatch, pids.empty() ? 1 : pids.size(), pids.empty() ? 1 : read);
   if (result.status == CollectorStatus::kFailed) {
     AddDetail(result, "no process environment could be read");
   }
@@ -177,7 +178,7 @@ CollectorResult CollectEnvironment(const std::vector<pid_t>& pids, const Redacto
 }
 
 CollectorResult CollectProcesses(const std::vector<pid_t>& pids, const std::string& proc_root) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   CollectorResult result;
   result.name = "processes";
   std::size_t read = 0;
@@ -235,7 +236,7 @@ CollectorResult CollectProcesses(const std::vector<pid_t>& pids, const std::stri
     }
     AddText(result, folder + "open-files.txt", std::move(listing));
   }
-  Finish(result, start, pids.size(), read);
+  Finish(result, stopwatch, pids.size(), read);
   if (pids.empty()) {
     result.detail = "no training processes";
   }

@@ -23,6 +23,7 @@
 #include "core/directory.h"
 #include "core/proc_files.h"
 #include "core/quantity.h"
+#include "core/stopwatch.h"
 
 namespace trainwatch::collect {
 namespace {
@@ -118,7 +119,7 @@ Result<std::string> Network() {
 }  // namespace
 
 CollectorResult CollectSystemFacts(const std::string& proc_root, const std::string& sys_root) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   CollectorResult result;
   result.name = "system";
   std::size_t asked = 0;
@@ -160,12 +161,12 @@ CollectorResult CollectSystemFacts(const std::string& proc_root, const std::stri
                                   ? Result<std::string>(std::string(host) + "\n")
                                   : Error{std::string("gethostname: ") + std::strerror(errno)});
   keep("system/network.txt", Network());
-  Finish(result, start, asked, read);
+  Finish(result, stopwatch, asked, read);
   return result;
 }
 
 CollectorResult CollectDiskUsage(const std::vector<std::string>& dirs) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   CollectorResult result;
   result.name = "disk_usage";
   std::size_t read = 0;
@@ -198,7 +199,7 @@ CollectorResult CollectDiskUsage(const std::vector<std::string>& dirs) {
   if (!dirs.empty()) {
     AddText(result, "system/disk-usage.txt", std::move(text));
   }
-  Finish(result, start, dirs.size(), read);
+  Finish(result, stopwatch, dirs.size(), read);
   return result;
 }
 

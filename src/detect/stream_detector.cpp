@@ -18,24 +18,25 @@ std::string Capped(std::string_view text) {
 
 }  // namespace
 
-StreamDetector::StreamDetector(StreamIdentity identity, std::unique_ptr<detect::LineDetector> detector,
-               std::size_t context_lines, bool track_progress)
+StreamDetector::StreamDetector(StreamIdentity identity,
+                               std::unique_ptr<detect::LineDetector> detector,
+                               std::size_t context_lines, bool track_progress, SteadyTime created)
     : identity_(std::move(identity)),
       detector_(std::move(detector)),
       context_lines_(context_lines),
       track_progress_(track_progress),
-      last_output_(std::chrono::steady_clock::now()) {}
+      last_output_(created) {}
 
-Result<std::unique_ptr<StreamDetector>> StreamDetector::Create(StreamIdentity identity,
-                                               std::shared_ptr<const rules::CompiledRules> rules,
-                                               std::size_t context_lines, bool track_progress) {
+Result<std::unique_ptr<StreamDetector>> StreamDetector::Create(
+    StreamIdentity identity, std::shared_ptr<const rules::CompiledRules> rules,
+    std::size_t context_lines, bool track_progress, SteadyTime created) {
   Result<rules::LineMatcher> matcher = rules::LineMatcher::Create(std::move(rules));
   if (!matcher) {
     return matcher.error();
   }
   auto detector = std::make_unique<detect::LineDetector>(std::move(*matcher));
-  return std::unique_ptr<StreamDetector>(
-      new StreamDetector(std::move(identity), std::move(detector), context_lines, track_progress));
+  return std::unique_ptr<StreamDetector>(new StreamDetector(
+      std::move(identity), std::move(detector), context_lines, track_progress, created));
 }
 
 Status StreamDetector::SetRules(std::shared_ptr<const rules::CompiledRules> rules) {
@@ -112,7 +113,7 @@ detect::Firing StreamDetector::MakeFiring(detect::Event event, detect::WallTime 
 }
 
 void StreamDetector::Emit(std::vector<detect::Event>& events, detect::WallTime wall,
-                  std::vector<detect::Firing>& out) {
+                          std::vector<detect::Firing>& out) {
   for (detect::Event& event : events) {
     if (event.line <= suppress_through_) {
       continue;  // fired before a restart; its incident is already written
@@ -161,8 +162,9 @@ void StreamDetector::Remember(const source::LineBatch& batch, std::uint64_t batc
   }
 }
 
-void StreamDetector::OnBatch(const source::LineBatch& batch, std::uint64_t batch_offset, SteadyTime now,
-                     detect::WallTime wall, std::vector<detect::Firing>& out) {
+void StreamDetector::OnBatch(const source::LineBatch& batch, std::uint64_t batch_offset,
+                             SteadyTime now, detect::WallTime wall,
+                             std::vector<detect::Firing>& out) {
   batch_ = &batch;
   batch_offset_ = batch_offset;
   bytes_ += batch.text.size();
@@ -202,7 +204,7 @@ void StreamDetector::OnBatch(const source::LineBatch& batch, std::uint64_t batch
 }
 
 void StreamDetector::ParseProgress(std::string_view record, char separator, std::uint64_t line,
-                           SteadyTime now) {
+                                   SteadyTime now) {
   std::size_t start = 0;
   while (start <= record.size()) {
     std::size_t stop = record.find(separator, start);

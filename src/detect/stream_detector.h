@@ -31,9 +31,9 @@ struct StreamIdentity {
 
 class StreamDetector {
  public:
-  static Result<std::unique_ptr<StreamDetector>> Create(StreamIdentity identity,
-                                                std::shared_ptr<const rules::CompiledRules> rules,
-                                                std::size_t context_lines, bool track_progress);
+  static Result<std::unique_ptr<StreamDetector>> Create(
+      StreamIdentity identity, std::shared_ptr<const rules::CompiledRules> rules,
+      std::size_t context_lines, bool track_progress, SteadyTime created);
 
   // Detects on `batch` (whose first byte is at `batch_offset` of the stream) and appends
   // what fired to `out`.
@@ -95,7 +95,7 @@ class StreamDetector {
     std::string text;
   };
   StreamDetector(StreamIdentity identity, std::unique_ptr<detect::LineDetector> detector,
-         std::size_t context_lines, bool track_progress);
+                 std::size_t context_lines, bool track_progress, SteadyTime created);
   void ParseProgress(std::string_view record, char separator, std::uint64_t line, SteadyTime now);
   std::vector<std::string> ContextBefore(std::uint64_t line) const;
   std::optional<std::uint64_t> OffsetOf(std::uint64_t line) const;

@@ -38,7 +38,7 @@ class HookRunner {
  public:
   static constexpr std::size_t kMaxQueued = 16;
 
-  explicit HookRunner(uv_loop_t* loop) : runner_(loop, collect::CommandRunner::HungKey::kName) {}
+  explicit HookRunner(Env& env) : runner_(env, collect::CommandRunner::HungKey::kName) {}
 
   void Configure(std::vector<config::CommandConfig> hooks) { hooks_ = std::move(hooks); }
   // Runs the hooks that want `incident`, with the bundle's outcome in their environment.

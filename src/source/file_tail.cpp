@@ -1,27 +1,19 @@
 #include "source/file_tail.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
-
 namespace trainwatch::source {
 namespace {
 
-// Up to `length` bytes from the start of `fd`; shorter when the file is.
-std::string ReadHead(int fd, std::size_t length) {
+// Up to `length` bytes from the start of `file`; shorter when the file is.
+std::string ReadHead(const ReadableFile& file, std::size_t length) {
   std::string head(length, '\0');
   std::size_t got = 0;
   while (got < length) {
-    const ssize_t n = ::pread(fd, head.data() + got, length - got, static_cast<off_t>(got));
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
+    const Result<std::size_t> n =
+        file.ReadAt(got, std::span<char>(head.data() + got, length - got));
+    if (!n || *n == 0) {
       break;
     }
-    got += static_cast<std::size_t>(n);
+    got += *n;
   }
   head.resize(got);
   return head;
@@ -37,43 +29,44 @@ Fingerprint FingerprintOf(std::string_view head) {
   return {static_cast<std::uint32_t>(head.size()), hash};
 }
 
-std::optional<Fingerprint> ReadFingerprint(int fd, std::uint32_t length) {
-  const std::string head = ReadHead(fd, length);
+std::optional<Fingerprint> ReadFingerprint(const ReadableFile& file, std::uint32_t length) {
+  const std::string head = ReadHead(file, length);
   if (head.size() < length) {
     return std::nullopt;
   }
   return FingerprintOf(head);
 }
 
-FileTail::FileTail(std::string path, UniqueFd fd, FileId id, std::size_t chunk_bytes)
+FileTail::FileTail(std::string path, std::unique_ptr<ReadableFile> file, FileId id,
+                   std::size_t chunk_bytes)
     : path_(std::move(path)),
-      fd_(std::move(fd)),
+      file_(std::move(file)),
       id_(id),
       chunk_bytes_(chunk_bytes),
       framer_(kDefaultMaxLineBytes, chunk_bytes) {}
 
-Result<FileTail> FileTail::Open(const std::string& path, std::optional<TailPosition> start,
-                                std::size_t chunk_bytes) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0) {
-    return Error{path + ": " + std::strerror(errno)};
+Result<FileTail> FileTail::Open(const FileSystem& fs, const std::string& path,
+                                std::optional<TailPosition> start, std::size_t chunk_bytes) {
+  Result<std::unique_ptr<ReadableFile>> file = fs.OpenForReading(path);
+  if (!file) {
+    return file.error();
   }
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) {
-    return Error{path + ": " + std::strerror(errno)};
+  Result<FileStatus> info = (*file)->Status();
+  if (!info) {
+    return info.error();
   }
-  if (!S_ISREG(info.st_mode)) {
+  if (info->type != FileType::kRegular) {
     return Error{path + ": not a regular file"};
   }
-  FileTail tail(path, std::move(fd), FileId{info.st_dev, info.st_ino}, chunk_bytes);
-  const auto size = static_cast<std::uint64_t>(info.st_size);
+  FileTail tail(path, std::move(*file), FileId{info->device, info->inode}, chunk_bytes);
+  const std::uint64_t size = info->size;
   TailPosition at = start.value_or(TailPosition{size, 1});
   if (at.offset > size) {
     at = TailPosition{};  // shorter than where we were: it was truncated while we were away
   }
   tail.read_offset_ = at.offset;
   tail.framer_.set_next_line(at.next_line);
-  tail.head_ = ReadHead(tail.fd(), Fingerprint::kHeadBytes);
+  tail.head_ = ReadHead(*tail.file_, Fingerprint::kHeadBytes);
   return tail;
 }
 
@@ -101,16 +94,16 @@ void FileTail::Drain(bool end_of_input, const Sink& sink) {
 
 FileTail::ReadOutcome FileTail::Read(std::size_t budget, const Sink& sink) {
   ReadOutcome outcome;
-  struct stat info {};
-  if (::fstat(fd(), &info) != 0) {
-    outcome.error = true;
+  const Result<FileStatus> info = file_->Status();
+  if (!info) {
+    outcome.error = info.error().message;
     return outcome;
   }
-  const auto size = static_cast<std::uint64_t>(info.st_size);
+  const std::uint64_t size = info->size;
   // Both checks cost one small pread: a file truncated and refilled past our offset between
   // two reads (copytruncate under a busy writer) has a size that looks fine, but its first
   // bytes are no longer the ones we read.
-  std::string head = ReadHead(fd(), Fingerprint::kHeadBytes);
+  std::string head = ReadHead(*file_, Fingerprint::kHeadBytes);
   if (size < read_offset_ || head.compare(0, head_.size(), head_) != 0) {
     Restart();
     outcome.truncated = true;
@@ -121,22 +114,20 @@ FileTail::ReadOutcome FileTail::Read(std::size_t budget, const Sink& sink) {
   while (budget > 0) {
     std::span<char> space = framer_.WritableSpace();
     const std::size_t want = std::min(space.size(), budget);
-    const ssize_t n = ::pread(fd(), space.data(), want, static_cast<off_t>(read_offset_));
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n < 0) {
-      outcome.error = true;
+    const Result<std::size_t> read = file_->ReadAt(read_offset_, space.first(want));
+    if (!read) {
+      outcome.error = read.error().message;
       break;
     }
+    const std::size_t n = *read;
     if (n == 0) {
       break;
     }
     // The file may have been truncated and refilled between the check above and this read
     // (copytruncate under a busy writer): the bytes are only the file we know if its first
     // bytes still are. Otherwise they are dropped, uncommitted, and reading starts over.
-    std::string now_head = ReadHead(fd(), Fingerprint::kHeadBytes);
-    if (!StillTheSameFile(now_head, std::string_view(space.data(), static_cast<std::size_t>(n)))) {
+    std::string now_head = ReadHead(*file_, Fingerprint::kHeadBytes);
+    if (!StillTheSameFile(now_head, std::string_view(space.data(), n))) {
       if (outcome.truncated) {
         break;  // changing under us again: the next event or sweep comes back
       }
@@ -147,10 +138,10 @@ FileTail::ReadOutcome FileTail::Read(std::size_t budget, const Sink& sink) {
     if (now_head.size() > head_.size()) {
       head_ = std::move(now_head);
     }
-    framer_.Commit(static_cast<std::size_t>(n));
-    read_offset_ += static_cast<std::uint64_t>(n);
-    outcome.bytes += static_cast<std::uint64_t>(n);
-    budget -= static_cast<std::size_t>(n);
+    framer_.Commit(n);
+    read_offset_ += n;
+    outcome.bytes += n;
+    budget -= n;
     Drain(false, sink);
     if (budget == 0) {
       outcome.more = true;

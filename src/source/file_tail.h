@@ -7,12 +7,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/file_system.h"
 #include "core/result.h"
-#include "core/unique_fd.h"
 #include "source/file_id.h"
 #include "source/line_batch.h"
 #include "source/line_framer.h"
@@ -28,9 +29,9 @@ struct Fingerprint {
   bool operator==(const Fingerprint&) const = default;
 };
 Fingerprint FingerprintOf(std::string_view head);
-// Reads the first `length` bytes of `fd` and fingerprints them; nullopt when the file is
+// Reads the first `length` bytes of `file` and fingerprints them; nullopt when the file is
 // now shorter than that.
-std::optional<Fingerprint> ReadFingerprint(int fd, std::uint32_t length);
+std::optional<Fingerprint> ReadFingerprint(const ReadableFile& file, std::uint32_t length);
 
 // Where reading resumes: the byte after the last complete line handed to the sink, and that
 // line's successor's number.
@@ -44,16 +45,20 @@ class FileTail {
   // `batch_offset` is the file offset of the batch's first byte.
   using Sink = std::function<void(const LineBatch& batch, std::uint64_t batch_offset)>;
 
-  // Opens `path` for reading; at `start` when given, else at its end (rounded back to no
-  // line: the end of a file is a line boundary for our purposes).
+  // Opens `path` in `fs` for reading; at `start` when given, else at its end (rounded back to
+  // no line: the end of a file is a line boundary for our purposes).
+  static Result<FileTail> Open(const FileSystem& fs, const std::string& path,
+                               std::optional<TailPosition> start, std::size_t chunk_bytes);
   static Result<FileTail> Open(const std::string& path, std::optional<TailPosition> start,
-                               std::size_t chunk_bytes);
+                               std::size_t chunk_bytes) {
+    return Open(RealFileSystem(), path, start, chunk_bytes);
+  }
 
   struct ReadOutcome {
     std::uint64_t bytes = 0;
     bool more = false;       // stopped at the budget with more to read
     bool truncated = false;  // the content was replaced; reading restarted at 0 (see below)
-    bool error = false;      // the read failed (logged by the owner)
+    std::string error;       // why the read failed (logged by the owner); empty if it did not
   };
   // Reads up to `budget` bytes, handing complete lines to `sink`. When the file shrank below
   // the read offset or its first bytes changed, the pending partial line is dropped,
@@ -67,7 +72,12 @@ class FileTail {
   const std::string& path() const { return path_; }
   void set_path(std::string path) { path_ = std::move(path); }
   FileId id() const { return id_; }
-  int fd() const { return fd_.get(); }
+  // The open file's status now (its size, and links: 0 once it is deleted).
+  Result<FileStatus> Status() const { return file_->Status(); }
+  // The fingerprint of its first `length` bytes now; nullopt when it is shorter.
+  std::optional<Fingerprint> HeadFingerprint(std::uint32_t length) const {
+    return ReadFingerprint(*file_, length);
+  }
   Fingerprint fingerprint() const { return FingerprintOf(head_); }
   // Where a restart must resume so that no line is lost and none repeated.
   TailPosition position() const;
@@ -79,7 +89,8 @@ class FileTail {
   void Idle() { framer_.Release(); }
 
  private:
-  FileTail(std::string path, UniqueFd fd, FileId id, std::size_t chunk_bytes);
+  FileTail(std::string path, std::unique_ptr<ReadableFile> file, FileId id,
+           std::size_t chunk_bytes);
   void Restart();
   // Whether `data`, just read at read_offset_, comes from the file we have been reading, given
   // its first bytes `head` read right after.
@@ -87,7 +98,7 @@ class FileTail {
   void Drain(bool end_of_input, const Sink& sink);
 
   std::string path_;
-  UniqueFd fd_;
+  std::unique_ptr<ReadableFile> file_;
   FileId id_;
   std::size_t chunk_bytes_;
   LineFramer framer_;

@@ -1,16 +1,12 @@
 #include "source/glob.h"
 
-#include <dirent.h>
 #include <fnmatch.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string_view>
-
-#include "core/directory.h"
 
 namespace trainwatch::source {
 namespace {
@@ -88,51 +84,31 @@ std::string Join(const std::string& dir, std::string_view name) {
   return out;
 }
 
-bool StatIs(const std::string& path, mode_t type) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && (st.st_mode & S_IFMT) == type;
-}
-
-struct Entry {
-  std::string name;
-  unsigned char type;  // d_type: DT_UNKNOWN on file systems that do not fill it in
-};
-
-// False when the directory cannot be opened (missing, not a directory, no permission).
-bool ListDir(const std::string& dir, std::vector<Entry>& entries) {
-  DirPtr handle(::opendir(dir.c_str()));
-  if (!handle) {
-    return false;
-  }
-  while (const dirent* entry = ::readdir(handle.get())) {
-    const std::string_view name = entry->d_name;
-    if (name != "." && name != "..") {
-      entries.push_back({std::string(name), entry->d_type});
-    }
-  }
-  return true;
+bool StatIs(const FileSystem& fs, const std::string& path, FileType type) {
+  const Result<FileStatus> status = fs.Stat(path);
+  return status && status->type == type;
 }
 
 // Walks the file system one pattern component at a time. With `dirs`, also records every
 // existing directory it looks into (for GlobWatchDirs).
 class Walker {
  public:
-  Walker(const std::vector<Component>& parts, std::set<std::string>* dirs)
-      : parts_(parts), dirs_(dirs) {}
+  Walker(const FileSystem& fs, const std::vector<Component>& parts, std::set<std::string>* dirs)
+      : fs_(fs), parts_(parts), dirs_(dirs) {}
 
   void Walk(const std::string& dir, std::size_t i, int depth) {
     const Component& part = parts_[i];
     if (part.kind == Component::kLiteral) {
       // No listing needed: the name is known. Only the watch list pays for checking `dir`.
       if (dirs_ != nullptr) {
-        if (!StatIs(dir, S_IFDIR)) {
+        if (!StatIs(fs_, dir, FileType::kDirectory)) {
           return;
         }
         dirs_->insert(dir);
       }
       const std::string path = Join(dir, part.text);
       if (i + 1 == parts_.size()) {
-        if (StatIs(path, S_IFREG)) {
+        if (StatIs(fs_, path, FileType::kRegular)) {
           matches_.push_back(path);
         }
       } else {
@@ -140,10 +116,12 @@ class Walker {
       }
       return;
     }
-    std::vector<Entry> entries;
-    if (!ListDir(dir, entries)) {
+    // Missing, not a directory or not readable: nothing matches below it.
+    const Result<std::vector<DirEntry>> listed = fs_.List(dir);
+    if (!listed) {
       return;
     }
+    const std::vector<DirEntry>& entries = *listed;
     if (dirs_ != nullptr) {
       dirs_->insert(dir);
     }
@@ -161,13 +139,14 @@ class Walker {
     if (depth >= kMaxGlobstarDepth) {
       return;
     }
-    for (const Entry& entry : entries) {
+    for (const DirEntry& entry : entries) {
       if (entry.name.front() == '.') {
         continue;
       }
       const std::string path = Join(dir, entry.name);
       // A real directory only: following a symlink here could loop (a link to `..`).
-      if (entry.type == DT_DIR || (entry.type == DT_UNKNOWN && IsRealDirectory(path))) {
+      if (entry.type == FileType::kDirectory ||
+          (entry.type == FileType::kUnknown && IsRealDirectory(path))) {
         Walk(path, i, depth + 1);
       }
     }
@@ -180,32 +159,34 @@ class Walker {
   }
 
  private:
-  static bool IsRealDirectory(const std::string& path) {
-    struct stat st;
-    return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  bool IsRealDirectory(const std::string& path) const {
+    const Result<FileStatus> status = fs_.Stat(path, /*follow=*/false);
+    return status && status->type == FileType::kDirectory;
   }
 
   // Applies wildcard component `i` to the entries of `dir`. The entry type decides without a
   // stat except for symlinks (followed here) and DT_UNKNOWN.
-  void MatchEntries(const std::string& dir, const std::vector<Entry>& entries, std::size_t i,
+  void MatchEntries(const std::string& dir, const std::vector<DirEntry>& entries, std::size_t i,
                     int depth) {
     const bool last = i + 1 == parts_.size();
-    for (const Entry& entry : entries) {
+    for (const DirEntry& entry : entries) {
       if (::fnmatch(parts_[i].text.c_str(), entry.name.c_str(), FNM_PERIOD) != 0) {
         continue;
       }
       const std::string path = Join(dir, entry.name);
-      const bool check = entry.type == DT_LNK || entry.type == DT_UNKNOWN;
+      const bool check = entry.type == FileType::kSymlink || entry.type == FileType::kUnknown;
       if (last) {
-        if (entry.type == DT_REG || (check && StatIs(path, S_IFREG))) {
+        if (entry.type == FileType::kRegular || (check && StatIs(fs_, path, FileType::kRegular))) {
           matches_.push_back(path);
         }
-      } else if (entry.type == DT_DIR || (check && StatIs(path, S_IFDIR))) {
+      } else if (entry.type == FileType::kDirectory ||
+                 (check && StatIs(fs_, path, FileType::kDirectory))) {
         Walk(path, i + 1, depth);
       }
     }
   }
 
+  const FileSystem& fs_;
   const std::vector<Component>& parts_;
   std::set<std::string>* dirs_;
   std::vector<std::string> matches_;
@@ -248,18 +229,18 @@ bool MatchFrom(const std::vector<Component>& parts, std::size_t i,
 
 }  // namespace
 
-std::vector<std::string> ExpandGlob(const std::string& pattern) {
+std::vector<std::string> ExpandGlob(const std::string& pattern, const FileSystem& fs) {
   const auto parts = Split(pattern);
   if (!parts || parts->empty()) {
     return {};
   }
   const auto [dir, first] = LiteralPrefix(*parts);
-  Walker walker(*parts, nullptr);
+  Walker walker(fs, *parts, nullptr);
   walker.Walk(dir, first, 0);
   return walker.TakeMatches();
 }
 
-std::vector<std::string> GlobWatchDirs(const std::string& pattern) {
+std::vector<std::string> GlobWatchDirs(const std::string& pattern, const FileSystem& fs) {
   const auto parts = Split(pattern);
   if (!parts || parts->empty()) {
     return {};
@@ -269,11 +250,11 @@ std::vector<std::string> GlobWatchDirs(const std::string& pattern) {
   // A missing prefix (/data/runs before the first job) is watched from its deepest existing
   // ancestor, so its creation is noticed.
   std::string existing = dir;
-  while (!StatIs(existing, S_IFDIR) && existing != "/") {
+  while (!StatIs(fs, existing, FileType::kDirectory) && existing != "/") {
     existing = existing.substr(0, std::max<std::size_t>(existing.rfind('/'), 1));
   }
   dirs.insert(existing);
-  Walker walker(*parts, &dirs);
+  Walker walker(fs, *parts, &dirs);
   walker.Walk(dir, first, 0);
   return {dirs.begin(), dirs.end()};
 }

@@ -1,15 +1,10 @@
 #include "source/tail_set.h"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 
-#include "core/unique_fd.h"
 #include "source/glob.h"
 #include "source/rotated_name.h"
 
@@ -38,43 +33,30 @@ std::string NameOf(const std::string& path) {
 
 }  // namespace
 
-TailSet::TailSet(uv_loop_t* loop, config::SourceConfig source, config::WatchConfig watch,
-                 Hooks hooks, std::vector<source::SavedTail> saved, bool first_start)
-    : loop_(loop),
+TailSet::TailSet(Env& env, config::SourceConfig source, config::WatchConfig watch, Hooks hooks,
+                 std::vector<source::SavedTail> saved, bool first_start)
+    : env_(env),
       source_(std::move(source)),
       watch_(watch),
       hooks_(std::move(hooks)),
       saved_(std::move(saved)),
-      first_start_(first_start) {
-  int status = 0;
-  rescan_timer_ = UvHandle<uv_timer_t>::Make(loop_, status, uv_timer_init);
-  rescan_soon_ = UvHandle<uv_timer_t>::Make(loop_, status, uv_timer_init);
-  reader_ = UvHandle<uv_idle_t>::Make(loop_, status, uv_idle_init);
-  for (uv_handle_t* handle : {rescan_timer_.base(), rescan_soon_.base(), reader_.base()}) {
-    handle->data = this;
-  }
-}
+      first_start_(first_start),
+      rescan_timer_(env.NewTimer([this] { Rescan(); })),
+      rescan_soon_(env.NewTimer([this] { Rescan(); })),
+      reader_(env.NewIdle([this] { DrainQueue(); })) {}
 
 TailSet::~TailSet() { Close(); }
 
 void TailSet::Start() {
   Rescan();
   initial_scan_done_ = true;
-  const auto interval = static_cast<std::uint64_t>(watch_.rescan_interval.count());
-  uv_timer_start(
-      rescan_timer_.get(),
-      [](uv_timer_t* timer) {
-        if (auto* self = static_cast<TailSet*>(timer->data)) {
-          self->Rescan();
-        }
-      },
-      interval, interval);
+  rescan_timer_->Start(watch_.rescan_interval, watch_.rescan_interval);
 }
 
 void TailSet::Reconfigure(config::SourceConfig source, config::WatchConfig watch) {
   source_ = std::move(source);
   watch_ = watch;
-  uv_timer_stop(rescan_timer_.get());
+  rescan_timer_->Stop();
   Start();
 }
 
@@ -85,10 +67,10 @@ void TailSet::Rescan() {
   std::set<std::string> matched;
   std::set<std::string> dirs;
   for (const std::string& pattern : source_.paths) {
-    for (std::string& path : source::ExpandGlob(pattern)) {
+    for (std::string& path : source::ExpandGlob(pattern, env_.fs())) {
       matched.insert(std::move(path));
     }
-    for (std::string& dir : source::GlobWatchDirs(pattern)) {
+    for (std::string& dir : source::GlobWatchDirs(pattern, env_.fs())) {
       dirs.insert(std::move(dir));
     }
   }
@@ -98,11 +80,11 @@ void TailSet::Rescan() {
   // Which files are still where the globs say.
   std::set<source::FileId> present;
   for (const std::string& path : matched) {
-    struct stat info {};
-    if (::stat(path.c_str(), &info) != 0) {
+    const Result<FileStatus> info = env_.fs().Stat(path);
+    if (!info) {
       continue;
     }
-    const source::FileId id{info.st_dev, info.st_ino};
+    const source::FileId id{info->device, info->inode};
     auto known = files_.find(id);
     if (known != files_.end()) {
       present.insert(id);
@@ -124,7 +106,7 @@ void TailSet::Rescan() {
       present.insert(id);
     }
   }
-  const SteadyTime now = std::chrono::steady_clock::now();
+  const SteadyTime now = env_.SteadyNow();
   for (auto& [id, file] : files_) {
     if (!present.count(id) && !file->gone_since) {
       file->gone_since = now;
@@ -149,24 +131,23 @@ void TailSet::Follow(const std::string& path) {
   if (parked_.count(path) || excluded_.count(path)) {
     return;  // a copy of a live file; resolved when the original is truncated
   }
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+  const Result<FileStatus> info = env_.fs().Stat(path);
+  if (!info || info->type != FileType::kRegular) {
     return;
   }
-  const source::FileId id{info.st_dev, info.st_ino};
-  UniqueFd probe(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (probe.get() < 0) {
-    spdlog::warn("source {}: cannot read {}: {}", source_.name, path, std::strerror(errno));
+  const source::FileId id{info->device, info->inode};
+  const Result<std::unique_ptr<ReadableFile>> probe = env_.fs().OpenForReading(path);
+  if (!probe) {
+    spdlog::warn("source {}: cannot read {}", source_.name, probe.error().message);
     return;
   }
   auto same = [&](const source::Fingerprint& fingerprint) {
-    return source::ReadFingerprint(probe.get(), fingerprint.length) == fingerprint;
+    return source::ReadFingerprint(**probe, fingerprint.length) == fingerprint;
   };
   // A copy still being written (copytruncate copies with a read/write loop) can be shorter
   // than the fingerprint it will match: wait for it to grow, a little while.
-  if (static_cast<std::uint64_t>(info.st_size) < source::Fingerprint::kHeadBytes &&
-      MayBecomeACopy(path, static_cast<std::uint64_t>(info.st_size))) {
-    const SteadyTime now = std::chrono::steady_clock::now();
+  if (info->size < source::Fingerprint::kHeadBytes && MayBecomeACopy(path, info->size)) {
+    const SteadyTime now = env_.SteadyNow();
     const SteadyTime since = deferred_.try_emplace(path, now).first->second;
     if (now - since < kCopyWait) {
       return;  // its growth (an inotify event) or the next rescan brings it back here
@@ -246,7 +227,7 @@ bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) const 
 }
 
 void TailSet::Open(const std::string& path, std::optional<source::TailPosition> start) {
-  Result<source::FileTail> tail = source::FileTail::Open(path, start, kChunkBytes);
+  Result<source::FileTail> tail = source::FileTail::Open(env_.fs(), path, start, kChunkBytes);
   if (!tail) {
     spdlog::warn("source {}: {}", source_.name, tail.error().message);
     return;
@@ -261,6 +242,10 @@ void TailSet::Open(const std::string& path, std::optional<source::TailPosition> 
   spdlog::info("source {}: following {} from byte {}", source_.name, path,
                file->tail.read_offset());
   TailedFile& opened = *file;
+  // A file that appears while the source is watched is being written now: its first lines are
+  // live too (a job that prints one line and hangs must still be seen to fall silent). Files
+  // found at the start hold a backlog until read to their end.
+  opened.caught_up = initial_scan_done_;
   files_[id] = std::move(file);
   by_path_[path] = id;
   if (UsePolling(DirOf(path))) {
@@ -275,12 +260,8 @@ void TailSet::Enqueue(TailedFile& file) {
   }
   file.queued = true;
   queue_.push_back(file.tail.id());
-  if (!uv_is_active(reader_.base())) {
-    uv_idle_start(reader_.get(), [](uv_idle_t* idle) {
-      if (auto* self = static_cast<TailSet*>(idle->data)) {
-        self->DrainQueue();
-      }
-    });
+  if (!reader_->active()) {
+    reader_->Start();
   }
 }
 
@@ -298,7 +279,7 @@ void TailSet::DrainQueue() {
     ReadFile(*found->second, kReadBudget);
   }
   if (queue_.empty()) {
-    uv_idle_stop(reader_.get());
+    reader_->Stop();
   }
 }
 
@@ -311,9 +292,8 @@ void TailSet::ReadFile(TailedFile& file, std::size_t budget) {
       file.tail.Read(budget, [&](const source::LineBatch& batch, std::uint64_t offset) {
         hooks_.on_batch(file, batch, offset);
       });
-  if (outcome.error) {
-    spdlog::warn("source {}: reading {} failed: {}", source_.name, file.tail.path(),
-                 std::strerror(errno));
+  if (!outcome.error.empty()) {
+    spdlog::warn("source {}: reading failed: {}", source_.name, outcome.error);
   }
   if (outcome.truncated) {
     spdlog::info("source {}: {} was truncated at byte {}; reading it from the start", source_.name,
@@ -344,7 +324,7 @@ void TailSet::Retire(TailedFile& file, source::Fingerprint old_fingerprint) {
     return;
   }
   retired_.push_back({old_fingerprint, file.tail.before_truncation(), DirOf(file.tail.path()),
-                      NameOf(file.tail.path()), std::chrono::steady_clock::now()});
+                      NameOf(file.tail.path()), env_.SteadyNow()});
   while (retired_.size() > kMaxRetired) {
     retired_.pop_front();
   }
@@ -374,12 +354,11 @@ void TailSet::Sweep(SteadyTime now) {
   const auto grace = std::max<std::chrono::milliseconds>(kMinGoneGrace, 2 * watch_.rescan_interval);
   std::vector<source::FileId> finished;
   for (auto& [id, file] : files_) {
-    struct stat info {};
-    if (::fstat(file->tail.fd(), &info) == 0) {
-      if (static_cast<std::uint64_t>(info.st_size) != file->tail.read_offset()) {
+    if (const Result<FileStatus> info = file->tail.Status(); info) {
+      if (info->size != file->tail.read_offset()) {
         ReadFile(*file, kReadBudget);
       }
-      if (info.st_nlink == 0 && !file->gone_since) {
+      if (info->links == 0 && !file->gone_since) {
         file->gone_since = now;  // deleted
       }
     }
@@ -440,9 +419,9 @@ void TailSet::Close() {
   files_.clear();
   by_path_.clear();
   queue_.clear();
-  rescan_timer_.Reset();
-  rescan_soon_.Reset();
-  reader_.Reset();
+  rescan_timer_.reset();
+  rescan_soon_.reset();
+  reader_.reset();
 }
 
 }  // namespace trainwatch::source

@@ -1,14 +1,14 @@
 // TailSet: the files of one configured source. Expands its globs (again on every directory
 // change and every rescan_interval, so per-rank directories that appear later are found),
-// watches their directories with inotify (uv_fs_event) or, on network file systems or when
-// configured, polls each file with uv_fs_poll, and reads what they append in bounded chunks.
+// watches their directories (inotify) or, on network file systems or when configured, polls
+// each file, and reads what they append in bounded chunks. Everything it asks of the system —
+// the file system, watches, timers, the clock — goes through the Env, so unit tests drive
+// rotation one event at a time on a fake one.
 // Rotation: a renamed file is finished from its open descriptor while the new one is read
 // from its start; a truncated one (copytruncate) restarts at 0, and its copy, when the globs
 // match it, continues where the original was left. Deleted files are finished, then closed.
 // Resumes files from saved positions after a restart. Loop thread only.
 #pragma once
-
-#include <uv.h>
 
 #include <chrono>
 #include <deque>
@@ -18,28 +18,25 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/daemon_config.h"
-#include "core/uv_handle.h"
+#include "core/env.h"
 #include "source/file_tail.h"
 #include "source/line_batch.h"
 #include "source/tail_state.h"
 
 namespace trainwatch::source {
 
-using SteadyTime = std::chrono::steady_clock::time_point;
-
-class TailSet;
-
 struct TailedFile {
   explicit TailedFile(source::FileTail t) : tail(std::move(t)) {}
-  TailSet* owner = nullptr;
   source::FileTail tail;
-  UvHandle<uv_fs_poll_t> poll;           // when the file is polled rather than watched
+  std::unique_ptr<ChangeWatch> poll;     // when the file is polled rather than watched
   std::optional<SteadyTime> gone_since;  // no longer matched, renamed away or deleted
   bool queued = false;
-  bool caught_up = false;  // read to its end once: what comes now is written live
+  // Read to its end once, or new since the start: what comes now is written live.
+  bool caught_up = false;
 };
 
 class TailSet {
@@ -71,7 +68,7 @@ class TailSet {
 
   // `saved` are the positions of this source's files at the last stop; `first_start` says
   // there was no state at all (then `start_at` applies to existing files).
-  TailSet(uv_loop_t* loop, config::SourceConfig source, config::WatchConfig watch, Hooks hooks,
+  TailSet(Env& env, config::SourceConfig source, config::WatchConfig watch, Hooks hooks,
           std::vector<source::SavedTail> saved, bool first_start);
   ~TailSet();
   TailSet(const TailSet&) = delete;
@@ -98,11 +95,6 @@ class TailSet {
   const std::set<std::string>& parked_copies() const { return parked_; }
 
  private:
-  struct DirWatch {
-    TailSet* owner = nullptr;
-    std::string dir;
-    UvHandle<uv_fs_event_t> handle;
-  };
   // A file that was truncated: a copy of its old content may show up (copytruncate), and
   // continues from where it was.
   struct Retired {
@@ -116,10 +108,11 @@ class TailSet {
   void Rescan();
   void ScheduleRescan();
   void UpdateWatches(const std::set<std::string>& dirs);
-  void OnDirEvent(DirWatch& watch, const char* name, int events);
+  void OnDirEvent(const std::string& dir, std::string_view name, bool renamed);
   void Follow(const std::string& path);
   void Open(const std::string& path, std::optional<source::TailPosition> start);
   bool UsePolling(const std::string& dir) const;
+  bool IsDirectory(const std::string& path) const;
   // Whether a new file of `size` bytes could still turn out to be a copy of one we read.
   bool MayBecomeACopy(const std::string& path, std::uint64_t size) const;
   void StartPolling(TailedFile& file);
@@ -130,7 +123,7 @@ class TailSet {
   void Retire(TailedFile& file, source::Fingerprint old_fingerprint);
   void CloseFile(source::FileId id);
 
-  uv_loop_t* loop_;
+  Env& env_;
   config::SourceConfig source_;
   config::WatchConfig watch_;
   Hooks hooks_;
@@ -139,16 +132,15 @@ class TailSet {
   bool initial_scan_done_ = false;
   std::map<source::FileId, std::unique_ptr<TailedFile>> files_;
   std::map<std::string, source::FileId> by_path_;
-  std::map<std::string, std::unique_ptr<DirWatch>> watches_;
+  std::map<std::string, std::unique_ptr<ChangeWatch>> watches_;  // by directory
   std::set<std::string> excluded_;
-  std::set<std::string> parked_;
-  std::map<std::string, SteadyTime> deferred_;  // short new files that may be copies  // copies of
-                                                // live files waiting for the original's truncation
+  std::set<std::string> parked_;  // copies of live files waiting for the original's truncation
+  std::map<std::string, SteadyTime> deferred_;  // short new files that may be copies
   std::deque<Retired> retired_;
-  std::deque<source::FileId> queue_;   // files with more to read
-  UvHandle<uv_timer_t> rescan_timer_;  // periodic rescan
-  UvHandle<uv_timer_t> rescan_soon_;   // debounced rescan after a directory event
-  UvHandle<uv_idle_t> reader_;         // drains queue_ between loop iterations
+  std::deque<source::FileId> queue_;         // files with more to read
+  std::unique_ptr<LoopTimer> rescan_timer_;  // periodic rescan
+  std::unique_ptr<LoopTimer> rescan_soon_;   // debounced rescan after a directory event
+  std::unique_ptr<LoopIdle> reader_;         // drains queue_ between loop iterations
   std::map<source::FileId, source::Fingerprint> fingerprints_;  // last seen, per file
   SteadyTime last_sweep_{};
   bool closed_ = false;

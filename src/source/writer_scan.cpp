@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "core/uv_work.h"
-
 namespace trainwatch::source {
 
 void WriterScan::Request() {
@@ -21,13 +19,12 @@ void WriterScan::Request() {
   running_ = true;
   auto result = std::make_shared<Found>();
   std::shared_ptr<bool> alive = alive_;
-  const int queued = QueueWork(
-      loop_,
-      [files = std::move(files), result] {
-        *result = FindWriters(files);
+  env_.RunOnPool(
+      [files = std::move(files), result, proc_root = env_.proc_root()] {
+        *result = FindWriters(files, proc_root);
         for (auto& [id, writers] : *result) {
           for (WriterProcess& writer : writers) {
-            RememberProcess(writer);
+            RememberProcess(writer, proc_root);
           }
         }
       },
@@ -41,9 +38,6 @@ void WriterScan::Request() {
         }
         found_(*result);
       });
-  if (queued != 0) {
-    running_ = false;  // the next tick or new file asks again
-  }
 }
 
 }  // namespace trainwatch::source

@@ -1,11 +1,9 @@
 // WriterScan: finds which processes write the followed files (a walk of every process's
-// /proc/PID/fd) on libuv's thread pool, since it takes milliseconds; one scan at a time, and a
-// request made while one runs starts one more when it ends (files came after it began). What
-// each writer is (comm, command line, environment) is read there too, while it lives. Loop
-// thread only.
+// /proc/PID/fd, below the Env's /proc root) on the thread pool, since it takes milliseconds; one
+// scan at a time, and a request made while one runs starts one more when it ends (files came after
+// it began). What each writer is (comm, command line, environment) is read there too, while it
+// lives. Loop thread only.
 #pragma once
-
-#include <uv.h>
 
 #include <functional>
 #include <map>
@@ -13,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "core/env.h"
 #include "source/file_id.h"
 #include "source/writers.h"
 
@@ -23,9 +22,9 @@ class WriterScan {
   using Found = std::map<FileId, std::vector<WriterProcess>>;
   // `files` says what to look for, asked at the start of each scan; `found` gets the result on
   // the loop thread.
-  WriterScan(uv_loop_t* loop, std::function<std::set<FileId>()> files,
+  WriterScan(Env& env, std::function<std::set<FileId>()> files,
              std::function<void(const Found& found)> found)
-      : loop_(loop), files_(std::move(files)), found_(std::move(found)) {}
+      : env_(env), files_(std::move(files)), found_(std::move(found)) {}
   ~WriterScan() { Stop(); }
   WriterScan(const WriterScan&) = delete;
   WriterScan& operator=(const WriterScan&) = delete;
@@ -36,7 +35,7 @@ class WriterScan {
   bool running() const { return running_; }
 
  private:
-  uv_loop_t* loop_;
+  Env& env_;
   std::function<std::set<FileId>()> files_;
   std::function<void(const Found&)> found_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -21,17 +21,17 @@ TEST(CollectorResultTest, FinishCountsBytesAndSetsTheStatus) {
     CollectorResult result;
     AddText(result, "a.txt", "12345");
     AddRange(result, "b.log", "/var/log/b.log", 100, 40);  // its length, not its offset
-    Finish(result, std::chrono::steady_clock::now(), c.asked, c.read);
+    Finish(result, Stopwatch(), c.asked, c.read);
     EXPECT_EQ(result.status, c.status) << c.asked << " " << c.read;
     EXPECT_EQ(result.bytes, 45u);
   }
   CollectorResult nothing;
-  Finish(nothing, std::chrono::steady_clock::now(), 0, 0);
+  Finish(nothing, Stopwatch(), 0, 0);
   EXPECT_EQ(nothing.detail, "nothing to collect");
   CollectorResult said;
   AddDetail(said, "no training processes");
   AddDetail(said, "second line");
-  Finish(said, std::chrono::steady_clock::now(), 0, 0);
+  Finish(said, Stopwatch(), 0, 0);
   EXPECT_EQ(said.detail, "no training processes\nsecond line") << "a reason given is kept";
 }
 

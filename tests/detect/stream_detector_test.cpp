@@ -54,7 +54,7 @@ std::unique_ptr<StreamDetector> MakeStream(const std::string& rules_yaml,
                                            std::size_t context_lines = 3,
                                            bool track_progress = true) {
   auto stream =
-      StreamDetector::Create(kIdentity, Compile(rules_yaml), context_lines, track_progress);
+      StreamDetector::Create(kIdentity, Compile(rules_yaml), context_lines, track_progress, {});
   EXPECT_TRUE(stream.ok());
   return std::move(*stream);
 }

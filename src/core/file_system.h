@@ -1,0 +1,72 @@
+// FileSystem: the file system queries the tail set, the globs and the writer scan make — stat,
+// list a directory, open a file for reading, what kind of file system holds a directory —
+// behind one interface, so that rotation, copytruncate and inode reuse can be stepped through
+// one event at a time in unit tests (tests/support/fake_env.h). PosixFileSystem is the real
+// one: plain POSIX calls, no exceptions, stateless, so any thread may use it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace trainwatch {
+
+enum class FileType { kRegular, kDirectory, kSymlink, kOther, kUnknown };
+
+struct FileStatus {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  std::uint64_t size = 0;
+  std::uint64_t links = 1;  // 0 once the file is deleted (while still open)
+  FileType type = FileType::kRegular;
+};
+
+struct DirEntry {
+  std::string name;
+  FileType type = FileType::kUnknown;  // kUnknown where the file system does not say
+};
+
+// What holds a directory, for deciding whether inotify sees its changes.
+enum class FileSystemKind {
+  kLocal,
+  kNetwork,  // changes made on another host: inotify sees nothing (NFS, FUSE, Lustre...)
+  kOverlay,  // inotify sees writes through this mount, not those made to its layers
+};
+
+// An open file: it stays readable, whole, after it is renamed or deleted.
+class ReadableFile {
+ public:
+  virtual ~ReadableFile() = default;
+  virtual Result<FileStatus> Status() const = 0;
+  // Up to `into.size()` bytes at `offset`; 0 at the end of the file.
+  virtual Result<std::size_t> ReadAt(std::uint64_t offset, std::span<char> into) const = 0;
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+  // `follow`: through a final symlink (stat) or not (lstat).
+  virtual Result<FileStatus> Stat(const std::string& path, bool follow = true) const = 0;
+  // The entries of `dir` but "." and "..", in no particular order.
+  virtual Result<std::vector<DirEntry>> List(const std::string& dir) const = 0;
+  // A regular file or whatever `path` names, non-blocking (a FIFO does not hang the caller).
+  virtual Result<std::unique_ptr<ReadableFile>> OpenForReading(const std::string& path) const = 0;
+  virtual Result<FileSystemKind> KindOf(const std::string& dir) const = 0;
+};
+
+class PosixFileSystem final : public FileSystem {
+ public:
+  Result<FileStatus> Stat(const std::string& path, bool follow = true) const override;
+  Result<std::vector<DirEntry>> List(const std::string& dir) const override;
+  Result<std::unique_ptr<ReadableFile>> OpenForReading(const std::string& path) const override;
+  Result<FileSystemKind> KindOf(const std::string& dir) const override;
+};
+
+// The machine's file system, for callers given none.
+const FileSystem& RealFileSystem();
+
+}  // namespace trainwatch

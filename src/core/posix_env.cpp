@@ -1,0 +1,287 @@
+#include "core/posix_env.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cerrno>
+#include <set>
+
+#include "core/uv_handle.h"
+#include "core/uv_work.h"
+
+extern char** environ;
+
+namespace trainwatch {
+namespace {
+
+class UvLoopTimer final : public LoopTimer {
+ public:
+  UvLoopTimer(uv_loop_t* loop, std::function<void()> on_fire) : on_fire_(std::move(on_fire)) {
+    int status = 0;
+    timer_ = UvHandle<uv_timer_t>::Make(loop, status, uv_timer_init);
+    timer_->data = this;
+  }
+  void Start(std::chrono::milliseconds delay, std::chrono::milliseconds repeat) override {
+    uv_timer_start(
+        timer_.get(),
+        [](uv_timer_t* timer) {
+          if (auto* self = static_cast<UvLoopTimer*>(timer->data)) {
+            self->on_fire_();
+          }
+        },
+        static_cast<std::uint64_t>(delay.count()), static_cast<std::uint64_t>(repeat.count()));
+  }
+  void Stop() override { uv_timer_stop(timer_.get()); }
+  bool active() const override { return uv_is_active(timer_.base()) != 0; }
+
+ private:
+  std::function<void()> on_fire_;
+  UvHandle<uv_timer_t> timer_;
+};
+
+class UvLoopIdle final : public LoopIdle {
+ public:
+  UvLoopIdle(uv_loop_t* loop, std::function<void()> on_turn) : on_turn_(std::move(on_turn)) {
+    int status = 0;
+    idle_ = UvHandle<uv_idle_t>::Make(loop, status, uv_idle_init);
+    idle_->data = this;
+  }
+  void Start() override {
+    uv_idle_start(idle_.get(), [](uv_idle_t* idle) {
+      if (auto* self = static_cast<UvLoopIdle*>(idle->data)) {
+        self->on_turn_();
+      }
+    });
+  }
+  void Stop() override { uv_idle_stop(idle_.get()); }
+  bool active() const override { return uv_is_active(idle_.base()) != 0; }
+
+ private:
+  std::function<void()> on_turn_;
+  UvHandle<uv_idle_t> idle_;
+};
+
+class UvDirWatch final : public ChangeWatch {
+ public:
+  explicit UvDirWatch(Env::DirChange on_change) : on_change_(std::move(on_change)) {}
+  int Start(uv_loop_t* loop, const std::string& dir) {
+    int status = 0;
+    handle_ = UvHandle<uv_fs_event_t>::Make(loop, status, uv_fs_event_init);
+    if (!handle_) {
+      return status;
+    }
+    handle_->data = this;
+    return uv_fs_event_start(
+        handle_.get(),
+        [](uv_fs_event_t* handle, const char* name, int events, int result) {
+          auto* self = static_cast<UvDirWatch*>(handle->data);
+          if (self != nullptr && result == 0) {
+            self->on_change_(name == nullptr ? std::string_view() : std::string_view(name),
+                             (events & UV_RENAME) != 0);
+          }
+        },
+        dir.c_str(), 0);
+  }
+
+ private:
+  Env::DirChange on_change_;
+  UvHandle<uv_fs_event_t> handle_;
+};
+
+class UvFilePoll final : public ChangeWatch {
+ public:
+  explicit UvFilePoll(std::function<void(bool gone)> on_change)
+      : on_change_(std::move(on_change)) {}
+  int Start(uv_loop_t* loop, const std::string& path, std::chrono::milliseconds interval) {
+    int status = 0;
+    handle_ = UvHandle<uv_fs_poll_t>::Make(loop, status, uv_fs_poll_init);
+    if (!handle_) {
+      return status;
+    }
+    handle_->data = this;
+    return uv_fs_poll_start(
+        handle_.get(),
+        [](uv_fs_poll_t* handle, int result, const uv_stat_t*, const uv_stat_t*) {
+          if (auto* self = static_cast<UvFilePoll*>(handle->data)) {
+            self->on_change_(result < 0);
+          }
+        },
+        path.c_str(), static_cast<unsigned>(interval.count()));
+  }
+
+ private:
+  std::function<void(bool gone)> on_change_;
+  UvHandle<uv_fs_poll_t> handle_;
+};
+
+// The daemon's environment with `extra` (NAME=value) added, replacing same-named entries.
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
+  std::set<std::string> replaced;
+  for (const std::string& entry : extra) {
+    replaced.insert(name_of(entry));
+  }
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    if (replaced.count(name_of(*entry)) == 0) {
+      env.emplace_back(*entry);
+    }
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+class UvChild final : public ChildProcess {
+ public:
+  explicit UvChild(ChildEvents events) : events_(std::move(events)) {}
+
+  int Start(uv_loop_t* loop, const SpawnOptions& options) {
+    int status = 0;
+    for (auto& pipe : pipes_) {
+      pipe = UvHandle<uv_pipe_t>::Make(loop, status, uv_pipe_init, 0);
+      if (!pipe) {
+        return status;
+      }
+      pipe->data = this;
+    }
+    std::vector<std::string> argv = options.argv;
+    std::vector<char*> args;
+    for (std::string& arg : argv) {
+      args.push_back(arg.data());
+    }
+    args.push_back(nullptr);
+    std::vector<std::string> env_strings;
+    std::vector<char*> env;
+    if (!options.extra_env.empty()) {
+      env_strings = EnvironmentWith(options.extra_env);
+      for (std::string& entry : env_strings) {
+        env.push_back(entry.data());
+      }
+      env.push_back(nullptr);
+    }
+    uv_stdio_container_t stdio[3];
+    stdio[0].flags = UV_IGNORE;
+    for (std::size_t i = 0; i < 2; ++i) {
+      stdio[i + 1].flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
+      stdio[i + 1].data.stream = reinterpret_cast<uv_stream_t*>(pipes_[i].get());
+    }
+    uv_process_options_t spawn{};
+    spawn.file = args[0];
+    spawn.args = args.data();
+    spawn.env = env.empty() ? nullptr : env.data();
+    spawn.stdio = stdio;
+    spawn.stdio_count = 3;
+    // Its own session and so its own process group: a deadline kills everything it started
+    // (a shell's children, docker's helpers), not only the leader.
+    spawn.flags = UV_PROCESS_DETACHED;
+    spawn.exit_cb = [](uv_process_t* process, int64_t exit_status, int term_signal) {
+      if (auto* self = static_cast<UvChild*>(process->data)) {
+        self->events_.on_exit(exit_status, term_signal);
+      }
+    };
+    process_ = UvHandle<uv_process_t>::Make(loop, status, uv_spawn, &spawn);
+    if (!process_) {
+      return status;
+    }
+    process_->data = this;
+    for (auto& pipe : pipes_) {
+      uv_read_start(
+          reinterpret_cast<uv_stream_t*>(pipe.get()),
+          [](uv_handle_t* handle, size_t, uv_buf_t* buf) {
+            auto* self = static_cast<UvChild*>(handle->data);
+            *buf = uv_buf_init(self->buffer_.data(), self->buffer_.size());
+          },
+          [](uv_stream_t* stream, ssize_t n, const uv_buf_t* buf) {
+            auto* self = static_cast<UvChild*>(stream->data);
+            if (self == nullptr) {
+              return;
+            }
+            const bool is_stderr = stream == reinterpret_cast<uv_stream_t*>(self->pipes_[1].get());
+            if (n < 0) {
+              uv_read_stop(stream);
+              self->events_.on_output_end(is_stderr);
+              return;
+            }
+            self->events_.on_output(is_stderr,
+                                    std::string_view(buf->base, static_cast<std::size_t>(n)));
+          });
+    }
+    return 0;
+  }
+
+  int pid() const override { return process_ ? process_->pid : 0; }
+
+ private:
+  ChildEvents events_;
+  std::array<UvHandle<uv_pipe_t>, 2> pipes_;  // stdout, stderr
+  UvHandle<uv_process_t> process_;
+  std::array<char, 64 * 1024> buffer_{};
+};
+
+}  // namespace
+
+std::unique_ptr<LoopTimer> PosixEnv::NewTimer(std::function<void()> on_fire) {
+  return std::make_unique<UvLoopTimer>(loop_, std::move(on_fire));
+}
+
+std::unique_ptr<LoopIdle> PosixEnv::NewIdle(std::function<void()> on_turn) {
+  return std::make_unique<UvLoopIdle>(loop_, std::move(on_turn));
+}
+
+void PosixEnv::RunOnPool(std::function<void()> work, std::function<void()> done) {
+  struct Both {
+    std::function<void()> work;
+    std::function<void()> done;
+  };
+  auto both = std::make_shared<Both>(Both{std::move(work), std::move(done)});
+  const int status = QueueWork(
+      loop_, [both] { both->work(); }, [both] { both->done(); });
+  if (status != 0) {
+    both->work();
+    both->done();
+  }
+}
+
+Result<std::unique_ptr<ChangeWatch>> PosixEnv::WatchDirectory(const std::string& dir,
+                                                              DirChange on_change) {
+  auto watch = std::make_unique<UvDirWatch>(std::move(on_change));
+  if (const int status = watch->Start(loop_, dir); status != 0) {
+    return Error{uv_strerror(status)};
+  }
+  return std::unique_ptr<ChangeWatch>(std::move(watch));
+}
+
+Result<std::unique_ptr<ChangeWatch>> PosixEnv::PollFile(const std::string& path,
+                                                        std::chrono::milliseconds interval,
+                                                        std::function<void(bool gone)> on_change) {
+  auto poll = std::make_unique<UvFilePoll>(std::move(on_change));
+  if (const int status = poll->Start(loop_, path, interval); status != 0) {
+    return Error{uv_strerror(status)};
+  }
+  return std::unique_ptr<ChangeWatch>(std::move(poll));
+}
+
+Result<std::unique_ptr<ChildProcess>> PosixEnv::Spawn(const SpawnOptions& options,
+                                                      ChildEvents events) {
+  auto child = std::make_unique<UvChild>(std::move(events));
+  if (const int status = child->Start(loop_, options); status != 0) {
+    if (status == UV_ENOENT) {
+      return Error{std::string(kNotInstalled)};
+    }
+    return Error{uv_strerror(status)};
+  }
+  return std::unique_ptr<ChildProcess>(std::move(child));
+}
+
+void PosixEnv::Signal(int pid, int signal) { ::kill(pid, signal); }
+
+bool PosixEnv::ProcessExists(int pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, WNOHANG) == pid) {
+    return false;  // our child, dead until now, reaped
+  }
+  return ::kill(pid, 0) == 0 || errno == EPERM;  // EPERM: it lives, as another user
+}
+
+}  // namespace trainwatch

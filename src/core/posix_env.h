@@ -1,0 +1,42 @@
+// PosixEnv: the Env of the running daemon — libuv's timers, idle handles, fs_event (inotify),
+// fs_poll and uv_spawn on the daemon's loop; POSIX for the rest.
+#pragma once
+
+#include <uv.h>
+
+#include "core/env.h"
+
+namespace trainwatch {
+
+class PosixEnv final : public Env {
+ public:
+  explicit PosixEnv(uv_loop_t* loop, std::string proc_root = "/proc")
+      : loop_(loop), proc_root_(std::move(proc_root)) {}
+
+  SteadyTime SteadyNow() const override { return std::chrono::steady_clock::now(); }
+  WallTime WallNow() const override { return std::chrono::system_clock::now(); }
+  std::unique_ptr<LoopTimer> NewTimer(std::function<void()> on_fire) override;
+  std::unique_ptr<LoopIdle> NewIdle(std::function<void()> on_turn) override;
+  void RunOnPool(std::function<void()> work, std::function<void()> done) override;
+
+  const FileSystem& fs() const override { return RealFileSystem(); }
+  Result<std::unique_ptr<ChangeWatch>> WatchDirectory(const std::string& dir,
+                                                      DirChange on_change) override;
+  Result<std::unique_ptr<ChangeWatch>> PollFile(const std::string& path,
+                                                std::chrono::milliseconds interval,
+                                                std::function<void(bool gone)> on_change) override;
+
+  Result<std::unique_ptr<ChildProcess>> Spawn(const SpawnOptions& options,
+                                              ChildEvents events) override;
+  void Signal(int pid, int signal) override;
+  bool ProcessExists(int pid) override;
+  const std::string& proc_root() const override { return proc_root_; }
+
+  uv_loop_t* loop() const { return loop_; }
+
+ private:
+  uv_loop_t* loop_;
+  std::string proc_root_;
+};
+
+}  // namespace trainwatch

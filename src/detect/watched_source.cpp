@@ -1,0 +1,286 @@
+#include "detect/watched_source.h"
+
+#include <spdlog/spdlog.h>
+
+namespace trainwatch::detect {
+
+void WatchedSource::Start(Env& env, Outlet outlet, std::size_t context_lines, Producer producer) {
+  env_ = &env;
+  outlet_ = std::move(outlet);
+  context_lines_ = context_lines;
+  silence_ = SilenceWatch(env.SteadyNow());
+  if (config_.kmsg) {
+    kmsg_stream_ = MakeStream("kmsg", nullptr);
+    kmsg_ = std::make_unique<source::KmsgReader>();
+    if (kmsg_stream_) {
+      kmsg_stream_->MarkLive();
+      kmsg_->Start(producer.kmsg_loop, producer.kmsg_device,
+                   [this](const source::LineBatch& batch) { OnBatch(*kmsg_stream_, batch, 0); });
+    }
+    return;
+  }
+  tails_ = std::make_unique<source::TailSet>(env, config_, producer.watch, FileHooks(),
+                                             std::move(producer.saved), producer.first_start);
+  for (const std::string& path : producer.excluded) {
+    tails_->Exclude(path);
+  }
+  tails_->Start();
+}
+
+source::TailSet::Hooks WatchedSource::FileHooks() {
+  auto stream_of = [this](const source::TailedFile& file) -> StreamDetector& {
+    return *file_streams_.at(file.tail.id());
+  };
+  source::TailSet::Hooks hooks;
+  hooks.on_open = [this](source::TailedFile& file) {
+    std::unique_ptr<StreamDetector> stream = MakeStream(file.tail.path(), &file.tail);
+    if (!stream) {
+      return false;
+    }
+    file_streams_[file.tail.id()] = std::move(stream);
+    return true;
+  };
+  hooks.on_batch = [this, stream_of](source::TailedFile& file, const source::LineBatch& batch,
+                                     std::uint64_t offset) {
+    StreamDetector& stream = stream_of(file);
+    if (file.caught_up) {
+      stream.MarkLive();
+    }
+    OnBatch(stream, batch, offset);
+    if (stream.writers().empty()) {
+      outlet_.unknown_writers();
+    }
+  };
+  hooks.on_pending = [this, stream_of](source::TailedFile& file) {
+    if (!file.tail.pending().empty()) {
+      StreamDetector& stream = stream_of(file);
+      if (file.caught_up) {
+        stream.MarkLive();
+      }
+      OnPending(stream, file.tail.pending(), file.tail.position().next_line);
+    }
+  };
+  hooks.on_changed = [stream_of](source::TailedFile& file) {
+    StreamDetector& stream = stream_of(file);
+    stream.set_name(file.tail.path());
+    stream.set_fingerprint(file.tail.fingerprint());
+  };
+  hooks.on_truncated = [stream_of](source::TailedFile& file) {
+    stream_of(file).SuppressThrough(0);
+  };
+  hooks.on_close = [this](source::TailedFile& file) {
+    auto found = file_streams_.find(file.tail.id());
+    if (found == file_streams_.end()) {
+      return;
+    }
+    std::vector<Firing> firings;
+    found->second->CloseTracebacks(env_->WallNow(), firings);
+    outlet_.fired(firings, nullptr);
+    file_streams_.erase(found);
+  };
+  hooks.durable = [stream_of](const source::TailedFile& file) {
+    return stream_of(file).Durable(file.tail.position());
+  };
+  return hooks;
+}
+
+std::unique_ptr<StreamDetector> WatchedSource::MakeStream(const std::string& name,
+                                                          const source::FileTail* file) {
+  StreamIdentity identity{config_.name, name, file != nullptr ? file->id().ToString() : "",
+                          file != nullptr ? file->fingerprint() : source::Fingerprint{}};
+  Result<std::unique_ptr<StreamDetector>> stream = StreamDetector::Create(
+      identity, rules_.lines, context_lines_, !rules_.progress.empty(), env_->SteadyNow());
+  if (!stream) {
+    spdlog::error("source {}: {}: {}", config_.name, name, stream.error().message);
+    return nullptr;
+  }
+  if (file != nullptr) {
+    outlet_.new_file();
+    outlet_.suppress_fired(**stream, *file);
+  }
+  return std::move(*stream);
+}
+
+void WatchedSource::OnBatch(StreamDetector& stream, const source::LineBatch& batch,
+                            std::uint64_t offset) {
+  const SteadyTime now = env_->SteadyNow();
+  silence_.OnOutput(now);
+  lines_ += batch.cut ? 0 : batch.size();
+  bytes_ += batch.text.size();
+  std::vector<Firing> firings;
+  stream.OnBatch(batch, offset, now, env_->WallNow(), firings);
+  outlet_.fired(firings, &stream);
+  if (stream.TracebackOpen()) {
+    outlet_.traceback_open();
+  }
+  outlet_.read();
+}
+
+void WatchedSource::OnPending(StreamDetector& stream, std::string_view pending,
+                              std::uint64_t line) {
+  const SteadyTime now = env_->SteadyNow();
+  stream.OnPending(pending, line, now);
+  silence_.OnRedraw(now);
+}
+
+void WatchedSource::Fire(StreamDetector& stream, std::vector<Event> events) {
+  if (events.empty()) {
+    return;
+  }
+  std::vector<Firing> firings;
+  for (Event& event : events) {
+    firings.push_back(stream.MakeFiring(std::move(event), env_->WallNow()));
+  }
+  outlet_.fired(firings, nullptr);  // they hold no line of the stream back
+}
+
+void WatchedSource::Reconfigure(config::SourceConfig config, rules::SourceRules rules,
+                                const config::WatchConfig& watch, std::size_t context_lines) {
+  const bool paths_changed = config_.paths != config.paths;
+  config_ = std::move(config);
+  rules_ = std::move(rules);
+  context_lines_ = context_lines;
+  ForEachStream([&](StreamDetector& stream, source::TailedFile*) {
+    if (Status swapped = stream.SetRules(rules_.lines); !swapped) {
+      spdlog::error("source {}: {}: {}", config_.name, stream.identity().name,
+                    swapped.error().message);
+    }
+  });
+  if (tails_ && paths_changed) {
+    tails_->Reconfigure(config_, watch);
+  }
+}
+
+void WatchedSource::Close() {
+  if (tails_) {
+    tails_->Close();
+  }
+  if (kmsg_) {
+    kmsg_->Stop();
+  }
+}
+
+void WatchedSource::Exclude(const std::string& path) {
+  if (tails_) {
+    tails_->Exclude(path);
+  }
+}
+
+void WatchedSource::CheckTime(SteadyTime now) {
+  if (!rules_.progress.empty()) {
+    ForEachStream([&](StreamDetector& stream, source::TailedFile*) {
+      if (stream.live()) {
+        Fire(stream, StalledBars(stream.progress(), rules_.progress, now));
+      }
+    });
+  }
+  if (rules_.silence.empty() || config_.kmsg) {
+    return;
+  }
+  // Silence means something only where output was expected: a stream exists and its job has
+  // not ended (a finished job is quiet for good reason).
+  StreamDetector* live = nullptr;
+  ForEachStream([&](StreamDetector& stream, source::TailedFile*) {
+    if (live == nullptr && stream.live() && !stream.progress().ended()) {
+      live = &stream;
+    }
+  });
+  if (live != nullptr) {
+    Fire(*live, silence_.Check(rules_.silence, config_.name, now));
+  }
+}
+
+void WatchedSource::CheckWriters(SteadyTime now) {
+  if (!tails_) {
+    return;
+  }
+  ForEachStream([&](StreamDetector& stream, source::TailedFile* file) {
+    std::vector<source::WriterProcess>& writers = stream.writers();
+    if (writers.empty() || file == nullptr) {
+      return;
+    }
+    std::vector<source::WriterProcess> gone;
+    std::erase_if(writers, [&](const source::WriterProcess& writer) {
+      if (env_->ProcessExists(writer.pid)) {
+        return false;
+      }
+      gone.push_back(writer);
+      return true;
+    });
+    if (gone.empty() || !writers.empty()) {
+      return;
+    }
+    // Read what the writer left last, then judge.
+    tails_->ReadNow(*file);
+    std::string who;
+    for (const source::WriterProcess& writer : gone) {
+      who += (who.empty() ? "" : ", ") + std::to_string(writer.pid) + " (" + writer.comm + ")";
+    }
+    spdlog::info("source {}: the writers of {} exited: {}", config_.name, stream.identity().name,
+                 who);
+    if (std::optional<Event> event =
+            WriterExited(stream.progress(), stream.last_line(), gone, now)) {
+      std::vector<Firing> firings{stream.MakeFiring(std::move(*event), env_->WallNow())};
+      firings.back().writers = gone;  // gone, but the capture should know whom it lost
+      outlet_.fired(firings, nullptr);
+    }
+  });
+}
+
+bool WatchedSource::CloseQuietTracebacks(SteadyTime now, std::chrono::milliseconds quiet) {
+  bool still_open = false;
+  ForEachStream([&](StreamDetector& stream, source::TailedFile*) {
+    if (!stream.TracebackOpen()) {
+      return;
+    }
+    if (now - stream.last_output() >= quiet) {
+      std::vector<Firing> firings;
+      stream.CloseTracebacks(env_->WallNow(), firings);
+      outlet_.fired(firings, &stream);
+    } else {
+      still_open = true;
+    }
+  });
+  return still_open;
+}
+
+bool WatchedSource::StartWrap(Env& env, Outlet outlet, std::size_t context_lines, int pid,
+                              const std::string& comm) {
+  env_ = &env;
+  outlet_ = std::move(outlet);
+  context_lines_ = context_lines;
+  silence_ = SilenceWatch(env.SteadyNow());
+  for (const char* name : {"wrap:stdout", "wrap:stderr"}) {
+    wrap_streams_.push_back(MakeStream(name, nullptr));
+    if (!wrap_streams_.back()) {
+      return false;  // logged by MakeStream
+    }
+    wrap_streams_.back()->MarkLive();
+    wrap_streams_.back()->set_writers({source::WriterProcess{pid, comm}});
+  }
+  return true;
+}
+
+void WatchedSource::OnWrapBatch(std::size_t index, const source::LineBatch& batch) {
+  OnBatch(*wrap_streams_.at(index), batch, 0);
+}
+
+void WatchedSource::OnWrapPending(std::size_t index, std::string_view pending) {
+  StreamDetector& stream = *wrap_streams_.at(index);
+  OnPending(stream, pending, stream.last_line() + 1);
+}
+
+void WatchedSource::OnWrapEnded(const source::ChildEnd& end, const std::string& who) {
+  if (wrap_streams_.empty()) {
+    return;
+  }
+  for (auto& stream : wrap_streams_) {
+    std::vector<Firing> firings;
+    stream->progress().EndJob();
+    stream->CloseTracebacks(env_->WallNow(), firings);
+    outlet_.fired(firings, stream.get());
+  }
+  Fire(*wrap_streams_.back(), ExitEvents(rules_.exit, end, who));
+}
+
+}  // namespace trainwatch::detect

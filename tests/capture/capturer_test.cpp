@@ -1,0 +1,151 @@
+// The Capturer's sequencing on a FakeEnv: commands and in-process collectors at once, the
+// bundle only when both are done, one capture at a time with a few waiting and the rest
+// dropped (and said so), a collector that never answers abandoned on time while the bundle
+// still lands, and an abort. The command collectors are scripted children; the in-process
+// ones and the bundle writer are real, on a temporary directory.
+#include "capture/capturer.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "support/fake_env.h"
+#include "support/temp_dir.h"
+
+namespace trainwatch::capture {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::FakeEnv;
+
+class CapturerTest : public ::testing::Test {
+ protected:
+  CapturerTest() {
+    config_.bundles_dir = (dir_.path() / "bundles").string();
+    config_.habana_logs = (dir_.path() / "no-habana-logs").string();
+    config_.min_free_percent = 0;
+    config::CommandConfig command;
+    command.name = "hl-smi-q";
+    command.argv = {"hl-smi", "-q"};
+    command.timeout = milliseconds(3000);
+    command.as = "device/hl-smi-q.txt";
+    config_.commands = {command};
+    capturer_ = std::make_unique<Capturer>(env_, config_);
+  }
+
+  // Captures an incident `id`; its outcome lands in outcomes_[id].
+  void Capture(const std::string& id) {
+    CaptureRequest request;
+    request.incident.id = id;
+    request.incident.kind = rules::RuleKind::kHang;
+    request.incident.summary = "no progress for 300s";
+    request.incident.opened = env_.WallNow();
+    capturer_->Capture(std::move(request), [this, id](const CaptureOutcome& outcome) {
+      outcomes_[id] = outcome;
+      order_.push_back(id);
+    });
+  }
+  FakeEnv::Child& Child(std::size_t i) { return *env_.children().at(i); }
+  void Answer(std::size_t i) {
+    env_.Output(Child(i), "Device 0: AIP (1) ok\n");
+    env_.Exit(Child(i), 0);
+  }
+
+  ::trainwatch::testing::TempDir dir_;
+  FakeEnv env_;
+  config::CaptureConfig config_;
+  std::unique_ptr<Capturer> capturer_;
+  std::map<std::string, CaptureOutcome> outcomes_;
+  std::vector<std::string> order_;
+};
+
+TEST_F(CapturerTest, TheBundleWaitsForTheCommandsAndTheInProcessCollectors) {
+  env_.HoldPool();  // the in-process collectors take their time
+  Capture("i1");
+  ASSERT_EQ(env_.children().size(), 1u) << "the commands start at once";
+  env_.Advance(milliseconds(400));
+  Answer(0);
+  env_.RunUntilIdle();
+  EXPECT_TRUE(outcomes_.empty()) << "the in-process collectors are not done";
+  env_.ReleasePool();
+  ASSERT_EQ(outcomes_.count("i1"), 1u);
+  const CaptureOutcome& outcome = outcomes_["i1"];
+  EXPECT_TRUE(outcome.error.empty()) << outcome.error;
+  EXPECT_TRUE(std::filesystem::is_regular_file(outcome.path)) << outcome.path;
+  EXPECT_GT(outcome.bytes, 0u);
+  EXPECT_TRUE(outcome.timed_out.empty());
+  EXPECT_DOUBLE_EQ(outcome.capture_seconds, 0.4);
+}
+
+TEST_F(CapturerTest, OverlappingIncidentsAreCapturedOneAfterTheOther) {
+  Capture("i1");
+  Capture("i2");
+  ASSERT_EQ(env_.children().size(), 1u) << "i2 waits for i1";
+  Answer(0);
+  env_.RunUntilIdle();
+  EXPECT_EQ(order_, std::vector<std::string>{"i1"});
+  ASSERT_EQ(env_.children().size(), 2u) << "i2 starts when i1's bundle is written";
+  Answer(1);
+  env_.RunUntilIdle();
+  EXPECT_EQ(order_, (std::vector<std::string>{"i1", "i2"}));
+  EXPECT_NE(outcomes_["i1"].path, outcomes_["i2"].path);
+  EXPECT_TRUE(std::filesystem::is_regular_file(outcomes_["i2"].path));
+}
+
+TEST_F(CapturerTest, AStormBeyondTheQueueIsDroppedAndSaysSo) {
+  Capture("running");
+  for (std::size_t i = 0; i < Capturer::kMaxQueued; ++i) {
+    Capture("waiting" + std::to_string(i));
+  }
+  Capture("dropped");
+  ASSERT_EQ(outcomes_.count("dropped"), 1u) << "answered at once";
+  EXPECT_TRUE(outcomes_["dropped"].path.empty());
+  EXPECT_NE(outcomes_["dropped"].error.find("4 captures already wait"), std::string::npos)
+      << outcomes_["dropped"].error;
+  for (std::size_t i = 0; i <= Capturer::kMaxQueued; ++i) {
+    Answer(i);
+    env_.RunUntilIdle();
+  }
+  EXPECT_EQ(order_.size(), Capturer::kMaxQueued + 2);
+  EXPECT_EQ(order_.back(), "waiting3");
+}
+
+TEST_F(CapturerTest, ACollectorThatNeverAnswersIsAbandonedAndTheBundleStillLands) {
+  env_.signals_kill = false;  // hl-smi stuck on a wedged device
+  Capture("i1");
+  env_.Advance(milliseconds(3000) + collect::CommandRunner::kTermGrace);
+  EXPECT_TRUE(outcomes_.empty());
+  env_.Advance(collect::CommandRunner::kKillGrace);
+  ASSERT_EQ(outcomes_.count("i1"), 1u);
+  const CaptureOutcome& outcome = outcomes_["i1"];
+  EXPECT_TRUE(std::filesystem::is_regular_file(outcome.path)) << outcome.error;
+  EXPECT_EQ(outcome.timed_out, std::vector<std::string>{"hl-smi-q"});
+  EXPECT_EQ(Child(0).signals, (std::vector<int>{SIGTERM, SIGKILL}));
+  EXPECT_DOUBLE_EQ(outcome.capture_seconds, 6.0);
+
+  // The next incident does not wait on it again: its tool is skipped while it lives.
+  Capture("i2");
+  env_.RunUntilIdle();
+  EXPECT_EQ(env_.children().size(), 1u);
+  ASSERT_EQ(outcomes_.count("i2"), 1u);
+  EXPECT_TRUE(std::filesystem::is_regular_file(outcomes_["i2"].path));
+}
+
+TEST_F(CapturerTest, AnAbortKillsTheCommandsAndWritesNothing) {
+  env_.HoldPool();
+  Capture("i1");
+  Capture("i2");
+  capturer_->Abort();
+  EXPECT_EQ(Child(0).signals, std::vector<int>{SIGKILL});
+  env_.ReleasePool();  // the in-process collectors finish on their thread, unseen
+  env_.Advance(milliseconds(10000));
+  EXPECT_EQ(env_.children().size(), 1u) << "i2 never starts";
+  EXPECT_TRUE(order_.empty()) << "the daemon is stopping: no one is told";
+  std::error_code error;
+  EXPECT_TRUE(std::filesystem::is_empty(config_.bundles_dir, error)) << "no bundle written";
+}
+
+}  // namespace
+}  // namespace trainwatch::capture

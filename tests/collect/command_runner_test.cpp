@@ -1,0 +1,203 @@
+// CommandRunner on a FakeEnv: the deadline's escalation (SIGTERM, SIGKILL a second later,
+// abandoning a child that still will not die), the stuck tool not run again, output caps and
+// the outcomes, all stepped through time with no child process and no sleep.
+#include "collect/command_runner.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <optional>
+
+#include "support/fake_env.h"
+
+namespace trainwatch::collect {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::FakeEnv;
+
+config::CommandConfig Command(const std::string& name, std::vector<std::string> argv,
+                              milliseconds timeout = milliseconds(5000)) {
+  config::CommandConfig command;
+  command.name = name;
+  command.argv = std::move(argv);
+  command.timeout = timeout;
+  command.as = "device/" + name + ".txt";
+  return command;
+}
+
+class CommandRunnerTest : public ::testing::Test {
+ protected:
+  void Run(std::vector<config::CommandConfig> commands) {
+    results_.reset();
+    runner_.Run(std::move(commands),
+                [this](std::vector<CollectorResult> results) { results_ = std::move(results); });
+  }
+  FakeEnv::Child& Child(std::size_t i) { return *env_.children().at(i); }
+  const CollectorResult& Result(std::size_t i) const { return results_->at(i); }
+  static std::string Text(const CollectorResult& result, const std::string& path) {
+    for (const Artifact& artifact : result.artifacts) {
+      if (artifact.path == path) {
+        return artifact.content;
+      }
+    }
+    return "<none>";
+  }
+
+  FakeEnv env_;
+  CommandRunner runner_{env_};
+  std::optional<std::vector<CollectorResult>> results_;
+};
+
+TEST_F(CommandRunnerTest, AnsweringCommandsEndOkWithTheirOutput) {
+  Run({Command("hl-smi-q", {"hl-smi", "-q"}), Command("docker-ps", {"docker", "ps"})});
+  ASSERT_EQ(env_.children().size(), 2u);
+  env_.Output(Child(0), "GPU 0: ok\n");
+  env_.Advance(milliseconds(300));
+  env_.Exit(Child(0), 0);
+  EXPECT_FALSE(results_) << "one command still runs";
+  env_.Output(Child(1), "CONTAINER ID\n");
+  env_.Exit(Child(1), 0);
+  ASSERT_TRUE(results_);
+  EXPECT_EQ(Result(0).status, CollectorStatus::kOk);
+  EXPECT_EQ(Text(Result(0), "device/hl-smi-q.txt"), "GPU 0: ok\n");
+  EXPECT_DOUBLE_EQ(Result(0).duration_seconds, 0.3);
+  EXPECT_EQ(Result(1).status, CollectorStatus::kOk);
+  EXPECT_TRUE(Child(0).signals.empty());
+  EXPECT_EQ(env_.active_timers(), 0u) << "no deadline left armed";
+}
+
+TEST_F(CommandRunnerTest, ADeadlineSendsTermToTheGroupThenKill) {
+  Run({Command("hl-smi-q", {"hl-smi", "-q"}, milliseconds(2000))});
+  env_.signals_kill = false;  // it ignores SIGTERM...
+  env_.Advance(milliseconds(1999));
+  EXPECT_TRUE(Child(0).signals.empty());
+  env_.Advance(milliseconds(1));
+  EXPECT_EQ(Child(0).signals, std::vector<int>{SIGTERM});
+  env_.Advance(CommandRunner::kTermGrace - milliseconds(1));
+  EXPECT_EQ(Child(0).signals.size(), 1u);
+  env_.Advance(milliseconds(1));
+  EXPECT_EQ(Child(0).signals, (std::vector<int>{SIGTERM, SIGKILL}));
+  env_.Exit(Child(0), 0, SIGKILL);  // ...but not SIGKILL
+  ASSERT_TRUE(results_);
+  EXPECT_EQ(Result(0).status, CollectorStatus::kTimedOut);
+  EXPECT_EQ(Result(0).detail, "killed at its 2000 ms deadline");
+}
+
+TEST_F(CommandRunnerTest, ACommandThatEndsOnTermIsTimedOutWithWhatItPrinted) {
+  Run({Command("nvidia-smi-q", {"nvidia-smi", "-q"}, milliseconds(1000))});
+  env_.Output(Child(0), "partial\n");
+  env_.Advance(milliseconds(1000));
+  ASSERT_TRUE(results_);
+  EXPECT_EQ(Child(0).signals, std::vector<int>{SIGTERM});
+  EXPECT_EQ(Result(0).status, CollectorStatus::kTimedOut);
+  EXPECT_EQ(Text(Result(0), "device/nvidia-smi-q.txt"), "partial\n");
+}
+
+TEST_F(CommandRunnerTest, AChildThatWillNotDieIsAbandonedAndItsToolNotRunAgain) {
+  env_.signals_kill = false;  // uninterruptible sleep on a wedged device
+  Run({Command("hl-smi-q", {"hl-smi", "-q"}, milliseconds(1000))});
+  const int pid = Child(0).pid;
+  env_.Advance(milliseconds(1000) + CommandRunner::kTermGrace);
+  EXPECT_FALSE(results_);
+  env_.Advance(CommandRunner::kKillGrace);
+  ASSERT_TRUE(results_) << "the bundle must not wait on a device that never answers";
+  EXPECT_EQ(Result(0).status, CollectorStatus::kAbandoned);
+  EXPECT_NE(Result(0).detail.find("abandoned, pid " + std::to_string(pid)), std::string::npos)
+      << Result(0).detail;
+  EXPECT_EQ(env_.active_timers(), 0u);
+
+  // The same tool, under another name, while that child lives: skipped, nothing spawned.
+  Run({Command("hl-smi-topo", {"hl-smi", "topo", "-m"})});
+  ASSERT_TRUE(results_);
+  EXPECT_EQ(env_.children().size(), 1u);
+  EXPECT_EQ(Result(0).status, CollectorStatus::kSkipped);
+  EXPECT_NE(Result(0).detail.find(std::to_string(pid)), std::string::npos);
+
+  // Once it is gone, the tool runs again.
+  env_.Exit(Child(0), 0, SIGKILL);
+  Run({Command("hl-smi-q", {"hl-smi", "-q"})});
+  ASSERT_EQ(env_.children().size(), 2u);
+  env_.Exit(Child(1), 0);
+  ASSERT_TRUE(results_);
+  EXPECT_EQ(Result(0).status, CollectorStatus::kOk);
+}
+
+TEST_F(CommandRunnerTest, AGrandchildHoldingThePipesIsKilledAtTheDeadline) {
+  Run({Command("docker-logs", {"sh", "-c", "docker logs x & exit 0"}, milliseconds(3000))});
+  env_.Exit(Child(0), 0, 0, /*keep_pipes=*/true);
+  EXPECT_FALSE(results_);
+  env_.Advance(milliseconds(3000));
+  EXPECT_EQ(Child(0).signals, std::vector<int>{SIGTERM});
+  env_.EndOutput(Child(0));  // the group's SIGTERM took the grandchild
+  ASSERT_TRUE(results_);
+  EXPECT_EQ(Result(0).status, CollectorStatus::kTimedOut);
+}
+
+TEST_F(CommandRunnerTest, MissingToolsFailuresAndSignals) {
+  env_.not_installed.insert("npu-smi");
+  Run({Command("npu-smi", {"npu-smi", "info"}), Command("dmesg", {"dmesg"}),
+       Command("docker-ps", {"docker", "ps"})});
+  ASSERT_EQ(env_.children().size(), 2u);  // npu-smi never started
+  env_.Output(Child(0), "dmesg: read kernel buffer failed: Operation not permitted\n", true);
+  env_.Exit(Child(0), 1);
+  env_.Exit(Child(1), 0, SIGSEGV);
+  ASSERT_TRUE(results_);
+  EXPECT_EQ(Result(0).status, CollectorStatus::kMissing);
+  EXPECT_EQ(Result(0).detail, "npu-smi is not installed here (not on PATH)");
+  EXPECT_EQ(Result(1).status, CollectorStatus::kFailed);
+  EXPECT_EQ(Result(1).exit_code, 1);
+  EXPECT_EQ(Result(1).detail,
+            "exit status 1: dmesg: read kernel buffer failed: Operation not permitted");
+  EXPECT_EQ(Text(Result(1), "device/dmesg.txt.stderr"),
+            "dmesg: read kernel buffer failed: Operation not permitted\n");
+  EXPECT_EQ(Result(2).status, CollectorStatus::kFailed);
+  EXPECT_NE(Result(2).detail.find("killed by signal"), std::string::npos);
+}
+
+TEST_F(CommandRunnerTest, OutputIsCappedAtTheHeadOrTheTail) {
+  config::CommandConfig head = Command("head", {"cat", "a"});
+  head.max_output_bytes = 4;
+  config::CommandConfig tail = Command("tail", {"dmesg"});
+  tail.max_output_bytes = 4;
+  tail.keep_tail = true;
+  Run({head, tail});
+  for (std::size_t i = 0; i < 2; ++i) {
+    env_.Output(Child(i), "abc");
+    env_.Output(Child(i), "defg");
+    env_.Exit(Child(i), 0);
+  }
+  ASSERT_TRUE(results_);
+  EXPECT_EQ(Text(Result(0), "device/head.txt"), "abcd");
+  EXPECT_EQ(Text(Result(1), "device/tail.txt"), "defg");
+  EXPECT_TRUE(Result(0).truncated);
+  EXPECT_TRUE(Result(1).truncated);
+}
+
+TEST_F(CommandRunnerTest, HooksShareToolsButNotTheirFate) {
+  CommandRunner hooks(env_, CommandRunner::HungKey::kName);
+  env_.signals_kill = false;
+  std::optional<std::vector<CollectorResult>> done;
+  hooks.Run({Command("page", {"curl", "pager"}, milliseconds(100))},
+            [&](std::vector<CollectorResult> results) { done = std::move(results); });
+  env_.Advance(milliseconds(100) + CommandRunner::kTermGrace + CommandRunner::kKillGrace);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->at(0).status, CollectorStatus::kAbandoned);
+  done.reset();
+  hooks.Run({Command("slack", {"curl", "slack"})},
+            [&](std::vector<CollectorResult> results) { done = std::move(results); });
+  EXPECT_EQ(env_.children().size(), 2u) << "another hook with the same tool still runs";
+}
+
+TEST_F(CommandRunnerTest, AbortKillsWhatRunsAndNeverAnswers) {
+  Run({Command("hl-smi-q", {"hl-smi", "-q"})});
+  EXPECT_EQ(runner_.Running(), std::vector<std::string>{"hl-smi-q"});
+  runner_.Abort();
+  EXPECT_EQ(Child(0).signals, std::vector<int>{SIGKILL});
+  env_.Advance(milliseconds(10000));
+  EXPECT_FALSE(results_);
+  EXPECT_TRUE(runner_.Running().empty());
+}
+
+}  // namespace
+}  // namespace trainwatch::collect

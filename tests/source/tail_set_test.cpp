@@ -1,0 +1,321 @@
+// TailSet's rotation and copy decisions, driven one file-system event at a time on a FakeEnv:
+// every line once, none lost and none repeated, through rename, copytruncate (with the copy
+// found before or after the truncation, and a copy still being written), a file deleted while
+// its writer still writes, a restart, an inode number reused while the daemon was down, and
+// polling where inotify sees nothing. No sleeps, no real files.
+#include "source/tail_set.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "support/fake_env.h"
+
+namespace trainwatch::source {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::FakeEnv;
+
+// A training log line of 24 bytes; `n` keeps every line distinct.
+std::string Line(int n) {
+  char text[32];
+  std::snprintf(text, sizeof text, "step %05d loss 1.%04d\n", n, n);
+  return text;
+}
+
+std::string Lines(int from, int to) {
+  std::string text;
+  for (int n = from; n <= to; ++n) {
+    text += Line(n);
+  }
+  return text;
+}
+
+class TailSetTest : public ::testing::Test {
+ protected:
+  TailSetTest() { env_.files().MakeDirs("/logs"); }
+
+  void Start(std::vector<std::string> paths = {"/logs/train.log*"},
+             std::vector<SavedTail> saved = {}, bool first_start = true) {
+    config::SourceConfig source;
+    source.name = "train";
+    source.paths = std::move(paths);
+    TailSet::Hooks hooks;
+    hooks.on_open = [](TailedFile&) { return true; };
+    hooks.on_batch = [this](TailedFile& file, const LineBatch& batch, std::uint64_t) {
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        read_.emplace_back(std::string(batch.Record(i)) + "\n", file.tail.path());
+      }
+    };
+    hooks.on_pending = [](TailedFile&) {};
+    hooks.on_changed = [](TailedFile&) {};
+    hooks.on_truncated = [this](TailedFile&) { ++truncations_; };
+    hooks.on_close = [this](TailedFile& file) { closed_.push_back(file.tail.path()); };
+    hooks.durable = [](const TailedFile& file) { return file.tail.position(); };
+    tails_ = std::make_unique<TailSet>(env_, source, watch_, hooks, std::move(saved), first_start);
+    tails_->Start();
+    env_.RunUntilIdle();
+  }
+
+  // The loop runs: events delivered, the debounced rescan (10 ms) done.
+  void Settle() {
+    env_.RunUntilIdle();
+    env_.Advance(milliseconds(20));
+  }
+
+  // The lines read so far, in order, text only.
+  std::string Text() const {
+    std::string text;
+    for (const auto& [line, path] : read_) {
+      text += line;
+    }
+    return text;
+  }
+  // Each line of `from`..`to` read exactly once, whatever the order.
+  ::testing::AssertionResult EachOnce(int from, int to) const {
+    std::map<std::string, int> seen;
+    for (const auto& [line, path] : read_) {
+      ++seen[line];
+    }
+    for (int n = from; n <= to; ++n) {
+      if (seen[Line(n)] != 1) {
+        return ::testing::AssertionFailure()
+               << "line " << n << " read " << seen[Line(n)] << " times; read:\n"
+               << Text();
+      }
+      seen.erase(Line(n));
+    }
+    if (!seen.empty()) {
+      return ::testing::AssertionFailure() << "also read " << seen.begin()->first;
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  FakeEnv env_;
+  config::WatchConfig watch_;
+  std::unique_ptr<TailSet> tails_;
+  std::vector<std::pair<std::string, std::string>> read_;  // line, the path it came from
+  std::vector<std::string> closed_;
+  int truncations_ = 0;
+};
+
+TEST_F(TailSetTest, FilesThereAtTheFirstStartAreReadFromTheirEndNewOnesFromTheirStart) {
+  env_.files().Append("/logs/train.log", Lines(1, 3));
+  Start({"/logs/*.log"});
+  EXPECT_EQ(Text(), "");
+  env_.files().Append("/logs/train.log", Line(4));
+  env_.files().Append("/logs/rank1.log", Lines(5, 6));  // a new file
+  Settle();
+  EXPECT_EQ(env_.watched_dirs(), std::set<std::string>{"/logs"});
+  EXPECT_TRUE(EachOnce(4, 6));
+}
+
+TEST_F(TailSetTest, ARenamedFileIsFinishedAndTheNewOneReadFromItsStart) {
+  Start();
+  const auto writer = env_.files().OpenForWriting("/logs/train.log");
+  env_.files().AppendHeld(writer, Lines(1, 3));
+  Settle();
+  ASSERT_TRUE(EachOnce(1, 3));
+  // logrotate renames; the writer, not yet told, writes on to the old inode; then reopens.
+  env_.files().AppendHeld(writer, Line(4));
+  env_.files().Rename("/logs/train.log", "/logs/train.log.1");
+  env_.files().AppendHeld(writer, Line(5));
+  env_.files().Append("/logs/train.log", Line(6));
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 6));
+  EXPECT_EQ(read_.back().second, "/logs/train.log");
+  // Lines 4 and 5 were read from the old inode when the first event came, before the rename
+  // was known; the file is followed on under its new name.
+  std::set<std::string> followed;
+  for (const auto& [id, file] : tails_->files()) {
+    followed.insert(file->tail.path());
+  }
+  EXPECT_EQ(followed, (std::set<std::string>{"/logs/train.log", "/logs/train.log.1"}));
+  EXPECT_EQ(truncations_, 0);
+}
+
+TEST_F(TailSetTest, AFileGoneFromTheGlobsIsReadForItsGraceThenClosed) {
+  Start({"/logs/train.log"});
+  const auto writer = env_.files().OpenForWriting("/logs/train.log");
+  env_.files().AppendHeld(writer, Lines(1, 2));
+  Settle();
+  env_.files().Rename("/logs/train.log", "/logs/old/train.log");  // out of the globs
+  Settle();
+  // No event reaches us for the renamed file: the sweep reads what its writer still adds.
+  env_.files().AppendHeld(writer, Line(3));
+  env_.Advance(watch_.rescan_interval);
+  tails_->Sweep(env_.SteadyNow());
+  EXPECT_TRUE(EachOnce(1, 3));
+  EXPECT_TRUE(closed_.empty()) << "closed before its grace";
+  env_.Advance(watch_.rescan_interval);
+  tails_->Sweep(env_.SteadyNow());
+  // Under the name it was followed by: where it went is out of the source's sight.
+  EXPECT_EQ(closed_, std::vector<std::string>{"/logs/train.log"});
+  EXPECT_TRUE(tails_->files().empty());
+}
+
+TEST_F(TailSetTest, AFileDeletedWhileItsWriterWritesIsReadToItsEndThenClosed) {
+  Start();
+  const auto writer = env_.files().OpenForWriting("/logs/train.log");
+  env_.files().AppendHeld(writer, Lines(1, 2));
+  Settle();
+  env_.files().AppendHeld(writer, Line(3));
+  env_.files().Remove("/logs/train.log");
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 3));
+  env_.files().AppendHeld(writer, Line(4));  // to an inode with no name: no event at all
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 3));
+  env_.Advance(watch_.rescan_interval);
+  tails_->Sweep(env_.SteadyNow());
+  EXPECT_TRUE(EachOnce(1, 4));
+  env_.Advance(watch_.rescan_interval);
+  tails_->Sweep(env_.SteadyNow());
+  EXPECT_EQ(closed_, std::vector<std::string>{"/logs/train.log"});
+}
+
+TEST_F(TailSetTest, CopytruncateContinuesInTheCopyWhereTheOriginalWasLeft) {
+  Start();
+  const auto writer = env_.files().OpenForWriting("/logs/train.log");
+  env_.files().AppendHeld(writer, Lines(1, 20));  // 480 bytes: a full fingerprint
+  Settle();
+  ASSERT_TRUE(EachOnce(1, 20));
+  // Written but not yet read when logrotate copies and truncates; then the writer goes on.
+  env_.files().AppendHeld(writer, Lines(21, 22));
+  env_.files().Copy("/logs/train.log", "/logs/train.log.1");
+  env_.files().Truncate("/logs/train.log");
+  env_.files().AppendHeld(writer, Line(23));
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 23));
+  EXPECT_EQ(truncations_, 1);
+}
+
+TEST_F(TailSetTest, ACopySeenBeforeTheTruncationWaitsForIt) {
+  Start();
+  const auto writer = env_.files().OpenForWriting("/logs/train.log");
+  env_.files().AppendHeld(writer, Lines(1, 20));
+  Settle();
+  env_.files().AppendHeld(writer, Line(21));
+  env_.files().Copy("/logs/train.log", "/logs/train.log.1");
+  Settle();  // the copy is there; the original is not truncated yet
+  EXPECT_TRUE(EachOnce(1, 21)) << "the copy is parked, not read as a new file";
+  EXPECT_EQ(tails_->parked_copies(), std::set<std::string>{"/logs/train.log.1"});
+  env_.files().Truncate("/logs/train.log");
+  env_.files().AppendHeld(writer, Line(22));
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 22));
+  EXPECT_TRUE(tails_->parked_copies().empty());
+}
+
+TEST_F(TailSetTest, ACopyStillBeingWrittenIsNotReadAsANewFile) {
+  Start();
+  const auto writer = env_.files().OpenForWriting("/logs/train.log");
+  env_.files().AppendHeld(writer, Lines(1, 20));
+  Settle();
+  env_.files().AppendHeld(writer, Line(21));
+  // copytruncate's copy loop: 100 bytes so far, fewer than the fingerprint it will match.
+  env_.files().Copy("/logs/train.log", "/logs/train.log.1", 100);
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 21));
+  env_.files().Copy("/logs/train.log", "/logs/train.log.1");  // the copy completes
+  env_.files().Truncate("/logs/train.log");
+  env_.files().AppendHeld(writer, Line(22));
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 22));
+}
+
+TEST_F(TailSetTest, AShortNewFileThatNeverBecomesACopyIsReadAfterTheWait) {
+  Start();
+  env_.files().Append("/logs/train.log", Lines(1, 20));
+  Settle();
+  env_.files().Append("/logs/train.log.1", "a new rank\n");  // named like a copy, short
+  Settle();
+  EXPECT_EQ(Text().find("a new rank"), std::string::npos);
+  env_.Advance(milliseconds(2100));
+  EXPECT_EQ(Text(), Lines(1, 20) + "a new rank\n");
+}
+
+TEST_F(TailSetTest, ARestartResumesFromTheSavedPositionsWithoutRepeats) {
+  Start();
+  env_.files().Append("/logs/train.log", Lines(1, 3));
+  Settle();
+  std::vector<SavedTail> saved;
+  tails_->SaveTo(saved);
+  tails_.reset();
+  env_.files().Append("/logs/train.log", Lines(4, 5));  // written while the daemon was down
+  Start({"/logs/train.log*"}, saved, /*first_start=*/false);
+  env_.files().Append("/logs/train.log", Line(6));
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 6));
+}
+
+TEST_F(TailSetTest, AnInodeNumberReusedWhileTheDaemonWasDownIsANewFile) {
+  Start();
+  env_.files().Append("/logs/train.log", Lines(1, 3));
+  Settle();
+  std::vector<SavedTail> saved;
+  tails_->SaveTo(saved);
+  tails_.reset();
+  read_.clear();
+  // The job's next run: its log deleted and made again, given the freed inode number.
+  const std::uint64_t inode = env_.files().InodeOf("/logs/train.log");
+  env_.files().Remove("/logs/train.log");
+  env_.files().Append("/logs/train.log", Lines(101, 110), inode);
+  Start({"/logs/train.log*"}, saved, /*first_start=*/false);
+  EXPECT_TRUE(EachOnce(101, 110)) << "read from its start, not from the old offset";
+}
+
+TEST_F(TailSetTest, PollingFindsWritesInotifyCannotSee) {
+  watch_.mode = config::WatchMode::kPoll;
+  watch_.poll_interval = milliseconds(500);
+  Start();
+  EXPECT_TRUE(env_.watched_dirs().empty());
+  env_.files().Append("/logs/train.log", Lines(1, 2));
+  Settle();
+  EXPECT_EQ(Text(), "") << "no watch: found at the next rescan";
+  env_.Advance(watch_.rescan_interval);
+  EXPECT_TRUE(EachOnce(1, 2));
+  EXPECT_EQ(env_.polled_files(), std::set<std::string>{"/logs/train.log"});
+  env_.files().Append("/logs/train.log", Line(3));
+  env_.RunUntilIdle();
+  EXPECT_TRUE(EachOnce(1, 2));
+  env_.Advance(watch_.poll_interval);
+  EXPECT_TRUE(EachOnce(1, 3));
+}
+
+TEST_F(TailSetTest, NetworkFileSystemsArePolledAsWellAsWatched) {
+  env_.files().SetKind("/logs", FileSystemKind::kNetwork);
+  Start();
+  env_.files().Append("/logs/train.log", Line(1));
+  Settle();
+  EXPECT_EQ(env_.polled_files(), std::set<std::string>{"/logs/train.log"});
+  EXPECT_EQ(env_.watched_dirs(), std::set<std::string>{"/logs"});
+}
+
+TEST_F(TailSetTest, ALogDirectoryMadeLaterIsWatchedFromItsParent) {
+  Start({"/runs/*/rank*.log"});
+  env_.files().MakeDirs("/runs");
+  Settle();
+  EXPECT_EQ(env_.watched_dirs(), std::set<std::string>{"/runs"});
+  env_.files().Append("/runs/job7/rank0.log", Line(1));
+  Settle();
+  EXPECT_EQ(env_.watched_dirs(), (std::set<std::string>{"/runs", "/runs/job7"}));
+  EXPECT_TRUE(EachOnce(1, 1));
+}
+
+TEST_F(TailSetTest, AFastWriterIsReadInBudgetedTurns) {
+  Start();
+  env_.files().Append("/logs/train.log", "");
+  Settle();
+  // Three read budgets' worth at once: read over several loop turns, all of it.
+  const int lines = static_cast<int>(3 * TailSet::kReadBudget / Line(1).size());
+  env_.files().Append("/logs/train.log", Lines(1, lines));
+  Settle();
+  EXPECT_TRUE(EachOnce(1, lines));
+}
+
+}  // namespace
+}  // namespace trainwatch::source
