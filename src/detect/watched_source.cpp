@@ -128,6 +128,7 @@ void WatchedSource::Fire(StreamDetector& stream, std::vector<Event> events) {
     return;
   }
   std::vector<Firing> firings;
+  firings.reserve(events.size());
   for (Event& event : events) {
     firings.push_back(stream.MakeFiring(std::move(event), env_->WallNow()));
   }
