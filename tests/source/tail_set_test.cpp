@@ -65,6 +65,28 @@ class TailSetTest : public ::testing::Test {
     env_.RunUntilIdle();
     env_.Advance(milliseconds(20));
   }
+  // Started on /logs/train.log* with lines 1..`lines` of a live writer read; the writer's
+  // descriptor, to write on through a rename or a delete.
+  std::shared_ptr<testing::FakeFileSystem::Inode> StartWithWriter(int lines) {
+    Start();
+    auto writer = env_.files().OpenForWriting("/logs/train.log");
+    env_.files().AppendHeld(writer, Lines(1, lines));
+    Settle();
+    return writer;
+  }
+  // Lines 1..`lines` read, then the TailSet stops as the daemon does; its saved positions.
+  std::vector<SavedTail> ReadThenStop(int lines) {
+    StartWithWriter(lines);
+    std::vector<SavedTail> saved;
+    tails_->SaveTo(saved);
+    tails_.reset();
+    return saved;
+  }
+  // The sweep's turn comes (every rescan_interval).
+  void SweepLater() {
+    env_.Advance(watch_.rescan_interval);
+    tails_->Sweep(env_.SteadyNow());
+  }
 
   // The lines read so far, in order, text only.
   std::string Text() const {
@@ -114,10 +136,7 @@ TEST_F(TailSetTest, FilesThereAtTheFirstStartAreReadFromTheirEndNewOnesFromTheir
 }
 
 TEST_F(TailSetTest, ARenamedFileIsFinishedAndTheNewOneReadFromItsStart) {
-  Start();
-  const auto writer = env_.files().OpenForWriting("/logs/train.log");
-  env_.files().AppendHeld(writer, Lines(1, 3));
-  Settle();
+  const auto writer = StartWithWriter(3);
   ASSERT_TRUE(EachOnce(1, 3));
   // logrotate renames; the writer, not yet told, writes on to the old inode; then reopens.
   env_.files().AppendHeld(writer, Line(4));
@@ -146,22 +165,17 @@ TEST_F(TailSetTest, AFileGoneFromTheGlobsIsReadForItsGraceThenClosed) {
   Settle();
   // No event reaches us for the renamed file: the sweep reads what its writer still adds.
   env_.files().AppendHeld(writer, Line(3));
-  env_.Advance(watch_.rescan_interval);
-  tails_->Sweep(env_.SteadyNow());
+  SweepLater();
   EXPECT_TRUE(EachOnce(1, 3));
   EXPECT_TRUE(closed_.empty()) << "closed before its grace";
-  env_.Advance(watch_.rescan_interval);
-  tails_->Sweep(env_.SteadyNow());
+  SweepLater();
   // Under the name it was followed by: where it went is out of the source's sight.
   EXPECT_EQ(closed_, std::vector<std::string>{"/logs/train.log"});
   EXPECT_TRUE(tails_->files().empty());
 }
 
 TEST_F(TailSetTest, AFileDeletedWhileItsWriterWritesIsReadToItsEndThenClosed) {
-  Start();
-  const auto writer = env_.files().OpenForWriting("/logs/train.log");
-  env_.files().AppendHeld(writer, Lines(1, 2));
-  Settle();
+  const auto writer = StartWithWriter(2);
   env_.files().AppendHeld(writer, Line(3));
   env_.files().Remove("/logs/train.log");
   Settle();
@@ -169,19 +183,14 @@ TEST_F(TailSetTest, AFileDeletedWhileItsWriterWritesIsReadToItsEndThenClosed) {
   env_.files().AppendHeld(writer, Line(4));  // to an inode with no name: no event at all
   Settle();
   EXPECT_TRUE(EachOnce(1, 3));
-  env_.Advance(watch_.rescan_interval);
-  tails_->Sweep(env_.SteadyNow());
+  SweepLater();
   EXPECT_TRUE(EachOnce(1, 4));
-  env_.Advance(watch_.rescan_interval);
-  tails_->Sweep(env_.SteadyNow());
+  SweepLater();
   EXPECT_EQ(closed_, std::vector<std::string>{"/logs/train.log"});
 }
 
 TEST_F(TailSetTest, CopytruncateContinuesInTheCopyWhereTheOriginalWasLeft) {
-  Start();
-  const auto writer = env_.files().OpenForWriting("/logs/train.log");
-  env_.files().AppendHeld(writer, Lines(1, 20));  // 480 bytes: a full fingerprint
-  Settle();
+  const auto writer = StartWithWriter(20);  // 460 bytes: a full fingerprint
   ASSERT_TRUE(EachOnce(1, 20));
   // Written but not yet read when logrotate copies and truncates; then the writer goes on.
   env_.files().AppendHeld(writer, Lines(21, 22));
@@ -194,10 +203,7 @@ TEST_F(TailSetTest, CopytruncateContinuesInTheCopyWhereTheOriginalWasLeft) {
 }
 
 TEST_F(TailSetTest, ACopySeenBeforeTheTruncationWaitsForIt) {
-  Start();
-  const auto writer = env_.files().OpenForWriting("/logs/train.log");
-  env_.files().AppendHeld(writer, Lines(1, 20));
-  Settle();
+  const auto writer = StartWithWriter(20);
   env_.files().AppendHeld(writer, Line(21));
   env_.files().Copy("/logs/train.log", "/logs/train.log.1");
   Settle();  // the copy is there; the original is not truncated yet
@@ -211,10 +217,7 @@ TEST_F(TailSetTest, ACopySeenBeforeTheTruncationWaitsForIt) {
 }
 
 TEST_F(TailSetTest, ACopyStillBeingWrittenIsNotReadAsANewFile) {
-  Start();
-  const auto writer = env_.files().OpenForWriting("/logs/train.log");
-  env_.files().AppendHeld(writer, Lines(1, 20));
-  Settle();
+  const auto writer = StartWithWriter(20);
   env_.files().AppendHeld(writer, Line(21));
   // copytruncate's copy loop: 100 bytes so far, fewer than the fingerprint it will match.
   env_.files().Copy("/logs/train.log", "/logs/train.log.1", 100);
@@ -228,9 +231,7 @@ TEST_F(TailSetTest, ACopyStillBeingWrittenIsNotReadAsANewFile) {
 }
 
 TEST_F(TailSetTest, AShortNewFileThatNeverBecomesACopyIsReadAfterTheWait) {
-  Start();
-  env_.files().Append("/logs/train.log", Lines(1, 20));
-  Settle();
+  StartWithWriter(20);
   env_.files().Append("/logs/train.log.1", "a new rank\n");  // named like a copy, short
   Settle();
   EXPECT_EQ(Text().find("a new rank"), std::string::npos);
@@ -239,12 +240,7 @@ TEST_F(TailSetTest, AShortNewFileThatNeverBecomesACopyIsReadAfterTheWait) {
 }
 
 TEST_F(TailSetTest, ARestartResumesFromTheSavedPositionsWithoutRepeats) {
-  Start();
-  env_.files().Append("/logs/train.log", Lines(1, 3));
-  Settle();
-  std::vector<SavedTail> saved;
-  tails_->SaveTo(saved);
-  tails_.reset();
+  const std::vector<SavedTail> saved = ReadThenStop(3);
   env_.files().Append("/logs/train.log", Lines(4, 5));  // written while the daemon was down
   Start({"/logs/train.log*"}, saved, /*first_start=*/false);
   env_.files().Append("/logs/train.log", Line(6));
@@ -253,12 +249,7 @@ TEST_F(TailSetTest, ARestartResumesFromTheSavedPositionsWithoutRepeats) {
 }
 
 TEST_F(TailSetTest, AnInodeNumberReusedWhileTheDaemonWasDownIsANewFile) {
-  Start();
-  env_.files().Append("/logs/train.log", Lines(1, 3));
-  Settle();
-  std::vector<SavedTail> saved;
-  tails_->SaveTo(saved);
-  tails_.reset();
+  const std::vector<SavedTail> saved = ReadThenStop(3);
   read_.clear();
   // The job's next run: its log deleted and made again, given the freed inode number.
   const std::uint64_t inode = env_.files().InodeOf("/logs/train.log");
