@@ -19,7 +19,6 @@
 #include "core/posix_env.h"
 #include "core/unique_fd.h"
 #include "core/uv_handle.h"
-#include "core/uv_timer.h"
 #include "ops/control_request.h"
 #include "ops/control_server.h"
 #include "ops/daemon_metrics.h"
@@ -70,9 +69,9 @@ class Daemon {
   std::unique_ptr<source::WrappedChild> child_;
   ops::ControlServer control_;
   ops::MetricsTextfile metrics_;
-  UvTimer tick_;
-  UvTimer save_timer_;
-  UvTimer watchdog_;
+  std::unique_ptr<LoopTimer> tick_;
+  std::unique_ptr<LoopTimer> save_timer_;
+  std::unique_ptr<LoopTimer> watchdog_;
   std::vector<UvHandle<uv_signal_t>> signals_;
   bool stopping_ = false;
   bool guest_ = false;  // wrap beside a daemon that holds the state_dir
@@ -170,9 +169,9 @@ void Daemon::Stop(int exit_code) {
   sd_notify(0, "STOPPING=1");
   sources_->Close();
   control_.Stop();
-  tick_.Reset();
-  save_timer_.Reset();
-  watchdog_.Reset();
+  tick_.reset();
+  save_timer_.reset();
+  watchdog_.reset();
   signals_.clear();
   child_.reset();
 }
@@ -361,7 +360,7 @@ int Daemon::Run() {
   flow.fill_capture = [this](capture::CaptureRequest& request) { sources_->FillCapture(request); };
   flow.written = [this] {
     sources_->ReleaseIncidentHolds();
-    save_timer_.Start(kStateSaveDelay);
+    save_timer_->Start(kStateSaveDelay, {});
     UpdateStatus();
   };
   flow.settled = [this] { StopIfWrapDone(); };
@@ -372,14 +371,14 @@ int Daemon::Run() {
         incidents_->OnFirings(firings, stream);
       },
       [this] {
-        if (!stopping_ && !save_timer_.active()) {
-          save_timer_.Start(kStateSaveDelay);
+        if (!stopping_ && !save_timer_->active()) {
+          save_timer_->Start(kStateSaveDelay, {});
         }
       },
       incidents_->LoadHistory(), std::move(saved_), first_start_);
-  tick_ = UvTimer(&loop_, [this] { Tick(); });
-  save_timer_ = UvTimer(&loop_, [this] { SaveState(); });
-  watchdog_ = UvTimer(&loop_, [] { sd_notify(0, "WATCHDOG=1"); });
+  tick_ = env_->NewTimer([this] { Tick(); });
+  save_timer_ = env_->NewTimer([this] { SaveState(); });
+  watchdog_ = env_->NewTimer([] { sd_notify(0, "WATCHDOG=1"); });
   for (int signum : {SIGHUP, SIGTERM, SIGINT}) {
     int status = 0;
     auto handle = UvHandle<uv_signal_t>::Make(&loop_, status, uv_signal_init);
@@ -417,13 +416,13 @@ int Daemon::Run() {
     StartWrap();
   }
   if (!stopping_) {
-    tick_.Start(kTick, kTick);
+    tick_->Start(kTick, kTick);
     std::uint64_t watchdog_usec = 0;
     if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec > 0) {
       // Pinged from the loop itself: a loop that is stuck stops pinging, and systemd restarts
       // a daemon that would otherwise miss every failure from then on.
       const std::chrono::milliseconds every(std::max<std::uint64_t>(1, watchdog_usec / 2000));
-      watchdog_.Start(every, every);
+      watchdog_->Start(every, every);
     }
     sources_->RequestWriterScan();
     UpdateStatus();

@@ -177,10 +177,8 @@ void Sources::CloseQuietTracebacks() {
 void Sources::Tick(SteadyTime now) {
   for (auto& source : sources_) {
     if (source->tails() != nullptr) {
-      source->tails()->Sweep(now);
+      source->tails()->Sweep(now);  // what inotify missed, read before writers are judged
     }
-  }
-  for (auto& source : sources_) {
     source->CheckWriters(now);
   }
   ForEachSource([&](WatchedSource& source) { source.CheckTime(now); });

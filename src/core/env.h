@@ -80,7 +80,8 @@ class Env {
   virtual std::unique_ptr<LoopTimer> NewTimer(std::function<void()> on_fire) = 0;
   virtual std::unique_ptr<LoopIdle> NewIdle(std::function<void()> on_turn) = 0;
   // Runs `work` on a worker thread, then `done` on the loop; `work` must not touch loop-thread
-  // state (see QueueWork). Should the pool refuse it, both run on the loop, late but not lost.
+  // state: move what it needs into its captures and out through them. Should the pool refuse
+  // it, both run on the loop, late but not lost.
   virtual void RunOnPool(std::function<void()> work, std::function<void()> done) = 0;
 
   virtual const FileSystem& fs() const = 0;

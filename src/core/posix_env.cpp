@@ -8,7 +8,6 @@
 #include <set>
 
 #include "core/uv_handle.h"
-#include "core/uv_work.h"
 
 namespace trainwatch {
 namespace {
@@ -229,17 +228,29 @@ std::unique_ptr<LoopIdle> PosixEnv::NewIdle(std::function<void()> on_turn) {
 }
 
 void PosixEnv::RunOnPool(std::function<void()> work, std::function<void()> done) {
-  struct Both {
+  // The request and both functions live on the heap until `done` has run.
+  struct Request {
+    uv_work_t request{};
     std::function<void()> work;
     std::function<void()> done;
   };
-  auto both = std::make_shared<Both>(Both{std::move(work), std::move(done)});
-  const int status = QueueWork(
-      loop_, [both] { both->work(); }, [both] { both->done(); });
+  auto owned = std::make_unique<Request>();
+  owned->work = std::move(work);
+  owned->done = std::move(done);
+  owned->request.data = owned.get();
+  const int status = uv_queue_work(
+      loop_, &owned->request,
+      [](uv_work_t* request) { static_cast<Request*>(request->data)->work(); },
+      [](uv_work_t* request, int) {
+        const std::unique_ptr<Request> finished(static_cast<Request*>(request->data));
+        finished->done();
+      });
   if (status != 0) {
-    both->work();
-    both->done();
+    owned->work();  // refused (it never is for a valid request): late, but not lost
+    owned->done();
+    return;
   }
+  static_cast<void>(owned.release());  // freed by the after-work callback
 }
 
 Result<std::unique_ptr<ChangeWatch>> PosixEnv::WatchDirectory(const std::string& dir,
