@@ -54,6 +54,7 @@ class Daemon {
   void UpdateStatus();
   void HandleControl(const std::string& request, const ops::ControlServer::Reply& reply);
   ops::DaemonSnapshot Snapshot();
+  void RedactBars(ops::DaemonSnapshot& snapshot);
   std::uint64_t MetricsActivity() const;
   void WriteMetrics(bool now);
 
@@ -279,7 +280,37 @@ ops::DaemonSnapshot Daemon::Snapshot() {
   }
   incidents_->FillSnapshot(snapshot);
   snapshot.sources = sources_->Snapshot(now, env_->WallNow());
+  RedactBars(snapshot);
   return snapshot;
+}
+
+void Daemon::RedactBars(ops::DaemonSnapshot& snapshot) {
+  // A bar's label and key are log text (a tqdm desc may quote a URL): status and the metrics'
+  // labels get them redacted. The redactor is fetched only when there is a bar.
+  std::shared_ptr<const collect::Redactor> redactor;
+  collect::RedactionCounts redacted;
+  for (ops::SourceSnapshot& source : snapshot.sources) {
+    for (auto* streams : {&source.files, &source.streams}) {
+      for (ops::StreamSnapshot& stream : *streams) {
+        for (ops::BarSnapshot& bar : stream.bars) {
+          if (!redactor) {
+            redactor = incidents_->redactor_for_text();
+          }
+          std::string label = bar.label;
+          redactor->RedactText(label, redacted);
+          if (label != bar.label) {
+            // The key is made from the label, some digits spelled '#', which can hide a
+            // secret's shape from the patterns: it is made again from the redacted label.
+            bar.key.resize(bar.key.find(':') + 1);
+            bar.key += label;
+            bar.label = std::move(label);
+          } else {
+            redactor->RedactText(bar.key, redacted);
+          }
+        }
+      }
+    }
+  }
 }
 
 std::uint64_t Daemon::MetricsActivity() const {

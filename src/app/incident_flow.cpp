@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "capture/incident_filter.h"
+#include "capture/incident_redaction.h"
 #include "detect/incident_json.h"
 
 namespace trainwatch::app {
@@ -63,7 +64,13 @@ void IncidentFlow::Configure(const config::DaemonConfig& config) {
 
 void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {
   const SteadyTime now = env_.SteadyNow();
+  // Redacted here, once, before the firing is logged or joins an incident: every way out
+  // downstream (incidents.jsonl, the manifest, this log, hooks, status) then quotes clean text.
+  // What was redacted is not counted here; a bundle's manifest counts what its files held.
+  const std::shared_ptr<const collect::Redactor> redactor = redactor_for_text();
+  collect::RedactionCounts redacted;
   for (detect::Firing& firing : firings) {
+    capture::RedactFiring(*redactor, firing, redacted);
     ++counters_.firings_by_rule[firing.event.rule_id];
     const ops::FiringLog::Said said = ops::FiringLog::Describe(firing);
     if (stream != nullptr) {
@@ -100,9 +107,20 @@ void IncidentFlow::WriteSettled() {
   wiring_.settled();
 }
 
+std::shared_ptr<const collect::Redactor> IncidentFlow::redactor_for_text() {
+  if (!capturer_) {  // not configured yet: the built-in patterns
+    capturer_ = std::make_unique<capture::Capturer>(env_, config_.capture);
+  }
+  return capturer_->redactor();
+}
+
 void IncidentFlow::Manual(const std::string& reason, const ManualOptions& options,
                           const Done& done) {
-  detect::Incident incident = builder_.Manual(reason, env_.WallNow());
+  // A client's reason is quoted in the summary, the log and the hooks' environment too.
+  std::string clean_reason = reason;
+  collect::RedactionCounts redacted;
+  redactor_for_text()->RedactText(clean_reason, redacted);
+  detect::Incident incident = builder_.Manual(clean_reason, env_.WallNow());
   Write(incident, options, done);
 }
 

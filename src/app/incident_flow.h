@@ -58,6 +58,8 @@ class IncidentFlow {
   // The incident parts of the daemon's snapshot.
   void FillSnapshot(ops::DaemonSnapshot& snapshot) const;
   std::uint64_t Activity() const;
+  // The one redactor for log text leaving the daemon (built at its first use).
+  std::shared_ptr<const collect::Redactor> redactor_for_text();
   const std::string& incidents_file() const { return log_.path(); }
   std::uint64_t written() const { return incidents_written_; }
   const std::string& last_incident() const { return last_incident_; }

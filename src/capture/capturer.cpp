@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 
 #include "bundle/bundle_writer.h"
@@ -73,8 +74,37 @@ Capturer::Capturer(Env& env, config::CaptureConfig config)
 Capturer::~Capturer() { Abort(); }
 
 void Capturer::Reconfigure(config::CaptureConfig config) {
+  if (config.redact_names != config_.redact_names ||
+      config.redact_patterns != config_.redact_patterns) {
+    redactor_.reset();  // rebuilt with the new rules at its next use
+  }
   config_ = std::move(config);  // the capture under way keeps its own copy
-  redactor_.reset();            // rebuilt with the new rules at the next capture
+}
+
+Result<std::shared_ptr<const collect::Redactor>> Capturer::BuildRedactor() {
+  if (!redactor_) {
+    Result<std::shared_ptr<const collect::Redactor>> made =
+        collect::Redactor::Create({config_.redact_names, config_.redact_patterns});
+    if (!made) {
+      return made.error();
+    }
+    redactor_ = std::move(*made);
+  }
+  return redactor_;
+}
+
+std::shared_ptr<const collect::Redactor> Capturer::redactor() {
+  Result<std::shared_ptr<const collect::Redactor>> made = BuildRedactor();
+  if (made) {
+    return std::move(*made);
+  }
+  spdlog::error("capture redact: {}; redacting with the built-in patterns alone",
+                made.error().message);
+  Result<std::shared_ptr<const collect::Redactor>> builtin = collect::Redactor::Create();
+  if (!builtin) {  // the built-in table is compiled by the tests: cannot happen
+    std::terminate();
+  }
+  return std::move(*builtin);
 }
 
 void Capturer::Abort() {
@@ -132,8 +162,7 @@ void Capturer::StartNext() {
     return;
   }
   if (!redactor_) {
-    Result<std::shared_ptr<const collect::Redactor>> made =
-        collect::Redactor::Create({config_.redact_names, config_.redact_patterns});
+    Result<std::shared_ptr<const collect::Redactor>> made = BuildRedactor();
     if (!made) {
       // The config was checked when loaded; this only happens if that check was skipped.
       CaptureOutcome outcome;
@@ -144,7 +173,6 @@ void Capturer::StartNext() {
       done(outcome);
       return StartNext();
     }
-    redactor_ = std::move(*made);
   }
   running_ = true;
   job_ = std::make_unique<Job>();

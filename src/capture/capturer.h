@@ -55,8 +55,8 @@ class Capturer {
   using Done = std::function<void(const CaptureOutcome& outcome)>;
   static constexpr std::size_t kMaxQueued = 4;
 
-  // The redactor is built at the first capture, not here: it compiles dozens of patterns, and
-  // a daemon that never sees an incident should not carry them (2-5 MB of memory).
+  // The redactor is built at the first firing or capture, not here: it compiles dozens of
+  // patterns, and a daemon that never sees one should not carry them (2-5 MB of memory).
   Capturer(Env& env, config::CaptureConfig config);
   ~Capturer();
 
@@ -65,9 +65,14 @@ class Capturer {
   // Stops what runs (the daemon is stopping): its bundle is not written.
   void Abort();
   const config::CaptureConfig& config() const { return config_; }
+  // The redactor of the configured rules, for the text of incidents as it enters the daemon
+  // (one redactor for that and the bundles). Built at its first use; never null: rules that do
+  // not build (only if the config check was skipped) give the built-in patterns alone.
+  std::shared_ptr<const collect::Redactor> redactor();
 
  private:
   struct Job;
+  Result<std::shared_ptr<const collect::Redactor>> BuildRedactor();
   void StartNext();
   void OnCommandsDone(std::vector<collect::CollectorResult> results);
   void OnBuiltinsDone();

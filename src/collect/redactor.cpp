@@ -7,85 +7,13 @@
 #include <cctype>
 #include <exception>
 
+#include "collect/redaction_patterns.h"
 #include "core/multi_regex.h"
 #include "core/multi_regex_scanner.h"
 #include "core/regex_options.h"
 
 namespace trainwatch::collect {
 namespace {
-
-// Secret-looking names, matched as case-insensitive substrings of the variable's name.
-// Two substrings have harmless look-alikes, skipped where they occur (see IsSecretName):
-// TOKEN in TOKENIZ (TOKENIZERS_PARALLELISM=false is set in most Hugging Face jobs and says
-// how the job ran) and AUTH in AUTHOR (GIT_AUTHOR_NAME), except AUTHORIZ (HTTP_AUTHORIZATION
-// holds a credential). PWD is deliberately absent: it is the working directory.
-constexpr std::string_view kSecretParts[] = {"TOKEN",      "SECRET",  "PASSWORD",   "PASSWD",
-                                             "PASSPHRASE", "API_KEY", "APIKEY",     "ACCESS_KEY",
-                                             "CREDENTIAL", "AUTH",    "PRIVATE_KEY"};
-// Names ending in these are secret too (DB_PASS, OPENAI_KEY, SIGNING_KEY); a harmless
-// *_KEY (GPG_KEY, a public fingerprint in Python images) is over-redacted, which only hides
-// a value nobody debugging a training job needs.
-constexpr std::string_view kSecretSuffixes[] = {"_PASS", "_KEY"};
-
-// A built-in value pattern. The regex (RE2) replaces the first capture group that took
-// part in the match, so context the pattern needs (`Bearer `, `user:` in a URL, the
-// BEGIN/END lines of a key) stays readable; without groups the whole match goes.
-// `prefilter` is the form the prefilter pass scans for (empty: derived from the regex); it must
-// match wherever the regex does. Negated classes spell out \x0b because RE2's \s lacks the
-// vertical tab that Hyperscan's (PCRE's) \s has, and \v means different things in the two.
-struct BuiltinPattern {
-  std::string_view name;
-  std::string_view regex;
-  std::string_view prefilter;
-};
-
-// Order matters where patterns overlap: the first to match gets the value and the count, and
-// later ones do not match [REDACTED] ('[' is outside their classes). A token used as a URL
-// password (https://x-access-token:ghs_...@github.com) counts as github_token, a JWT after
-// Bearer as jwt.
-constexpr BuiltinPattern kBuiltins[] = {
-    // A key block: the body between the BEGIN and END lines becomes [REDACTED], keeping the
-    // lines (and the newlines, real or JSON-escaped "\n", around the body). The body may hold
-    // only what PEM bodies hold, so log lines between a truncated key and a later key's END
-    // (with their '[', '(', '_', quotes) are not taken for a body. A block cut short (a truncated
-    // log, no END) loses its base64 lines.
-    {"private_key",
-     // BEGIN line, an optional line break, then the body up to the END line (group 1), or
-     // base64 lines (group 2) when no END follows.
-     R"re(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|\\n)?)re"
-     R"re((?:((?:[A-Za-z0-9+/=\s:,.-]|\\[nr])*?))re"
-     R"re((?:\r?\n|\\n)?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)re"
-     R"re(|([A-Za-z0-9+/=]{16,}(?:(?:\s|\\[nr])+[A-Za-z0-9+/=]{16,})*)))re",
-     R"re(-----BEGIN [A-Z0-9 ]*PRIVATE KEY)re"},
-    {"aws_access_key", R"re(\b(?:AKIA|ASIA)[0-9A-Z]{16}\b)re", ""},
-    // aws_secret_access_key=..., AWS_SECRET_ACCESS_KEY: ..., "SecretAccessKey": "..." (what
-    // `aws sts` prints), --aws-secret-access-key ...: the 40 characters after the name.
-    {"aws_secret",
-     R"re((?i)secret[_-]?access[_-]?key["']?(?:[ \t]*[:=][ \t]*|[ \t]+)["']?([A-Za-z0-9/+]{40}))re",
-     ""},
-    {"hf_token", R"re(\bhf_[A-Za-z0-9]{30,}\b)re", ""},
-    {"github_token", R"re(\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b)re", ""},
-    {"jwt", R"re(\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})re", ""},
-    // W&B keys are 40 hex digits, like git commit hashes, so they need a W&B context:
-    // `wandb login [flags] KEY` on one line, or KEY after a key/password word at most 300
-    // characters after "wandb": WANDB_API_KEY=KEY, wandb.login(key="KEY"), a settings file's
-    // `api_key = KEY`, netrc's `machine api.wandb.ai login user password KEY`.
-    {"wandb_key", R"re((?i)\bwandb[ \t]+login\b[^\n]*?[ \t=]([0-9a-f]{40})\b)re", ""},
-    {"wandb_key",
-     R"re((?i)wandb(?s:.{0,300}?)(?:api_?key|\bkey|password))re"
-     R"re(["']?(?:[ \t]*[:=][ \t]*|[ \t]+)["']?([0-9a-f]{40})\b)re",
-     // Without "wandb": the bounded gap costs Hyperscan half its speed on logs of W&B runs,
-     // while a key word right before 40 hex digits is rare enough on its own.
-     R"re((?i)(?:key|password)["']?(?:[ \t]*[:=][ \t]*|[ \t]+)["']?[0-9a-f]{40})re"},
-    // "Bearer" stays. Tokens shorter than 8 characters are left alone so that prose ("a
-    // bearer token", "Bearer auth failed") is not redacted; real tokens are far longer.
-    {"bearer", R"re((?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{8,}=*))re", ""},
-    // scheme://user:password@host: only the password goes. The user may be empty
-    // (redis://:pw@host); the password runs to the last '@' before the path, so one with an
-    // unencoded '@' is not half left.
-    {"url_password", R"re(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\x0b/?#@:]*:([^\s\x0b/?#"'<>\[\]]+)@)re",
-     R"re(://[^\s\x0b/?#@:]*:[^\s\x0b/?#"'<>\[\]]+@)re"},
-};
 
 // Strings a sane operator pattern must not match with nothing: one that does would put
 // [REDACTED] between every two bytes. Matches of nothing are skipped at run time as well.
@@ -222,7 +150,7 @@ Result<std::shared_ptr<const Redactor>> Redactor::Create(const RedactionRules& e
   try {
     auto impl = std::make_unique<Impl>();
     std::vector<RegexPattern> patterns;
-    for (const BuiltinPattern& builtin : kBuiltins) {
+    for (const BuiltinPattern& builtin : BuiltinPatterns()) {
       const std::string counter = "pattern:" + std::string(builtin.name);
       auto regex = std::make_unique<const RE2>(
           re2::StringPiece(builtin.regex.data(), builtin.regex.size()), RegexOptions());
@@ -272,7 +200,7 @@ bool Redactor::IsSecretName(std::string_view variable) const {
     return false;
   }
   const std::string upper = Upper(variable);
-  for (std::string_view part : kSecretParts) {
+  for (std::string_view part : SecretNameParts()) {
     if (HasSecretPart(upper, part)) {
       return true;
     }
@@ -282,7 +210,7 @@ bool Redactor::IsSecretName(std::string_view variable) const {
   if (session != std::string::npos && upper.find("KEY", session) != std::string::npos) {
     return true;
   }
-  for (std::string_view suffix : kSecretSuffixes) {
+  for (std::string_view suffix : SecretNameSuffixes()) {
     if (upper.size() >= suffix.size() &&
         std::string_view(upper).substr(upper.size() - suffix.size()) == suffix) {
       return true;
@@ -350,6 +278,69 @@ void Redactor::RedactText(std::string& text, RedactionCounts& counts) const {
     text.assign(kRedacted);
     counts.Add("error:redaction_failed");
   }
+}
+
+void Redactor::RedactLines(std::vector<std::string>& lines, RedactionCounts& counts) const {
+  if (lines.empty()) {
+    return;
+  }
+  std::string joined;
+  for (const std::string& line : lines) {
+    joined += line;
+    joined += '\n';
+  }
+  joined.pop_back();
+  RedactText(joined, counts);
+  lines.clear();
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = joined.find('\n', start);
+    std::string line = joined.substr(start, end == std::string::npos ? end : end - start);
+    if (LooksLikeKeyBody(line)) {
+      line.assign(kRedacted);
+      counts.Add("pattern:private_key");
+    }
+    lines.push_back(std::move(line));
+    if (end == std::string::npos) {
+      break;
+    }
+    start = end + 1;
+  }
+}
+
+bool LooksLikeKeyBody(std::string_view line) {
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())) != 0) {
+    line.remove_prefix(1);
+  }
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())) != 0) {
+    line.remove_suffix(1);
+  }
+  std::size_t padding = 0;
+  while (padding < 2 && padding < line.size() && line[line.size() - 1 - padding] == '=') {
+    ++padding;
+  }
+  const std::string_view body = line.substr(0, line.size() - padding);
+  if (line.size() > 100 || line.size() < (padding > 0 ? 16 : 40)) {
+    return false;
+  }
+  bool upper = false;
+  bool lower = false;
+  bool digit = false;
+  bool past_hex = false;
+  for (const char c : body) {
+    if (c >= 'A' && c <= 'Z') {
+      upper = true;
+      past_hex = past_hex || c > 'F';
+    } else if (c >= 'a' && c <= 'z') {
+      lower = true;
+      past_hex = past_hex || c > 'f';
+    } else if (c >= '0' && c <= '9') {
+      digit = true;
+    } else if (c != '+' && c != '/') {
+      return false;
+    }
+  }
+  return upper && lower && digit && past_hex;
 }
 
 std::size_t Redactor::patterns() const { return impl_->regexes.size(); }

@@ -1,9 +1,10 @@
-// Redactor: keeps secrets out of bundles. Environment variables whose names look secret
-// (*TOKEN*, *SECRET*, *PASSWORD*, ...) lose their values; anywhere in collected text, values
-// shaped like secrets (AWS access keys, Hugging Face `hf_` tokens, W&B keys, GitHub tokens,
-// JWTs, `Bearer ...`, the password in `scheme://user:password@host`, private key blocks)
-// become [REDACTED]. Operators add names and patterns. Counts say what was redacted — names
-// of variables and of patterns, never values. Immutable after Create: any thread.
+// Redactor: keeps secrets out of everything the daemon writes — bundles, and the text of
+// incidents (summary, firing and context lines) before it reaches incidents.jsonl, the log,
+// hooks, status and metrics. Environment variables whose names look secret (*TOKEN*, *SECRET*,
+// *PASSWORD*, *WEBHOOK*, *DSN*, ...) lose their values; anywhere in text, values shaped like
+// secrets (the tables in collect/redaction_patterns.cpp) become [REDACTED]. Operators add names
+// and patterns. Counts say what was redacted — names of variables and of patterns, never
+// values. Immutable after Create: any thread.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +41,12 @@ enum class RedactorMatching {
   kRe2Only,      // every pattern on every text: the reference the fast path is tested against
 };
 
+// A line that is a PEM or OpenSSH body line alone: 40 to 100 base64 characters ('=' only as
+// padding at the end; 16 suffice with padding, the last line of a body), with upper- and
+// lower-case letters and a digit, and a letter past 'f' so hex (a SHA-256, a git SHA) is not.
+// Surrounding blanks are allowed.
+bool LooksLikeKeyBody(std::string_view line);
+
 class Redactor {
  public:
   // Fails, naming it, on an operator pattern that does not compile or matches the empty string.
@@ -54,6 +61,12 @@ class Redactor {
   // Replaces, in place, every value shaped like a secret. Cheap on text without any: a fast
   // check for the patterns' fixed parts comes before any regex.
   void RedactText(std::string& text, RedactionCounts& counts) const;
+  // Lines read together (an incident's context lines): redacted as one text, so a key block
+  // whose BEGIN, body and END lines are separate entries is still found; then every line that
+  // is nothing but a key's base64 body (LooksLikeKeyBody) is replaced whole, because a window
+  // of lines may hold the body without the BEGIN and END lines that name it. The number of
+  // lines may shrink (a key's body becomes one [REDACTED] line).
+  void RedactLines(std::vector<std::string>& lines, RedactionCounts& counts) const;
 
   // Its value patterns (built-in and the operator's), and how many of them the fast check
   // takes; the others run on every text.

@@ -285,14 +285,14 @@ TEST(RedactorNames, ATokenizerNameWithAnotherSecretPartIsStillSecret) {
 }
 
 TEST(RedactorNames, OperatorGlobsMatchCaseInsensitively) {
-  const auto redactor = Make({.names = {"*_DSN", "internal_?"}, .patterns = {}});
+  const auto redactor = Make({.names = {"*_ENDPOINT", "internal_?"}, .patterns = {}});
   ASSERT_NE(redactor, nullptr);
-  EXPECT_TRUE(redactor->IsSecretName("SENTRY_DSN"));
-  EXPECT_TRUE(redactor->IsSecretName("sentry_dsn"));
+  EXPECT_TRUE(redactor->IsSecretName("MLFLOW_ENDPOINT"));
+  EXPECT_TRUE(redactor->IsSecretName("mlflow_endpoint"));
   EXPECT_TRUE(redactor->IsSecretName("INTERNAL_A"));
-  EXPECT_FALSE(redactor->IsSecretName("SENTRY_DSN_HOST"));
+  EXPECT_FALSE(redactor->IsSecretName("MLFLOW_ENDPOINT_HOST"));
   EXPECT_FALSE(redactor->IsSecretName("INTERNAL_AB"));
-  EXPECT_FALSE(Make()->IsSecretName("SENTRY_DSN"));
+  EXPECT_FALSE(Make()->IsSecretName("MLFLOW_ENDPOINT"));
 }
 
 TEST(RedactorEnvironment, ReplacesSecretValuesByNameAndCountsThem) {
