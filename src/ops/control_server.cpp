@@ -28,6 +28,19 @@ struct PendingWrite {
 
 uv_stream_t* Stream(uv_pipe_t* pipe) { return reinterpret_cast<uv_stream_t*>(pipe); }
 
+// Reads away what a client sent and nobody will read (a refused request, the rest of one over
+// the cap): a unix socket closed with unread bytes resets the connection, and the client
+// would lose the reply waiting for it. Bounded: a client still sending loses it anyway.
+void DiscardUnread(uv_pipe_t* pipe) {
+  uv_os_fd_t fd = -1;
+  if (pipe == nullptr || uv_fileno(reinterpret_cast<uv_handle_t*>(pipe), &fd) != 0) {
+    return;
+  }
+  char sink[16384];
+  for (int i = 0; i < 64 && ::recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; ++i) {
+  }
+}
+
 }  // namespace
 
 Status ControlServer::Start(uv_loop_t* loop, const std::string& path, Handler handler,
@@ -131,6 +144,7 @@ void ControlServer::Refuse(uv_pipe_t* pipe, const std::string& why) {
   line += "\n";
   uv_buf_t out = uv_buf_init(line.data(), static_cast<unsigned>(line.size()));
   uv_try_write(Stream(pipe), &out, 1);
+  DiscardUnread(pipe);
 }
 
 void ControlServer::ArmDeadline(Client& client, std::chrono::milliseconds after) {
@@ -254,6 +268,7 @@ void ControlServer::Send(Client& client, std::string response) {
 }
 
 void ControlServer::Finish(Client& client) {
+  DiscardUnread(client.pipe.get());
   queued_bytes_ -= client.queued;
   clients_.remove_if([&](const std::unique_ptr<Client>& c) { return c.get() == &client; });
 }
@@ -276,9 +291,14 @@ Result<std::string> ControlRequest(const std::string& socket_path, const std::st
   timeval timeout{timeout_seconds, 0};
   ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   const std::string line = request + "\n";
-  if (::write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+  // MSG_NOSIGNAL: a daemon that closed first must not kill the CLI with SIGPIPE.
+  if (::send(fd.get(), line.data(), line.size(), MSG_NOSIGNAL) !=
+          static_cast<ssize_t>(line.size()) &&
+      errno != EPIPE) {
     return Error{socket_path + ": " + std::strerror(errno)};
   }
+  // After EPIPE too: a daemon that refuses a client ("busy") answers and closes before it
+  // reads, and its answer is there to read.
   std::string response;
   char buffer[65536];
   while (true) {

@@ -30,7 +30,7 @@ struct ControlLimits {
   std::size_t max_clients = 64;
   std::size_t max_request_bytes = 64 * 1024;
   std::size_t max_reply_bytes = 16 * 1024 * 1024;   // bytes held for one client
-  std::size_t max_queued_bytes = 64 * 1024 * 1024;  // bytes held for all clients together
+  std::size_t max_queued_bytes = 32 * 1024 * 1024;  // bytes held for all clients together
   std::chrono::milliseconds read_timeout{3000};     // connect to a whole request line
   std::chrono::milliseconds write_timeout{10000};   // reply sent to reply taken
 };
