@@ -14,6 +14,7 @@
 #include "core/unique_fd.h"
 #include "integration/daemon_fixture.h"
 #include "ops/control_server.h"
+#include "support/run_binary.h"
 
 namespace trainwatch::testing {
 namespace {
@@ -83,6 +84,20 @@ TEST_F(ControlSocketTest, MalformedRequestsGetAnErrorAndTheDaemonStaysUp) {
   EXPECT_EQ(ReadIncidents(state()).size(), 0u);  // no bad snapshot request made an incident
 }
 
+TEST_F(ControlSocketTest, SnapshotSendsRelativePathsAsAbsoluteOnes) {
+  WriteConfig({});
+  StartDaemon();
+  const RunResult snapshot =
+      RunBinary({TrainwatchBinary(), "snapshot", "--config", config(), "--reason", "by hand",
+                 "--copy", "relative/extra.txt", "--log", "job.log"},
+                "", std::chrono::seconds(20));
+  // Capture is off in the fixture: the incident is recorded and the bundle is refused (exit 1),
+  // not the request (exit 2, "bad request: \"copy[0]\" must be an absolute path").
+  EXPECT_EQ(snapshot.exit_code, 1) << snapshot.out << snapshot.err;
+  EXPECT_NE(snapshot.out.find("recorded in"), std::string::npos) << snapshot.out << snapshot.err;
+  EXPECT_EQ(ReadIncidents(state()).size(), 1u);
+}
+
 TEST_F(ControlSocketTest, IdleConnectionsBeyondTheCapAreRefusedAndAllDropAfterTheTimeout) {
   WriteConfig({});
   // The daemon runs under the usual soft limit of 1,024 descriptors; the test holds more.
@@ -123,9 +138,9 @@ TEST_F(ControlSocketTest, ClientsThatNeverReadTheirStatusKeepMemoryBounded) {
   // Enough files that a status reply is larger than a socket buffer takes (as in the field,
   // where it was ~700 KB): the rest of it waits in the daemon.
   std::filesystem::create_directories(Dir("logs"));
-  for (int i = 0; i < 1500; ++i) {
+  for (int i = 0; i < 400; ++i) {
     std::string name = "logs/";
-    name += std::string(150, 'n');
+    name += std::string(240, 'n');
     name += std::to_string(i);
     name += ".log";
     std::ofstream(Dir(name)) << "step 1\n";
@@ -135,7 +150,7 @@ TEST_F(ControlSocketTest, ClientsThatNeverReadTheirStatusKeepMemoryBounded) {
   ASSERT_TRUE(WaitUntil(
       [&] {
         const Json status = daemon.Status(state());
-        return status.is_object() && status["sources"][0]["files"].size() == 1500;
+        return status.is_object() && status["sources"][0]["files"].size() == 400;
       },
       20s));
   const std::size_t reply_bytes = daemon.Status(state()).dump().size();
