@@ -228,7 +228,7 @@ void ControlServer::Send(Client& client, std::string response) {
     return;
   }
   client.replied = true;
-  if (response.size() >= limits_.max_reply_bytes) {
+  if (response.size() > limits_.max_reply_bytes) {
     spdlog::warn("control socket: a reply of {} bytes is over the cap of {}", response.size(),
                  limits_.max_reply_bytes);
     std::string why = "reply too large: ";
@@ -242,7 +242,7 @@ void ControlServer::Send(Client& client, std::string response) {
     why += " bytes of replies wait for other clients; try again";
     response = ControlErrorReply(why);
   }
-  auto* write = new PendingWrite;
+  auto write = std::make_unique<PendingWrite>();
   write->bytes = std::move(response);
   write->bytes += "\n";
   write->alive = client.alive;
@@ -250,7 +250,7 @@ void ControlServer::Send(Client& client, std::string response) {
   queued_bytes_ += client.queued;
   Client* target = &client;
   write->done = [target] { target->owner->Finish(*target); };
-  write->request.data = write;
+  write->request.data = write.get();
   uv_buf_t out = uv_buf_init(write->bytes.data(), static_cast<unsigned>(write->bytes.size()));
   const int status =
       uv_write(&write->request, Stream(client.pipe.get()), &out, 1, [](uv_write_t* request, int) {
@@ -260,10 +260,10 @@ void ControlServer::Send(Client& client, std::string response) {
         }
       });
   if (status != 0) {
-    delete write;
     Finish(client);
     return;
   }
+  write.release();  // libuv's until the callback, which owns it again
   ArmDeadline(client, limits_.write_timeout);
 }
 

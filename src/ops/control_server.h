@@ -45,7 +45,7 @@ class ControlServer {
                ControlLimits limits = {});
   void Stop();
 
-  // Connections held now, and the reply bytes held for them (for tests and status).
+  // Connections held now, and the reply bytes held for them (what tests check).
   std::size_t clients() const { return clients_.size(); }
   std::size_t queued_bytes() const { return queued_bytes_; }
 
@@ -79,7 +79,8 @@ class ControlServer {
 };
 
 // Client side (the CLI, not the loop): sends `request`, returns the response line; gives up
-// after `timeout_seconds`.
+// after `timeout_seconds`. A daemon that refused it ("busy") may close before reading: the
+// reply is read all the same, and no SIGPIPE reaches the caller.
 Result<std::string> ControlRequest(const std::string& socket_path, const std::string& request,
                                    int timeout_seconds = 10);
 
