@@ -1,5 +1,6 @@
 #include "cli/control_commands.h"
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_config.h"
@@ -12,6 +13,23 @@ namespace trainwatch::cli {
 namespace {
 
 using nlohmann::json;
+
+// The daemon resolves paths in its own working directory (/ under systemd), and refuses
+// relative ones: a path given relative to the shell is made absolute here.
+std::vector<std::string> Absolute(const std::vector<std::string>& paths) {
+  std::vector<std::string> absolute;
+  absolute.reserve(paths.size());
+  for (const std::string& path : paths) {
+    if (path.empty()) {
+      absolute.push_back(path);  // the daemon says what is wrong with it
+      continue;
+    }
+    std::error_code error;
+    const std::filesystem::path made = std::filesystem::absolute(path, error);
+    absolute.push_back(error ? path : made.lexically_normal().string());
+  }
+  return absolute;
+}
 
 Result<json> Ask(const ControlOptions& options, const json& request, std::ostream& err,
                  int timeout_seconds = 10, bool* no_daemon = nullptr) {
@@ -32,8 +50,13 @@ Result<json> Ask(const ControlOptions& options, const json& request, std::ostrea
   if (parsed.is_discarded()) {
     return Error{"the daemon sent a reply that is not JSON: " + *response};
   }
+  if (!parsed.is_object()) {
+    return Error{"the daemon sent a reply that is not a JSON object: " + *response};
+  }
   if (parsed.contains("error")) {
-    return Error{"the daemon says: " + parsed["error"].get<std::string>()};
+    const json& error = parsed["error"];
+    return Error{"the daemon says: " +
+                 (error.is_string() ? error.get<std::string>() : error.dump())};
   }
   return parsed;
 }
@@ -139,8 +162,8 @@ int RunSnapshot(const ControlOptions& options, std::ostream& out, std::ostream& 
                              {{"command", "snapshot"},
                               {"reason", options.reason},
                               {"container", options.container},
-                              {"copy", options.copy},
-                              {"log", options.logs}},
+                              {"copy", Absolute(options.copy)},
+                              {"log", Absolute(options.logs)}},
                              err, 300, &no_daemon);
     if (reply) {
       out << "incident " << reply->value("incident", "?") << " recorded in "

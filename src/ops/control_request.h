@@ -1,9 +1,11 @@
 // The control socket's protocol, daemon side: a request line parsed into what it asks, and the
 // replies as JSON lines. `trainwatch status` asks {"command": "status"}; `trainwatch snapshot`
 // {"command": "snapshot", "reason", "container", "copy": [...], "log": [...]}. Pure functions;
-// any thread.
+// any thread. Every field is checked for its type and value: a bad one gets an error reply naming
+// the field and what it must be; nothing a client sends can throw.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,16 @@
 #include "core/result.h"
 
 namespace trainwatch::ops {
+
+// What a request may hold: a request line at most 64 KiB (the server cuts longer ones off);
+// "reason" one line of at most 1,000 bytes; "container" a docker/containerd id or name of at
+// most 255 bytes; "copy" and "log" at most 64 absolute paths each, each at most 4,096 bytes.
+// No string may hold a control character (a NUL would cut a path or a hook's environment).
+inline constexpr std::size_t kMaxControlRequestBytes = 64 * 1024;
+inline constexpr std::size_t kMaxControlReasonBytes = 1000;
+inline constexpr std::size_t kMaxControlContainerBytes = 255;
+inline constexpr std::size_t kMaxControlPaths = 64;
+inline constexpr std::size_t kMaxControlPathBytes = 4096;
 
 struct ControlCommand {
   enum class Kind { kStatus, kSnapshot };
@@ -22,8 +34,9 @@ struct ControlCommand {
   std::vector<std::string> logs;
 };
 
-// Fails with the reply to send: a request that is not JSON, names no command or an unknown
-// one, or has fields of the wrong type.
+// Fails with the reply to send ({"error": "bad request: \"FIELD\" must be ... (got ...)"}): a
+// request that is not a JSON object, names no command or an unknown one, has a field the
+// command does not take, or a field of the wrong type or value.
 Result<ControlCommand> ParseControlRequest(const std::string& line);
 
 // {"error": message}.

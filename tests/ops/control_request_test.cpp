@@ -9,6 +9,15 @@ namespace {
 
 using json = nlohmann::json;
 
+// Appended apart: GCC 12's false -Wrestrict on "literal" + std::string.
+std::string Joined(std::initializer_list<std::string> parts) {
+  std::string joined;
+  for (const std::string& part : parts) {
+    joined += part;
+  }
+  return joined;
+}
+
 TEST(ControlRequest, StatusAndSnapshot) {
   Result<ControlCommand> status = ParseControlRequest(R"({"command": "status"})");
   ASSERT_TRUE(status.ok());
@@ -29,14 +38,85 @@ TEST(ControlRequest, StatusAndSnapshot) {
   EXPECT_EQ(bare->reason, "manual snapshot");
 }
 
-TEST(ControlRequest, BadRequestsGetAnErrorReplyNotAnException) {
-  for (const char* line : {"", "not json", "[1, 2]", R"({"reason": "x"})", R"({"command": 7})",
-                           R"({"command": "reboot"})", R"({"command": "snapshot", "copy": [1, 2]})",
-                           R"({"command": "snapshot", "reason": ["a"]})"}) {
-    Result<ControlCommand> command = ParseControlRequest(line);
-    ASSERT_FALSE(command.ok()) << line;
-    const json reply = json::parse(command.error().message);
-    EXPECT_TRUE(reply.contains("error")) << line << " -> " << command.error().message;
+TEST(ControlRequest, EmptyContainerMeansNone) {
+  // The CLI sends "container": "" when no --container was given.
+  Result<ControlCommand> snapshot =
+      ParseControlRequest(R"({"command": "snapshot", "container": "", "copy": [], "log": []})");
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error().message;
+  EXPECT_EQ(snapshot->container, "");
+}
+
+// Each malformed request gets a one-line error naming the field and what it must be.
+TEST(ControlRequest, EachMalformedRequestGetsAnErrorNamingTheField) {
+  const std::string huge(70 * 1024, 'x');
+  const std::string long_reason =
+      Joined({R"({"command": "snapshot", "reason": ")", std::string(1001, 'r'), "\"}"});
+  const std::string many_paths = [] {
+    std::string line = R"({"command": "snapshot", "copy": [)";
+    for (int i = 0; i < 65; ++i) {
+      line += i == 0 ? "\"/x\"" : ", \"/x\"";
+    }
+    line += "]}";
+    return line;
+  }();
+  const std::string long_path =
+      Joined({R"({"command": "snapshot", "log": ["/)", std::string(4096, 'p'), "\"]}"});
+  struct Case {
+    std::string line;
+    std::string says;  // in the error
+  };
+  const std::vector<Case> cases = {
+      {"", "not JSON"},
+      {"not json", "not JSON"},
+      {R"({"command": "status")", "not JSON"},
+      {"[1, 2]", R"("request" must be a JSON object)"},
+      {"\"status\"", R"("request" must be a JSON object)"},
+      {"null", R"("request" must be a JSON object)"},
+      {R"({"reason": "x"})", R"("command" must be "status" or "snapshot" (got no command))"},
+      {R"({"command": 1})", R"("command" must be "status" or "snapshot" (got a number))"},
+      {R"({"command": null})", "(got null)"},
+      {R"({"command": ["status"]})", "(got an array)"},
+      {R"({"command": "reboot"})", R"(got unknown command "reboot")"},
+      {Joined({R"({"command": ")", std::string(1000, 'z'), "\"}"}), R"(zzz...")"},
+      {R"({"command": "status", "verbose": true})", R"("status" takes no field "verbose")"},
+      {R"({"command": "snapshot", "logs": ["/a"]})", R"(takes no field "logs")"},
+      {R"({"command": "snapshot", "reason": null})", R"("reason" must be a one-line reason)"},
+      {R"({"command": "snapshot", "reason": ["a"]})", R"("reason" must be)"},
+      {R"({"command": "snapshot", "reason": 7})", "(got a number)"},
+      {R"({"command": "snapshot", "reason": ""})", "(got an empty string)"},
+      {R"({"command": "snapshot", "reason": "two\nlines"})", "(got a control character)"},
+      {R"({"command": "snapshot", "reason": "nul\u0000here"})", "(got a control character)"},
+      {long_reason, "(got a string of 1001 bytes)"},
+      {R"({"command": "snapshot", "container": false})", R"("container" must be a container)"},
+      {R"({"command": "snapshot", "container": 12})", "(got a number)"},
+      {R"({"command": "snapshot", "container": "--privileged"})", "(got other characters)"},
+      {R"({"command": "snapshot", "container": "a b"})", "(got other characters)"},
+      {Joined({R"({"command": "snapshot", "container": ")", std::string(256, 'c'), "\"}"}),
+       "(got a string of 256 bytes)"},
+      {R"({"command": "snapshot", "copy": [1]})", R"("copy[0]" must be an absolute path)"},
+      {R"({"command": "snapshot", "copy": [1, 2]})", R"("copy[0]")"},
+      {R"({"command": "snapshot", "copy": "/etc/x"})", R"("copy" must be an array)"},
+      {R"({"command": "snapshot", "copy": null})", R"("copy" must be an array)"},
+      {R"({"command": "snapshot", "copy": ["/a", null]})", R"("copy[1]")"},
+      {R"({"command": "snapshot", "copy": ["relative/x"]})", "(got a relative path)"},
+      {R"({"command": "snapshot", "copy": [""]})", "(got an empty string)"},
+      {many_paths, "(got an array of 65)"},
+      {R"({"command": "snapshot", "log": {"a": 1}})", R"("log" must be an array)"},
+      {R"({"command": "snapshot", "log": [true]})", R"("log[0]")"},
+      {long_path, R"("log[0]")"},
+      {huge, "longer than 65536 bytes"},
+  };
+  for (const Case& c : cases) {
+    Result<ControlCommand> command = ParseControlRequest(c.line);
+    const std::string shown = c.line.substr(0, 100);
+    ASSERT_FALSE(command.ok()) << shown;
+    const std::string& reply = command.error().message;
+    EXPECT_EQ(reply.find('\n'), std::string::npos) << reply;
+    EXPECT_LT(reply.size(), 400u) << reply;
+    const json parsed = json::parse(reply, nullptr, false);
+    ASSERT_TRUE(parsed.is_object() && parsed["error"].is_string()) << shown << " -> " << reply;
+    const std::string error = parsed["error"];
+    EXPECT_NE(error.find(c.says), std::string::npos) << shown << " -> " << reply;
   }
 }
 
