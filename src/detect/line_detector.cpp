@@ -48,7 +48,16 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
       // which following lines belong to this traceback.
       re2::StringPiece found;
       line_rule.match->Match(match.segment, 0, match.segment.size(), RE2::UNANCHORED, &found, 1);
-      header = {match.segment, static_cast<std::size_t>(found.data() - match.segment.data()), true};
+      std::size_t at = static_cast<std::size_t>(found.data() - match.segment.data());
+      re2::StringPiece later;
+      if (std::string_view(found.data(), found.size()).starts_with("File \"") &&
+          line_rule.match->Match(match.segment, at + found.size(), match.segment.size(),
+                                 RE2::UNANCHORED, &later, 1)) {
+        // A header glued onto a frame line ('  File "x.py", line 3, in fTraceback (most
+        // ...') opens a traceback: the header, not the frame, is what the line says.
+        at = static_cast<std::size_t>(later.data() - match.segment.data());
+      }
+      header = {match.segment, at, true};
     }
     return;
   }

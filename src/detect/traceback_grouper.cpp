@@ -191,6 +191,27 @@ bool IsFrameLine(std::string_view text) {
   return start != std::string_view::npos && start > 0 && text.substr(start).starts_with("File \"");
 }
 
+// Where the header pattern matched a final exception line rather than a header: the match
+// starts with a (dotted) class name ending the line or followed by ':'
+// ("torch.distributed.DistBackendError: ...", "MemoryError"). "Traceback (most recent..."
+// has a space after its first word.
+bool IsExceptionAt(std::string_view rest) {
+  const std::size_t name_end =
+      rest.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.");
+  return name_end != 0 && (name_end == std::string_view::npos || rest[name_end] == ':' ||
+                           TrimRight(rest).size() == name_end);
+}
+
+// A lone exception line counts only at the start of a line or after a writer's tag
+// ("[rank0]: ", "gpu3: "): in the middle of a log message it is a message about an exception.
+bool IsWriterPrefix(std::string_view prefix) {
+  if (prefix.empty()) {
+    return true;
+  }
+  const std::string_view tag = WriterTag(prefix);
+  return !tag.empty() && TrimLeft(prefix.substr(tag.size())).empty();
+}
+
 }  // namespace
 
 std::optional<std::size_t> TracebackGrouper::PrefixLength(const Open& open, std::string_view text,
@@ -330,6 +351,9 @@ TracebackGrouper::Step TracebackGrouper::Advance(Open& open, std::uint64_t line,
         open.last_line = line;
         return Step::kBelongs;
       }
+      if (open.headerless) {
+        return Step::kEnded;  // without a header, only frames running into their exception count
+      }
       ++open.noise;  // interleaved output of another thread or process
       return open.noise <= kMaxNoise ? Step::kTolerated : Step::kEnded;
     case State::kAfterException:
@@ -357,10 +381,66 @@ void TracebackGrouper::OnLine(std::uint64_t line, std::string_view text,
       Close(i, out);
     }
   }
-  if (header_at) {
-    OpenHeader(line, text, *header_at, before, out);
+  if (!header_at) {
+    Route(line, text, out);
     return;
   }
+  const std::string_view rest = text.substr(*header_at);
+  if (rest.starts_with("File \"")) {
+    OnHeaderlessFrame(line, text, *header_at, out);
+  } else if (IsExceptionAt(rest)) {
+    OnLoneException(line, text, *header_at, out);
+  } else {
+    OpenHeader(line, text, *header_at, before, out);
+  }
+}
+
+void TracebackGrouper::OnHeaderlessFrame(std::uint64_t line, std::string_view text, std::size_t at,
+                                         std::vector<Traceback>& out) {
+  if (Route(line, text, out)) {
+    return;  // a frame of an open traceback, the usual case
+  }
+  // Python indents a frame by two spaces; what comes before them is the writer's prefix.
+  if (at < 2 || text.substr(at - 2, 2) != "  ") {
+    return;
+  }
+  // Frames inside an open exception group's box ("    |   File ...") are the group's.
+  if (TrimRight(text.substr(0, at)).ends_with("|") &&
+      std::any_of(open_.begin(), open_.end(), [](const Open& open) { return open.group; })) {
+    return;
+  }
+  Open open;
+  open.traceback.header_line = line;
+  open.traceback.header_text = std::string(text);
+  open.prefix = std::string(text.substr(0, at - 2));
+  open.mode = HasClock(open.prefix) ? PrefixMode::kClock : PrefixMode::kExact;
+  open.headerless = true;
+  open.last_line = line;
+  if (open_.size() >= kMaxOpen) {
+    Close(0, out);
+  }
+  open_.push_back(std::move(open));
+}
+
+void TracebackGrouper::OnLoneException(std::uint64_t line, std::string_view text, std::size_t at,
+                                       std::vector<Traceback>& out) {
+  if (Route(line, text, out)) {
+    return;  // the final line of an open traceback
+  }
+  const std::string_view body = TrimRight(text.substr(at));
+  if (!IsWriterPrefix(text.substr(0, at)) || !IsExceptionLine(body)) {
+    return;
+  }
+  Traceback traceback;
+  traceback.header_line = line;
+  traceback.header_text = std::string(text);
+  traceback.summary = std::string(body);
+  traceback.summary_line = line;
+  out.push_back(std::move(traceback));
+}
+
+bool TracebackGrouper::Route(std::uint64_t line, std::string_view text,
+                             std::vector<Traceback>& out) {
   // Pick the traceback this line belongs to: an exact prefix beats a clock-shaped one beats
   // a prefix learned from a first frame line; among equals, the newest.
   while (!open_.empty()) {
@@ -389,7 +469,7 @@ void TracebackGrouper::OnLine(std::uint64_t line, std::string_view text,
       }
     }
     if (best == open_.size()) {
-      return;
+      return false;
     }
     Open& open = open_[best];
     const Step step = Advance(open, line, text.substr(best_length));
@@ -405,22 +485,27 @@ void TracebackGrouper::OnLine(std::uint64_t line, std::string_view text,
       open.mode = best_mode;
     }
     if (step != Step::kEnded) {
-      return;
+      return step == Step::kBelongs;
     }
     Close(best, out);  // ended: the line may still belong to another traceback
   }
+  return false;
 }
 
 void TracebackGrouper::Close(std::size_t index, std::vector<Traceback>& out) {
-  out.push_back(std::move(open_[index].traceback));
+  Open& open = open_[index];
+  // Frames with no header and no exception are a printed stack (traceback.print_stack(),
+  // logging's stack_info), not a failure.
+  if (!open.headerless || !open.traceback.summary.empty()) {
+    out.push_back(std::move(open.traceback));
+  }
   open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
 void TracebackGrouper::CloseAll(std::vector<Traceback>& out) {
-  for (Open& open : open_) {
-    out.push_back(std::move(open.traceback));
+  while (!open_.empty()) {
+    Close(0, out);
   }
-  open_.clear();
 }
 
 std::uint64_t TracebackGrouper::EarliestOpenLine() const {

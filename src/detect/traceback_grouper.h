@@ -4,9 +4,10 @@
 // "[1,0]<stderr>:", "2024-02-21T05:55:25.318312Z DEBUG ...: "), a header glued to the end
 // of a progress bar, several ranks' tracebacks interleaved, chained exceptions ("During
 // handling of the above exception..."), and tracebacks Python prints but survives
-// ("Exception ignored in: ...", "Exception in thread ...:", "--- Logging error ---"). Memory is
-// bounded: a few open
-// tracebacks, each keeping only its header and summary. Single thread.
+// ("Exception ignored in: ...", "Exception in thread ...:", "--- Logging error ---"), and
+// tracebacks whose header was lost (an excerpt, a log that starts mid-traceback): frames
+// followed by their exception, or a lone final line of a fatal class. Memory is bounded: a
+// few open tracebacks, each keeping only its header and summary. Single thread.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +39,11 @@ class TracebackGrouper {
   static constexpr std::size_t kMarkerWindow = 3;
 
   // Feeds one line. `header_at` is set when the rule's header pattern matched this line,
-  // at that offset of `text`; `before` holds the lines before it, nearest first (up to
+  // at that offset of `text`. The pattern may also match where a header-less traceback
+  // shows itself: at a frame's `File "...", line N, in f` (its frames, once no open
+  // traceback claims them, open one, reported only if an exception line ends them), or at a
+  // final exception line (`pkg.SomeError: message`; one no open traceback claims is a
+  // traceback of its own); `before` holds the lines before it, nearest first (up to
   // kMarkerWindow), to spot "Exception ignored in". Tracebacks that end go to `out`.
   void OnLine(std::uint64_t line, std::string_view text, std::optional<std::size_t> header_at,
               std::span<const std::string_view> before, std::vector<Traceback>& out);
@@ -67,10 +72,19 @@ class TracebackGrouper {
     bool group = false;           // a Python 3.11 "Exception Group Traceback"
     std::string group_writer;     // the writer's prefix before the group's box
     int blanks = 0;
+    bool headerless = false;  // opened at a frame: its header is not in the log
   };
 
   void OpenHeader(std::uint64_t line, std::string_view text, std::size_t header_at,
                   std::span<const std::string_view> before, std::vector<Traceback>& out);
+  // A frame line, or a final exception line, at `at` that no open traceback claims starts a
+  // header-less traceback.
+  void OnHeaderlessFrame(std::uint64_t line, std::string_view text, std::size_t at,
+                         std::vector<Traceback>& out);
+  void OnLoneException(std::uint64_t line, std::string_view text, std::size_t at,
+                       std::vector<Traceback>& out);
+  // Gives the line to the open traceback it belongs to; true when one took it as its own.
+  bool Route(std::uint64_t line, std::string_view text, std::vector<Traceback>& out);
   // How much of `text` is `open`'s prefix under `mode`, or nullopt when the line is not its.
   static std::optional<std::size_t> PrefixLength(const Open& open, std::string_view text,
                                                  PrefixMode mode);

@@ -19,6 +19,18 @@ inline constexpr const char* kTracebackRule = R"(
     examples: {fires: [x], quiet: [y]}
 )";
 
+// The shipped rule's shape: the header, and where a header-less traceback shows itself (a
+// frame, or the final line of a fatal exception class).
+inline constexpr const char* kExcerptTracebackRule = R"(
+  - id: python.traceback
+    kind: crash
+    tags: [train]
+    description: Uncaught Python exception, header or not
+    pattern: 'Traceback \(most recent call last\):|File "[^"]*", line \d+, in |\b(?:\w+\.)*(?:DistBackendError|ProcessRaisedException|MemoryError)(?:: |:?$)'
+    multiline: python-traceback
+    examples: {fires: [x], quiet: [y]}
+)";
+
 // Runs `text` through a detector built from `rules_yaml` (entries of a `rules:` list) and
 // returns every event, including those flushed at end of input.
 inline std::vector<Event> Detect(const std::string& rules_yaml, const std::string& text,
