@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "collect/redactor.h"
+#include "detect/example_checker.h"
 #include "rules/compiled_rules.h"
 #include "rules/configured_rules.h"
 
@@ -15,6 +16,18 @@ int RunCheckConfig(const std::string& config_path) {
     return 2;
   }
   std::vector<Diagnostic> notes;
+  // The rules' own examples are their tests: a rule whose examples do not behave is refused
+  // here as the daemon's reload refuses it.
+  const std::vector<Diagnostic> problems = detect::CheckExamples(setup->rules, &notes);
+  if (!problems.empty()) {
+    for (const Diagnostic& problem : problems) {
+      std::fprintf(stderr, "%s\n", FormatDiagnostic(problem).c_str());
+    }
+    std::fprintf(stderr, "%s: %zu rule example%s did not behave\n", config_path.c_str(),
+                 problems.size(), problems.size() == 1 ? "" : "s");
+    return 2;
+  }
+  notes.clear();  // the slow-pattern notes come again from the compile below
   for (const config::SourceConfig& source : setup->config.sources) {
     Result<std::shared_ptr<const rules::CompiledRules>> compiled =
         rules::CompiledRules::Build(setup->rules, source.tags, &notes);

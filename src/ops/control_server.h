@@ -22,7 +22,9 @@ class ControlServer {
   using Reply = std::function<void(std::string response)>;
   using Handler = std::function<void(const std::string& request, Reply reply)>;
   Status Start(uv_loop_t* loop, const std::string& path, Handler handler);
-  void Stop();
+  // `remove_socket`: false when the path is no longer ours (another daemon took the state_dir
+  // and listens there now).
+  void Stop(bool remove_socket = true);
 
  private:
   struct Client {

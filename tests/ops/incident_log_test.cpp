@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -257,6 +258,43 @@ TEST(IncidentLog, ATailThatBeginsExactlyAtALineKeepsThatLine) {
   WriteLog(log.path(), big);
   const IncidentHistory history = ReadOrFail(log);
   EXPECT_EQ(history.incidents, big.lines.size() - 1);
+}
+
+// The bound: an append past kMaxBytes trims the file to its last kTailBytes, from a line
+// start, and what ReadHistory needs (the recent incidents) is still there.
+TEST(IncidentLog, AnAppendPastTheBoundTrimsTheLogToItsTailOfWholeLines) {
+  testing::TempDir dir;
+  IncidentLog log(dir.PathOf("incidents.jsonl"));
+  ASSERT_TRUE(log.Append(MakeIncident("first", kOpened, {"old.rule"})).ok());
+  {
+    // Bundle records (not incidents) up to just below the bound, 1,000 bytes a line.
+    std::ofstream out(log.path(), std::ios::app);
+    const std::string filler = "{\"bundle_for\":\"x\",\"pad\":\"" + std::string(970, 'p');
+    while (std::filesystem::file_size(log.path()) + 2000 < IncidentLog::kMaxBytes) {
+      out << filler << "\"}\n";
+      out.flush();
+    }
+  }
+  ASSERT_TRUE(log.Append(MakeIncident("recent", kOpened, {"mid.rule"})).ok());
+  EXPECT_LE(std::filesystem::file_size(log.path()), IncidentLog::kMaxBytes);  // not yet
+  ASSERT_TRUE(log.Append(MakeIncident("filler", kOpened, {"x"})).ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(log.Append(MakeIncident("last", kOpened, {"new.rule"})).ok());
+  }
+  const auto size = std::filesystem::file_size(log.path());
+  EXPECT_LE(size, IncidentLog::kTailBytes + 2000);  // the tail, and what came after the trim
+  EXPECT_GT(size, IncidentLog::kTailBytes - 2000);
+  std::ifstream in(log.path());
+  std::string line;
+  std::size_t lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    EXPECT_TRUE(json::parse(line, nullptr, false).is_object()) << "line " << lines;
+  }
+  const IncidentHistory history = ReadOrFail(log);
+  EXPECT_EQ(history.rule_last_opened.count("old.rule"), 0u);  // trimmed away
+  EXPECT_EQ(history.rule_last_opened.count("mid.rule"), 1u);
+  EXPECT_EQ(history.rule_last_opened.count("new.rule"), 1u);
 }
 
 TEST(IncidentJson, HasTheDocumentedFields) {
