@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "capture/incident_filter.h"
+#include "core/quantity.h"
 #include "detect/incident_json.h"
 #include "ops/uncaptured_incidents.h"
 
@@ -202,8 +203,8 @@ void IncidentFlow::RunHooks(const detect::Incident& incident,
 void IncidentFlow::OnCaptured(const capture::CaptureOutcome& outcome) {
   counters_.CountCapture(outcome, NamesOf(config_.capture.commands));
   if (!outcome.path.empty()) {
-    spdlog::warn("incident {}: bundle {} ({} KiB{}, {:.1f} s after the first firing line)",
-                 outcome.incident_id, outcome.path, outcome.bytes / 1024,
+    spdlog::warn("incident {}: bundle {} ({}{}, {:.1f} s after the first firing line)",
+                 outcome.incident_id, outcome.path, FormatByteSize(outcome.bytes),
                  outcome.reduced ? ", reduced: " + outcome.error : "", outcome.since_first_firing);
   } else {
     spdlog::error("incident {}: no bundle: {}", outcome.incident_id, outcome.error);

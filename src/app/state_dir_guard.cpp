@@ -47,7 +47,8 @@ StateDirGuard::Verdict StateDirGuard::Check(std::string* why) {
   }
   if (!*taken) {
     lock_ = UniqueFd();
-    *why = "another process holds " + LockPath();
+    *why = "another process holds ";
+    *why += LockPath();
     return Verdict::kTakenByAnother;
   }
   return Verdict::kRestored;

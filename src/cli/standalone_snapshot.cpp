@@ -7,6 +7,7 @@
 
 #include "capture/capturer.h"
 #include "core/posix_env.h"
+#include "core/quantity.h"
 #include "detect/incident_builder.h"
 #include "source/glob.h"
 

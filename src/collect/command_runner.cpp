@@ -76,7 +76,8 @@ void CommandRunner::Run(std::vector<config::CommandConfig> commands, Done done) 
     raw->started = env_.SteadyNow();
     raw->mark = std::string(kRunMarkName) + "=";
     raw->mark += std::to_string(::getpid());
-    raw->mark += "." + std::to_string(++runs_);
+    raw->mark += '.';
+    raw->mark += std::to_string(++runs_);
     raw->timer = env_.NewTimer([this, raw] { OnTimer(*raw); });
     ChildEvents events;
     events.on_output = [raw](bool is_stderr, std::string_view bytes) {

@@ -64,14 +64,16 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
     if (pattern.regex.size() > kMaxUnfilteredPatternBytes) {
       // A large alternation (a 50,000-word list) that Hyperscan refuses would run on RE2 for
       // every line: 9 s per 100 MB measured, every source slowed. Refused, not noted.
-      std::string text =
-          FormatDiagnostic({pattern.where, "rule '" + compiled->rules_[fallback.pattern].rule.id +
-                                               "': its pattern"});
-      text += " (" + std::to_string(pattern.regex.size());
-      text += " bytes) is too large for the fast matcher (" + fallback.why;
-      text +=
-          "), and checked on every line instead it would slow every scan down a hundredfold; "
-          "split it into several rules";
+      std::string message = "rule '";
+      message += compiled->rules_[fallback.pattern].rule.id;
+      message += "': its pattern (";
+      message += std::to_string(pattern.regex.size());
+      message += " bytes) is too large for the fast matcher (";
+      message += fallback.why;
+      message +=
+          "), and checked on every line instead it would slow every scan down a "
+          "hundredfold; split it into several rules";
+      const std::string text = FormatDiagnostic({pattern.where, message});
       return Error{text};
     }
     if (notes != nullptr) {
