@@ -71,8 +71,8 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
       message += " bytes) is too large for the fast matcher (";
       message += fallback.why;
       message +=
-          "), and checked on every line instead it would slow every scan down a "
-          "hundredfold; split it into several rules";
+          "); checked on every line by RE2 instead, it would slow every scan of its "
+          "sources down (a 50,000-word list: 9 s per 100 MB); split it into smaller rules";
       const std::string text = FormatDiagnostic({pattern.where, message});
       return Error{text};
     }
