@@ -47,7 +47,8 @@ class CommandRunnerTest : public ::testing::Test {
     return "<none>";
   }
 
-  FakeEnv env_;
+  testing::TempDir proc_;  // an empty /proc: no strays to look for (the real one costs ms)
+  FakeEnv env_{proc_.path().string()};
   CommandRunner runner_{env_};
   std::optional<std::vector<CollectorResult>> results_;
 };

@@ -84,6 +84,7 @@ TEST_F(DaemonTest, SigtermDuringAShortCaptureLetsItFinish) {
       << daemon_->Log();
   daemon_->Signal(SIGTERM);
   EXPECT_EQ(daemon_->Wait(10s), 0) << daemon_->Log();
+  EXPECT_NE(daemon_->Log().find("finishing the capture"), std::string::npos) << daemon_->Log();
   const std::vector<Json> records = BundleRecords(state());
   ASSERT_EQ(records.size(), 1u) << daemon_->Log();
   ASSERT_TRUE(records[0]["bundle"].is_string()) << records[0].dump();
