@@ -16,18 +16,6 @@ int RunCheckConfig(const std::string& config_path) {
     return 2;
   }
   std::vector<Diagnostic> notes;
-  // The rules' own examples are their tests: a rule whose examples do not behave is refused
-  // here as the daemon's reload refuses it.
-  const std::vector<Diagnostic> problems = detect::CheckExamples(setup->rules, &notes);
-  if (!problems.empty()) {
-    for (const Diagnostic& problem : problems) {
-      std::fprintf(stderr, "%s\n", FormatDiagnostic(problem).c_str());
-    }
-    std::fprintf(stderr, "%s: %zu rule example%s did not behave\n", config_path.c_str(),
-                 problems.size(), problems.size() == 1 ? "" : "s");
-    return 2;
-  }
-  notes.clear();  // the slow-pattern notes come again from the compile below
   for (const config::SourceConfig& source : setup->config.sources) {
     Result<std::shared_ptr<const rules::CompiledRules>> compiled =
         rules::CompiledRules::Build(setup->rules, source.tags, &notes);
@@ -36,6 +24,18 @@ int RunCheckConfig(const std::string& config_path) {
                    compiled.error().message.c_str());
       return 2;
     }
+  }
+  // The rules' own examples are their tests (after the compile, whose errors say more): a
+  // rule whose examples do not behave is refused here as the daemon's reload refuses it.
+  std::vector<Diagnostic> example_notes;
+  const std::vector<Diagnostic> problems = detect::CheckExamples(setup->rules, &example_notes);
+  if (!problems.empty()) {
+    for (const Diagnostic& problem : problems) {
+      std::fprintf(stderr, "%s\n", FormatDiagnostic(problem).c_str());
+    }
+    std::fprintf(stderr, "%s: %zu rule example%s did not behave\n", config_path.c_str(),
+                 problems.size(), problems.size() == 1 ? "" : "s");
+    return 2;
   }
   Result<std::shared_ptr<const collect::Redactor>> redactor = collect::Redactor::Create(
       {setup->config.capture.redact_names, setup->config.capture.redact_patterns});

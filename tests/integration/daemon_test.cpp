@@ -166,9 +166,10 @@ TEST_F(DaemonTest, ABrokenConfigOnSighupIsRejectedAndTheOldOneKeepsWorking) {
   EXPECT_EQ(IncidentsOf("test.marker")[0]["firings"][0]["line"], 2);  // offsets were kept
 
   // A rule whose own example does not fire is refused too, naming the example's file and line.
-  WriteConfig({.extra_rules = "  - id: test.untested\n    kind: crash\n    tags: [train]\n"
-                              "    description: its example misses\n    pattern: 'UNTESTED'\n"
-                              "    examples: {fires: ['untested, lower case'], quiet: []}\n"});
+  WriteConfig({.extra_rules =
+                   "  - id: test.untested\n    kind: crash\n    tags: [train]\n"
+                   "    description: its example misses\n    pattern: 'UNTESTED'\n"
+                   "    examples: {fires: ['untested, lower case'], quiet: ['nothing']}\n"});
   daemon_->Signal(SIGHUP);
   ASSERT_TRUE(WaitUntil(
       [&] { return daemon_->Log().find("example(s) did not behave") != std::string::npos; }, 10s))

@@ -39,7 +39,7 @@ std::string SlowCapture(const std::string& sleep, const std::string& grace) {
          sleep + "'], as: slow.txt, timeout: 60s}\n";
 }
 
-TEST_F(DaemonTest, SigtermDuringASlowCaptureRecordsItInterruptedAndTheNextStartReportsIt) {
+TEST_F(DaemonTest, SigtermMidCaptureIsRecordedAndReportedAtNextStart) {
   WriteConfig({.settle = "100ms", .capture = SlowCapture("30", "1s")});
   StartDaemon();
   Append(Dir("logs/job.log"), "MARK 1 FIRE\n");
