@@ -350,6 +350,9 @@ void Daemon::StopIfWrapDone() {
 
 void Daemon::Tick() {
   GuardStateDir();
+  if (stopping_) {
+    return;  // another daemon took the state_dir
+  }
   sources_->Tick(env_->SteadyNow());
   UpdateStatus();
   WriteMetrics(/*now=*/false);
