@@ -269,14 +269,15 @@ TEST(IncidentLog, AnAppendPastTheBoundTrimsTheLogToItsTailOfWholeLines) {
   {
     // Bundle records (not incidents) up to just below the bound, 1,000 bytes a line.
     const std::string filler = "{\"bundle_for\":\"x\",\"pad\":\"" + std::string(970, 'p') + "\"}\n";
-    std::string text;
-    while (std::filesystem::file_size(log.path()) + text.size() + 1500 < IncidentLog::kMaxBytes) {
-      text += filler;
+    const std::size_t lines =
+        (IncidentLog::kMaxBytes - 1500 - std::filesystem::file_size(log.path())) / filler.size();
+    std::ofstream out(log.path(), std::ios::app);
+    for (std::size_t i = 0; i < lines; ++i) {
+      out << filler;
     }
-    std::ofstream(log.path(), std::ios::app) << text;
   }
   ASSERT_TRUE(log.Append(MakeIncident("recent", kOpened, {"mid.rule"})).ok());
-  EXPECT_GT(std::filesystem::file_size(log.path()), IncidentLog::kMaxBytes - 1500);
+  EXPECT_GT(std::filesystem::file_size(log.path()), IncidentLog::kMaxBytes - 3000);
   int appends = 0;
   while (std::filesystem::file_size(log.path()) > IncidentLog::kTailBytes + 1000 && appends < 20) {
     ASSERT_TRUE(log.Append(MakeIncident("last", kOpened, {"new.rule"})).ok());
