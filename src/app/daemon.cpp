@@ -14,11 +14,13 @@
 
 #include "app/incident_flow.h"
 #include "app/sources.h"
+#include "app/state_dir_guard.h"
 #include "collect/redactor.h"
 #include "config/shipped_paths.h"
 #include "core/posix_env.h"
 #include "core/unique_fd.h"
 #include "core/uv_handle.h"
+#include "detect/example_checker.h"
 #include "ops/control_request.h"
 #include "ops/control_server.h"
 #include "ops/daemon_metrics.h"
@@ -44,6 +46,10 @@ class Daemon {
   Status Apply(rules::ConfiguredRules setup, bool initial);
   void Reload();
   void Stop(int exit_code);
+  // SIGTERM: a capture under way may finish first, within the config's stop_grace.
+  void StopAfterCaptures(int exit_code);
+  // Each second and before each incident record: the state_dir is still ours (state_dir_guard.h).
+  void GuardStateDir();
   void OnSignal(int signum);
   void Tick();
   void SaveState();
@@ -64,7 +70,11 @@ class Daemon {
   rules::ConfiguredRules setup_;
   std::vector<source::SavedTail> saved_;
   bool first_start_ = true;
-  UniqueFd state_lock_;
+  std::unique_ptr<StateDirGuard> state_guard_;  // none for a wrap beside a daemon
+  std::unique_ptr<LoopTimer> stop_grace_;
+  bool state_dir_taken_ = false;   // by another daemon, after ours was deleted
+  bool draining_ = false;          // SIGTERM came; waiting for the captures under way
+  std::string state_dir_trouble_;  // the last "cannot restore" said, so it is said once
   std::unique_ptr<IncidentFlow> incidents_;
   std::unique_ptr<Sources> sources_;
   std::unique_ptr<source::WrappedChild> child_;
@@ -144,6 +154,22 @@ void Daemon::Reload() {
                   setup.error().message);
     return;
   }
+  // A rule's examples are its tests (as `trainwatch check --config` runs them): a rule that
+  // no longer fires on its own `fires` lines would watch for nothing.
+  std::vector<Diagnostic> notes;
+  if (const std::vector<Diagnostic> problems = detect::CheckExamples(setup->rules, &notes);
+      !problems.empty()) {
+    std::string text;
+    for (const Diagnostic& problem : problems) {
+      text += "\n";
+      text += FormatDiagnostic(problem);
+    }
+    spdlog::error(
+        "reload rejected, still running on the previous config and rules: {} rule "
+        "example(s) did not behave:{}",
+        problems.size(), text);
+    return;
+  }
   const std::size_t rules = setup->rules.size();
   if (guest_) {
     setup->config.sources.clear();
@@ -164,12 +190,13 @@ void Daemon::Stop(int exit_code) {
   }
   stopping_ = true;
   exit_code_ = exit_code;
+  stop_grace_.reset();
   SaveState();
   incidents_->Abort();
   WriteMetrics(/*now=*/true);  // the final counts, before the sources go
   sd_notify(0, "STOPPING=1");
   sources_->Close();
-  control_.Stop();
+  control_.Stop(/*remove_socket=*/!state_dir_taken_);
   tick_.reset();
   save_timer_.reset();
   watchdog_.reset();
@@ -187,11 +214,83 @@ void Daemon::OnSignal(int signum) {
       spdlog::info("{}: passing it to the command", strsignal(signum));
       child_->Signal(signum);
     }
+  } else if (draining_) {
+    spdlog::warn("{} again: stopping now", strsignal(signum));
+    Stop(exit_code_);
   } else {
     spdlog::info("{}: stopping", strsignal(signum));
     // wrap, after its command ended (waiting for the incident, bundle or hooks): the command's
     // status stands, or a crashed job would look like a success.
-    Stop(stop_after_settle_ ? exit_code_ : 0);
+    StopAfterCaptures(stop_after_settle_ ? exit_code_ : 0);
+  }
+}
+
+void Daemon::StopAfterCaptures(int exit_code) {
+  exit_code_ = exit_code;
+  if (incidents_->capture_idle()) {
+    Stop(exit_code);
+    return;
+  }
+  // A bundle half made is the one an operator needs most (the stop may be the reaction to the
+  // failure); systemd waits TimeoutStopSec (30 s in the shipped unit) before SIGKILL, so the
+  // capture gets stop_grace, within it, and past it is abandoned and recorded as interrupted.
+  draining_ = true;
+  const Duration grace = setup_.config.capture.stop_grace;
+  spdlog::warn(
+      "finishing the capture of incident {} before stopping (at most {} ms, then it is "
+      "abandoned and recorded as interrupted)",
+      fmt::format("{}", fmt::join(incidents_->capturing(), ", ")), grace.count());
+  stop_grace_ = env_->NewTimer([this] {
+    spdlog::error("stop_grace passed with the capture still under way: abandoning it");
+    Stop(exit_code_);
+  });
+  stop_grace_->Start(std::chrono::duration_cast<std::chrono::milliseconds>(grace), {});
+}
+
+void Daemon::GuardStateDir() {
+  if (!state_guard_ || stopping_) {
+    return;
+  }
+  std::string why;
+  switch (state_guard_->Check(&why)) {
+    case StateDirGuard::Verdict::kIntact:
+      state_dir_trouble_.clear();
+      return;
+    case StateDirGuard::Verdict::kRestored:
+      state_dir_trouble_.clear();
+      spdlog::error(
+          "state_dir {} (or its lock) was deleted while running: recreated it and "
+          "took the lock again; control socket, offsets and incident log follow",
+          state_guard_->dir());
+      control_.Stop();
+      if (Status listening = control_.Start(
+              &loop_, state_guard_->dir() + "/control.sock",
+              [this](const std::string& request, const ops::ControlServer::Reply& reply) {
+                HandleControl(request, reply);
+              });
+          !listening) {
+        spdlog::error("cannot start the control socket again: {}", listening.error().message);
+      }
+      SaveState();
+      return;
+    case StateDirGuard::Verdict::kTakenByAnother:
+      spdlog::critical(
+          "state_dir {} was deleted while running and another trainwatch daemon "
+          "has taken it since ({}): two would fire every line twice, so this one "
+          "stops writing there and exits",
+          state_guard_->dir(), why);
+      state_guard_.reset();
+      state_dir_taken_ = true;
+      guest_ = true;  // the offsets and metrics are the other daemon's now
+      Stop(2);        // not restarted by the unit (RestartPreventExitStatus)
+      return;
+    case StateDirGuard::Verdict::kCannotRestore:
+      if (why != state_dir_trouble_) {
+        spdlog::error("state_dir {} is gone and cannot be made again: {}", state_guard_->dir(),
+                      why);
+        state_dir_trouble_ = why;
+      }
+      return;
   }
 }
 
@@ -235,6 +334,10 @@ void Daemon::OnChildEnd(const source::ChildEnd& end) {
 }
 
 void Daemon::StopIfWrapDone() {
+  if (draining_ && !stopping_ && incidents_->capture_idle()) {
+    Stop(exit_code_);  // SIGTERM waited for this capture
+    return;
+  }
   if (!stop_after_settle_ || stopping_) {
     return;
   }
@@ -247,6 +350,10 @@ void Daemon::StopIfWrapDone() {
 }
 
 void Daemon::Tick() {
+  GuardStateDir();
+  if (stopping_) {
+    return;  // another daemon took the state_dir
+  }
   sources_->Tick(env_->SteadyNow());
   UpdateStatus();
   WriteMetrics(/*now=*/false);
@@ -354,18 +461,18 @@ int Daemon::Run() {
     return 2;
   }
   const std::string state_dir = setup->config.state_dir;
-  std::error_code made;
-  std::filesystem::create_directories(state_dir, made);
-  if (made) {
-    spdlog::error("cannot start: state_dir {}: {}", state_dir, made.message());
+  // One daemon per state_dir: two would fight over offsets and the control socket.
+  state_guard_ = std::make_unique<StateDirGuard>(state_dir);
+  Result<bool> locked = state_guard_->Acquire();
+  if (!locked) {
+    spdlog::error("cannot start: state_dir {}: {}", state_dir, locked.error().message);
     return 2;
   }
-  // One daemon per state_dir: two would fight over offsets and the control socket.
-  state_lock_ = UniqueFd(::open((state_dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-  if (state_lock_.get() < 0 || ::flock(state_lock_.get(), LOCK_EX | LOCK_NB) != 0) {
+  if (!*locked) {
+    state_guard_.reset();
     if (options_.wrap.empty()) {
       spdlog::error("cannot start: another trainwatch daemon uses state_dir {} ({})", state_dir,
-                    std::strerror(errno));
+                    std::strerror(EWOULDBLOCK));
       return 2;
     }
     // The job must run anyway. That daemon watches the configured sources; this wrap watches
@@ -395,6 +502,10 @@ int Daemon::Run() {
     UpdateStatus();
   };
   flow.settled = [this] { StopIfWrapDone(); };
+  flow.before_record = [this] {
+    GuardStateDir();
+    return !state_dir_taken_;
+  };
   incidents_ = std::make_unique<IncidentFlow>(*env_, state_dir + "/incidents.jsonl", flow);
   sources_ = std::make_unique<Sources>(
       *env_, &loop_, options_.kmsg_device,
@@ -442,6 +553,9 @@ int Daemon::Run() {
              !listening) {
     spdlog::error("cannot start the control socket: {}", listening.error().message);
     Stop(2);
+  }
+  if (!stopping_ && !guest_) {
+    incidents_->ReportUncaptured();
   }
   if (!stopping_ && child_) {
     StartWrap();

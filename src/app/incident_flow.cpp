@@ -6,7 +6,9 @@
 
 #include "capture/incident_filter.h"
 #include "capture/incident_redaction.h"
+#include "core/quantity.h"
 #include "detect/incident_json.h"
+#include "ops/uncaptured_incidents.h"
 
 namespace trainwatch::app {
 namespace {
@@ -46,6 +48,27 @@ ops::IncidentHistory IncidentFlow::LoadHistory() {
                  history->incidents, log_.path());
   }
   return std::move(*history);
+}
+
+void IncidentFlow::ReportUncaptured() {
+  if (!config_.capture.enabled) {
+    return;  // no bundle was wanted
+  }
+  for (const ops::UncapturedIncident& incident :
+       ops::FindUncapturedIncidents(log_.path(), ops::IncidentLog::kTailBytes)) {
+    spdlog::error(
+        "incident {} (opened {}: {}) has no bundle: the daemon stopped during its "
+        "capture; what its logs said is in {}, and `trainwatch snapshot` captures the "
+        "state now",
+        incident.id, incident.opened, incident.summary, log_.path());
+    capture::CaptureOutcome outcome;
+    outcome.incident_id = incident.id;
+    outcome.error = std::string(ops::kReportedAtStart);
+    if (Status recorded = log_.AppendBundle(outcome); !recorded) {
+      spdlog::error("cannot record the bundle of incident {}: {}", incident.id,
+                    recorded.error().message);
+    }
+  }
 }
 
 void IncidentFlow::Configure(const config::DaemonConfig& config) {
@@ -130,6 +153,11 @@ bool IncidentFlow::idle() const {
 
 void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& options,
                          const Done& done) {
+  if (wiring_.before_record && !wiring_.before_record()) {
+    // The daemon is stopping: the other daemon records what it sees.
+    spdlog::error("incident {}: not recorded, the state_dir is another daemon's now", incident.id);
+    return;
+  }
   if (Status written = log_.Append(incident); !written) {
     // The incident still counts; the next one may find space again.
     spdlog::error("incident {} could not be recorded: {}", incident.id, written.error().message);
@@ -167,11 +195,13 @@ void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions
   request.extra_paths = options.extra_paths;
   wiring_.fill_capture(request);
   ++captures_running_;
+  capturing_.push_back(incident.id);
   detect::Incident facts = incident;  // for the hooks: what they are told, not every line
   facts.firings.clear();
   capturer_->Capture(std::move(request),
                      [this, done, facts](const capture::CaptureOutcome& outcome) {
                        --captures_running_;
+                       std::erase(capturing_, outcome.incident_id);
                        OnCaptured(outcome);
                        RunHooks(facts, outcome);
                        if (done) {
@@ -191,8 +221,8 @@ void IncidentFlow::RunHooks(const detect::Incident& incident,
 void IncidentFlow::OnCaptured(const capture::CaptureOutcome& outcome) {
   counters_.CountCapture(outcome, NamesOf(config_.capture.commands));
   if (!outcome.path.empty()) {
-    spdlog::warn("incident {}: bundle {} ({} KiB{}, {:.1f} s after the first firing line)",
-                 outcome.incident_id, outcome.path, outcome.bytes / 1024,
+    spdlog::warn("incident {}: bundle {} ({}{}, {:.1f} s after the first firing line)",
+                 outcome.incident_id, outcome.path, FormatByteSize(outcome.bytes),
                  outcome.reduced ? ", reduced: " + outcome.error : "", outcome.since_first_firing);
   } else {
     spdlog::error("incident {}: no bundle: {}", outcome.incident_id, outcome.error);
@@ -203,6 +233,9 @@ void IncidentFlow::OnCaptured(const capture::CaptureOutcome& outcome) {
   if (!outcome.timed_out.empty()) {
     spdlog::warn("incident {}: collectors killed at their deadline: {}", outcome.incident_id,
                  fmt::format("{}", fmt::join(outcome.timed_out, ", ")));
+  }
+  if (wiring_.before_record && !wiring_.before_record()) {
+    return;  // the state_dir is another daemon's now
   }
   if (Status recorded = log_.AppendBundle(outcome); !recorded) {
     spdlog::error("cannot record the bundle of incident {}: {}", outcome.incident_id,
@@ -215,6 +248,18 @@ void IncidentFlow::Abort() {
   if (capturer_) {
     capturer_->Abort();  // kept: a worker may still be finishing with it
   }
+  // Captures under way or queued are abandoned: each incident gets its bundle record, saying
+  // so, and a log line; the next start reports them again (ops/uncaptured_incidents.h).
+  for (const std::string& id : capturing_) {
+    capture::CaptureOutcome outcome;
+    outcome.incident_id = id;
+    outcome.error = std::string(ops::kInterruptedCapture);
+    spdlog::error("incident {}: no bundle: {}", id, outcome.error);
+    if (Status recorded = log_.AppendBundle(outcome); !recorded) {
+      spdlog::error("cannot record the bundle of incident {}: {}", id, recorded.error().message);
+    }
+  }
+  capturing_.clear();
   hook_runner_.Abort();  // logs and counts what it kills or leaves unrun
   settle_.reset();
 }

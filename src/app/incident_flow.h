@@ -32,6 +32,10 @@ class IncidentFlow {
     std::function<void()> written;
     // A capture or its hooks finished (the wrap may be waiting to exit).
     std::function<void()> settled;
+    // About to append to incidents.jsonl: the state_dir must be there (it may have been
+    // deleted; the Daemon restores it), or the record is lost. False: it is another daemon's
+    // now, and nothing is written there.
+    std::function<bool()> before_record;
   };
   // What a manual snapshot adds to a capture.
   struct ManualOptions {
@@ -45,6 +49,9 @@ class IncidentFlow {
   // What the log says of earlier runs; restores each rule's cooldown from it.
   ops::IncidentHistory LoadHistory();
   void Configure(const config::DaemonConfig& config);
+  // At start, once configured: logs each incident of an earlier run whose capture never
+  // finished (a stop or a kill during it) and records that it was reported, so it is told once.
+  void ReportUncaptured();
 
   void OnFirings(std::vector<detect::Firing>& firings, detect::StreamDetector* stream);
   // `trainwatch snapshot`: a manual incident, recorded and captured now; `done` gets the bundle.
@@ -53,7 +60,12 @@ class IncidentFlow {
   bool idle() const;
   // No incident open and no capture running (hooks may still run).
   bool captured() const { return !builder_.open() && captures_running_ == 0; }
-  // The daemon stops: what runs is killed, what waits forgotten (and said so).
+  // No capture runs or waits (an incident may be open).
+  bool capture_idle() const { return captures_running_ == 0; }
+  // The incident ids whose capture runs or waits, oldest first.
+  const std::vector<std::string>& capturing() const { return capturing_; }
+  // The daemon stops: what runs is killed, what waits forgotten (and said so); a capture under
+  // way or queued is recorded as interrupted.
   void Abort();
   // The incident parts of the daemon's snapshot.
   void FillSnapshot(ops::DaemonSnapshot& snapshot) const;
@@ -82,6 +94,7 @@ class IncidentFlow {
   std::unique_ptr<LoopTimer> settle_;
   ops::DaemonCounters counters_;
   int captures_running_ = 0;
+  std::vector<std::string> capturing_;  // the incidents whose capture runs or waits
   bool aborted_ = false;
   std::uint64_t incidents_written_ = 0;
   std::string last_incident_;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -50,7 +51,38 @@ bool WithinPolicy(std::size_t count, std::uint64_t bytes, std::uint64_t incoming
   return !space || (space->free >= incoming && space->free - incoming >= Reserve(*space, policy));
 }
 
+// The UTC time a bundle's name begins with ("20261121T030000Z_..."), in seconds since the
+// epoch; nullopt for a name that does not begin with one.
+std::optional<std::int64_t> OpenedSeconds(std::string_view name) {
+  std::tm tm{};
+  if (name.size() < 16 || name[8] != 'T' || name[15] != 'Z') {
+    return std::nullopt;
+  }
+  const std::string stamp(name.substr(0, 16));
+  const char* end = ::strptime(stamp.c_str(), "%Y%m%dT%H%M%SZ", &tm);
+  if (end == nullptr || *end != '\0') {
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(::timegm(&tm));
+}
+
 }  // namespace
+
+std::size_t StormStart(const std::vector<BundleFile>& bundles) {
+  if (bundles.empty()) {
+    return 0;
+  }
+  std::size_t start = bundles.size() - 1;
+  while (start > 0) {
+    const auto later = OpenedSeconds(bundles[start].name);
+    const auto earlier = OpenedSeconds(bundles[start - 1].name);
+    if (!later || !earlier || *later - *earlier > kStormGapSeconds) {
+      break;
+    }
+    --start;
+  }
+  return start;
+}
 
 std::vector<BundleFile> ListBundles(const std::string& dir) {
   std::vector<BundleFile> bundles;
@@ -90,16 +122,33 @@ std::vector<std::string> MakeRoom(const std::string& dir, const RetentionPolicy&
   for (const BundleFile& b : bundles) {
     total += b.bytes;
   }
-  std::vector<std::string> deleted;
-  std::size_t next = 0;  // the oldest bundle still there
-  while (next < bundles.size() &&
-         !WithinPolicy(bundles.size() - next, total, incoming_bytes, ReadSpace(dir), policy)) {
-    const BundleFile& oldest = bundles[next++];
-    // Already gone (an operator cleaning up by hand) counts as deleted: the space is free.
-    if (::unlink(oldest.path.c_str()) == 0 || errno == ENOENT) {
-      deleted.push_back(oldest.path);
+  // Deletion order: oldest first, except that the first bundle of the newest storm (its root
+  // cause; the rest of a storm is mostly its echoes) goes last, only when the limits cannot be
+  // met without it.
+  std::vector<std::size_t> order;
+  order.reserve(bundles.size());
+  const std::size_t storm_start = StormStart(bundles);
+  for (std::size_t i = 0; i < bundles.size(); ++i) {
+    if (i != storm_start) {
+      order.push_back(i);
     }
-    total -= oldest.bytes;
+  }
+  if (!bundles.empty()) {
+    order.push_back(storm_start);
+  }
+  std::vector<std::string> deleted;
+  std::size_t left = bundles.size();
+  for (std::size_t i : order) {
+    if (WithinPolicy(left, total, incoming_bytes, ReadSpace(dir), policy)) {
+      break;
+    }
+    const BundleFile& victim = bundles[i];
+    // Already gone (an operator cleaning up by hand) counts as deleted: the space is free.
+    if (::unlink(victim.path.c_str()) == 0 || errno == ENOENT) {
+      deleted.push_back(victim.path);
+    }
+    total -= victim.bytes;
+    --left;
   }
   return deleted;
 }

@@ -35,10 +35,21 @@ std::uint64_t FreeBytes(const std::string& dir);
 // the total).
 std::uint64_t RequiredFree(const std::string& dir, const RetentionPolicy& policy);
 
-// Deletes the oldest bundles until, counting one more bundle of `incoming_bytes`, there are at
-// most max_count bundles and max_bytes in all, and the reserve stays free. May delete every
-// bundle. Free space is re-read after each deletion (a bundle held open elsewhere frees
-// nothing yet). Returns the deleted paths, oldest first.
+// A storm: the run of bundles, ending with the newest, in which each bundle was opened (the
+// time its name begins with) at most kStormGapSeconds after the one before it. A crash that
+// repeats (cooldown 0, a loop of restarts) writes one; its first bundle holds the root cause.
+constexpr std::int64_t kStormGapSeconds = 10 * 60;
+// The index in `bundles` (oldest first, as ListBundles returns them) of the newest storm's
+// first bundle; the newest bundle itself when the one before is older than the gap. 0 when
+// empty.
+std::size_t StormStart(const std::vector<BundleFile>& bundles);
+
+// Deletes bundles until, counting one more bundle of `incoming_bytes`, there are at most
+// max_count bundles and max_bytes in all, and the reserve stays free: the oldest first, but the
+// first bundle of the newest storm (see StormStart) last, so a storm never deletes its own root
+// cause while an echo of it is left to delete. May delete every bundle. Free space is re-read after
+// each deletion (a bundle held open elsewhere frees nothing yet). Returns the deleted paths, oldest
+// first.
 std::vector<std::string> MakeRoom(const std::string& dir, const RetentionPolicy& policy,
                                   std::uint64_t incoming_bytes);
 

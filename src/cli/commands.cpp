@@ -9,9 +9,9 @@
 #include <map>
 #include <optional>
 
-#include "cli/example_checker.h"
 #include "config/shipped_paths.h"
 #include "core/unique_fd.h"
+#include "detect/example_checker.h"
 #include "detect/stream_scan.h"
 #include "rules/compiled_rules.h"
 #include "rules/line_matcher.h"
@@ -71,7 +71,7 @@ int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
     return kExitError;
   }
   std::vector<Diagnostic> notes;
-  const std::vector<Diagnostic> problems = CheckExamples(loaded->rules, &notes);
+  const std::vector<Diagnostic> problems = detect::CheckExamples(loaded->rules, &notes);
   for (const Diagnostic& note : notes) {
     err << FormatDiagnostic(note) << '\n';
   }

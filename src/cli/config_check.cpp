@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "collect/redactor.h"
+#include "detect/example_checker.h"
 #include "rules/compiled_rules.h"
 #include "rules/configured_rules.h"
 
@@ -23,6 +24,18 @@ int RunCheckConfig(const std::string& config_path) {
                    compiled.error().message.c_str());
       return 2;
     }
+  }
+  // The rules' own examples are their tests (after the compile, whose errors say more): a
+  // rule whose examples do not behave is refused here as the daemon's reload refuses it.
+  std::vector<Diagnostic> example_notes;
+  const std::vector<Diagnostic> problems = detect::CheckExamples(setup->rules, &example_notes);
+  if (!problems.empty()) {
+    for (const Diagnostic& problem : problems) {
+      std::fprintf(stderr, "%s\n", FormatDiagnostic(problem).c_str());
+    }
+    std::fprintf(stderr, "%s: %zu rule example%s did not behave\n", config_path.c_str(),
+                 problems.size(), problems.size() == 1 ? "" : "s");
+    return 2;
   }
   Result<std::shared_ptr<const collect::Redactor>> redactor = collect::Redactor::Create(
       {setup->config.capture.redact_names, setup->config.capture.redact_patterns});

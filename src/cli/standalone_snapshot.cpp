@@ -7,6 +7,7 @@
 
 #include "capture/capturer.h"
 #include "core/posix_env.h"
+#include "core/quantity.h"
 #include "detect/incident_builder.h"
 #include "source/glob.h"
 
@@ -62,7 +63,7 @@ int RunStandaloneSnapshot(const config::DaemonConfig& config, const ControlOptio
   if (result.reduced) {
     err << "trainwatch snapshot: reduced bundle: " << result.error << "\n";
   }
-  out << "bundle " << result.path << " (" << result.bytes / 1024 << " KiB, "
+  out << "bundle " << result.path << " (" << FormatByteSize(result.bytes) << ", "
       << static_cast<int>(result.capture_seconds * 1000) << " ms)\n";
   return 0;
 }

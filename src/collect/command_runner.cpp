@@ -1,8 +1,11 @@
 #include "collect/command_runner.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstring>
+
+#include "collect/stray_processes.h"
 
 namespace trainwatch::collect {
 namespace {
@@ -26,6 +29,7 @@ struct CommandRunner::Child {
   int stage = 0;  // 0 running, 1 SIGTERM sent, 2 SIGKILL sent
   bool done = false;
   SteadyTime started;
+  std::string mark;  // "TRAINWATCH_COLLECTOR_RUN=<daemon pid>.<run>", in every descendant's env
 
   int pid() const { return process ? process->pid() : 0; }
   void Append(bool is_stderr, std::string_view bytes) {
@@ -70,6 +74,10 @@ void CommandRunner::Run(std::vector<config::CommandConfig> commands, Done done) 
     raw->index = i;
     raw->command = commands[i];
     raw->started = env_.SteadyNow();
+    raw->mark = std::string(kRunMarkName) + "=";
+    raw->mark += std::to_string(::getpid());
+    raw->mark += '.';
+    raw->mark += std::to_string(++runs_);
     raw->timer = env_.NewTimer([this, raw] { OnTimer(*raw); });
     ChildEvents events;
     events.on_output = [raw](bool is_stderr, std::string_view bytes) {
@@ -88,8 +96,10 @@ void CommandRunner::Run(std::vector<config::CommandConfig> commands, Done done) 
         Finish(*raw);
       }
     };
+    std::vector<std::string> extra_env = raw->command.env;
+    extra_env.push_back(raw->mark);
     Result<std::unique_ptr<ChildProcess>> process =
-        env_.Spawn({raw->command.argv, raw->command.env}, std::move(events));
+        env_.Spawn({raw->command.argv, std::move(extra_env)}, std::move(events));
     if (!process) {
       const bool missing = process.error().message == Env::kNotInstalled;
       result.status =
@@ -162,10 +172,22 @@ void CommandRunner::Finish(Child& child) {
     }
     collect::AddText(result, child.command.as + ".stderr", std::move(child.stderr_bytes));
   }
+  KillStrays(child);
   child.timer.reset();
   child.process.reset();
   --pending_;
   MaybeComplete();
+}
+
+void CommandRunner::KillStrays(const Child& child) {
+  // Whatever the command left behind (a setsid'd grandchild) would outlive every capture, one
+  // more process each time against the unit's TasksMax. The child itself, if abandoned, stays
+  // known by its pid in hung_.
+  for (const int pid : ProcessesMarked(env_.proc_root(), child.mark)) {
+    if (pid != child.pid()) {
+      env_.Signal(pid, SIGKILL);
+    }
+  }
 }
 
 void CommandRunner::MaybeComplete() {
@@ -192,6 +214,7 @@ void CommandRunner::Abort() {
   for (auto& child : children_) {
     if (!child->done && child->process) {
       env_.Signal(-child->pid(), SIGKILL);
+      KillStrays(*child);
     }
   }
   children_.clear();

@@ -3,6 +3,8 @@
 // group at the deadline, SIGKILL a second later, and a child that still does not die (stuck
 // in uninterruptible sleep on a wedged device, as hl-smi and nvidia-smi do) is abandoned —
 // never waited on — and recorded. The same tool is not run again while that child lives.
+// When a child ends (or is killed), what it started and left behind is killed too, found by a
+// mark in its environment (stray_processes.h): a setsid'd grandchild is outside the group.
 // Output is capped (first or last bytes). Children, timers and the clock come from the Env,
 // so unit tests step the escalation on a fake one. Loop thread only.
 #pragma once
@@ -51,6 +53,9 @@ class CommandRunner {
   void Finish(Child& child);
   void OnTimer(Child& child);
   void MaybeComplete();
+  // SIGKILL to every process that carries `child`'s run mark but the child itself: what it
+  // started and left behind, wherever setsid took it (collect/stray_processes.h).
+  void KillStrays(const Child& child);
 
   Env& env_;
   std::vector<std::unique_ptr<Child>> children_;
@@ -58,6 +63,7 @@ class CommandRunner {
   std::vector<collect::CollectorResult> results_;
   Done done_;
   std::size_t pending_ = 0;
+  std::uint64_t runs_ = 0;  // children started, for each one's run mark
   // A tool (or name) whose last run would not die: its pid, until that process is gone.
   std::map<std::string, int> hung_;
   HungKey hung_key_;

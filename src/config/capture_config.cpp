@@ -38,8 +38,20 @@ class CaptureParser {
         node,
         {"enabled", "bundles_dir", "max_count", "max_bytes", "min_free", "log_tail_bytes",
          "habana_logs", "habana_logs_max_bytes", "extra_paths", "extra_max_bytes",
-         "process_pattern", "redact", "commands", "compression_level"},
+         "process_pattern", "redact", "commands", "compression_level", "stop_grace"},
         "capture");
+    if (const YAML::Node grace = node["stop_grace"]) {
+      if (auto value = yaml_.DurationField(grace, "capture stop_grace")) {
+        // systemd's TimeoutStopSec in the shipped unit is 30 s: past it the stop is a SIGKILL,
+        // and nothing is recorded.
+        if (*value > std::chrono::seconds(25)) {
+          yaml_.Fail(grace,
+                     "capture stop_grace must be at most 25s (the unit's stop timeout is 30s)");
+        } else {
+          out.stop_grace = *value;
+        }
+      }
+    }
     if (const YAML::Node enabled = node["enabled"]) {
       if (auto text = yaml_.Scalar(enabled, "capture enabled")) {
         if (*text == "true" || *text == "false") {

@@ -58,6 +58,9 @@ struct CaptureConfig {
   std::vector<std::string> redact_patterns;
   std::vector<CommandConfig> commands;
   int compression_level = 3;
+  // On SIGTERM, how long a capture under way may take to finish before it is abandoned (and
+  // recorded as interrupted): within the unit's 30 s stop timeout.
+  Duration stop_grace{20000};
 };
 
 // The command collectors a config without `capture.commands` gets.

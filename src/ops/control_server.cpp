@@ -83,10 +83,12 @@ Status ControlServer::Start(uv_loop_t* loop, const std::string& path, Handler ha
   return Status::Ok();
 }
 
-void ControlServer::Stop() {
+void ControlServer::Stop(bool remove_socket) {
   if (server_) {
     server_.Reset();
-    ::unlink(path_.c_str());
+    if (remove_socket) {
+      ::unlink(path_.c_str());
+    }
   }
   clients_.clear();
   queued_bytes_ = 0;

@@ -43,7 +43,9 @@ class ControlServer {
   using Handler = std::function<void(const std::string& request, Reply reply)>;
   Status Start(uv_loop_t* loop, const std::string& path, Handler handler,
                ControlLimits limits = {});
-  void Stop();
+  // `remove_socket`: false when the path is no longer ours (another daemon took the state_dir
+  // and listens there now).
+  void Stop(bool remove_socket = true);
 
   // Connections held now, and the reply bytes held for them (what tests check).
   std::size_t clients() const { return clients_.size(); }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/capturer.h"
+#include "core/atomic_file.h"
 #include "core/unique_fd.h"
 #include "detect/incident_json.h"
 
@@ -55,7 +56,20 @@ Status IncidentLog::AppendLine(const std::string& text) {
   if (n != static_cast<ssize_t>(line.size())) {
     return Error{path_ + ": " + (n < 0 ? std::strerror(errno) : "short write (disk full?)")};
   }
-  return Status::Ok();
+  const auto size = static_cast<std::size_t>(info.st_size) + line.size();
+  return size > kMaxBytes ? Trim(fd.get(), size) : Status::Ok();
+}
+
+Status IncidentLog::Trim(int fd, std::size_t size) {
+  std::string tail(kTailBytes, '\0');
+  const ssize_t n = ::pread(fd, tail.data(), tail.size(), static_cast<off_t>(size - kTailBytes));
+  if (n != static_cast<ssize_t>(tail.size())) {
+    return Error{path_ + ": cannot read it back to trim it"};
+  }
+  const std::size_t first_line = tail.find('\n');
+  tail.erase(0, first_line == std::string::npos ? tail.size() : first_line + 1);
+  // Loop thread only, so no append can land between the read and the rename.
+  return WriteFileAtomically(path_, tail, 0600);
 }
 
 Result<IncidentHistory> IncidentLog::ReadHistory() const {

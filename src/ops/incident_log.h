@@ -46,9 +46,14 @@ class IncidentLog {
   const std::string& path() const { return path_; }
 
   static constexpr std::size_t kTailBytes = 4 << 20;
+  // The bound on the file: an append that takes it past kMaxBytes trims it to its last
+  // kTailBytes (from a line start), all that ReadHistory reads anyway, through a temporary file
+  // and a rename. So the file stays between 4 and 8 MiB, some 10,000 incidents.
+  static constexpr std::size_t kMaxBytes = 2 * kTailBytes;
 
  private:
   Status AppendLine(const std::string& text);
+  Status Trim(int fd, std::size_t size);
   std::string path_;
 };
 

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/regex_options.h"
+#include "core/source_location.h"
 
 namespace trainwatch::rules {
 
@@ -59,6 +60,22 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
     return Error{"cannot compile the rules: " + compiled->regexes_.prefilter_error()};
   }
   for (const MultiRegex::Fallback& fallback : compiled->regexes_.fallbacks()) {
+    const Pattern& pattern = *patterns[fallback.pattern];
+    if (pattern.regex.size() > kMaxUnfilteredPatternBytes) {
+      // A large alternation (a 50,000-word list) that Hyperscan refuses would run on RE2 for
+      // every line: 9 s per 100 MB measured, every source slowed. Refused, not noted.
+      std::string message = "rule '";
+      message += compiled->rules_[fallback.pattern].rule.id;
+      message += "': its pattern (";
+      message += std::to_string(pattern.regex.size());
+      message += " bytes) is too large for the fast matcher (";
+      message += fallback.why;
+      message +=
+          "); checked on every line by RE2 instead, it would slow every scan of its "
+          "sources down (a 50,000-word list: 9 s per 100 MB); split it into smaller rules";
+      const std::string text = FormatDiagnostic({pattern.where, message});
+      return Error{text};
+    }
     if (notes != nullptr) {
       notes->push_back({patterns[fallback.pattern]->where,
                         "note: rule '" + compiled->rules_[fallback.pattern].rule.id +

@@ -29,10 +29,12 @@ struct LineRule {
 
 class CompiledRules {
  public:
+  static constexpr std::size_t kMaxUnfilteredPatternBytes = 16 * 1024;
   // Compiles the pattern and threshold rules that carry any of `tags` (a source's tags). A
   // pattern the prefilter cannot take (a construct outside Hyperscan's syntax) still works,
   // RE2 alone checks it on every segment; each such rule adds a note to `notes`, since it
-  // slows every scan down.
+  // slows every scan down. Such a pattern longer than kMaxUnfilteredPatternBytes (a word
+  // list of thousands of alternatives Hyperscan refuses) is an error naming its file and line.
   // With `cache_dir`, compiled databases are loaded from and saved to that directory (see
   // core/prefilter_cache.h). REQUIRES: the rules were loaded without errors (their regexes
   // compile).

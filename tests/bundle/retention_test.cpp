@@ -89,6 +89,43 @@ TEST(RetentionTest, ByteLimitCountsTheIncomingBundle) {
   EXPECT_FALSE(Fits(dir.path().string(), policy, 1));
 }
 
+// A storm as the red team wrote one (cooldown 0, max_count 5): a bundle a minute after an
+// unrelated one from the night before. Oldest-first alone deletes the storm's first bundle,
+// the root cause, after four more incidents.
+TEST(RetentionTest, AStormKeepsItsFirstBundleAndDeletesItsEchoesInstead) {
+  TempDir dir;
+  Bundle(dir, 1, 10);  // last night: not part of the storm
+  std::vector<std::string> storm;
+  for (int minute = 0; minute < 12; ++minute) {
+    const std::string name = "20261121T12" + std::string(minute < 10 ? "0" : "") +
+                             std::to_string(minute) + "00Z_host_rule_id.tar.zst";
+    dir.Write(name, "x");
+    storm.push_back(name);
+  }
+  EXPECT_EQ(StormStart(ListBundles(dir.path().string())), 1u);
+  RetentionPolicy policy;
+  policy.max_count = 5;
+  MakeRoom(dir.path().string(), policy, 1);
+  EXPECT_EQ(Names(ListBundles(dir.path().string())),
+            (std::vector<std::string>{storm[0], storm[9], storm[10], storm[11]}));
+  // max_count 1: nothing but the incoming bundle fits, so the first of the storm goes too.
+  policy.max_count = 1;
+  MakeRoom(dir.path().string(), policy, 1);
+  EXPECT_TRUE(ListBundles(dir.path().string()).empty());
+}
+
+TEST(RetentionTest, AGapOfMoreThanTenMinutesEndsAStorm) {
+  TempDir dir;
+  dir.Write("20261121T120000Z_host_rule_id.tar.zst", "x");
+  dir.Write("20261121T120900Z_host_rule_id.tar.zst", "x");  // 9 min: same storm
+  dir.Write("20261121T122000Z_host_rule_id.tar.zst", "x");  // 11 min: a new one
+  dir.Write("20261121T123000Z_host_rule_id.tar.zst", "x");  // 10 min exactly: same
+  EXPECT_EQ(StormStart(ListBundles(dir.path().string())), 2u);
+  dir.Write("20261121T125000Z_host_rule_id.tar.zst", "x");
+  EXPECT_EQ(StormStart(ListBundles(dir.path().string())), 4u);
+  EXPECT_EQ(StormStart({}), 0u);
+}
+
 TEST(RetentionTest, FitsCountsOlderBundlesAsDeletable) {
   TempDir dir;
   Bundle(dir, 1, 600);

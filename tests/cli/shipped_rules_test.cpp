@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "cli/example_checker.h"
+#include "detect/example_checker.h"
 #include "rules/compiled_rules.h"
 #include "rules/rule_loader.h"
 
@@ -41,7 +41,7 @@ TEST(ShippedRules, EveryExampleBehaves) {
   const auto loaded = LoadShipped();
   ASSERT_TRUE(loaded.errors.empty());
   std::vector<Diagnostic> notes;
-  for (const auto& problem : CheckExamples(loaded.rules, &notes)) {
+  for (const auto& problem : detect::CheckExamples(loaded.rules, &notes)) {
     ADD_FAILURE() << FormatDiagnostic(problem);
   }
   for (const auto& rule : loaded.rules) {

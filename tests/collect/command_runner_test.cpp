@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <optional>
 
+#include "collect/stray_processes.h"
 #include "support/fake_env.h"
+#include "support/temp_dir.h"
 
 namespace trainwatch::collect {
 namespace {
@@ -44,7 +47,8 @@ class CommandRunnerTest : public ::testing::Test {
     return "<none>";
   }
 
-  FakeEnv env_;
+  testing::TempDir proc_;  // an empty /proc: no strays to look for (the real one costs ms)
+  FakeEnv env_{proc_.path().string()};
   CommandRunner runner_{env_};
   std::optional<std::vector<CollectorResult>> results_;
 };
@@ -132,6 +136,42 @@ TEST_F(CommandRunnerTest, AGrandchildHoldingThePipesIsKilledAtTheDeadline) {
   env_.EndOutput(Child(0));  // the group's SIGTERM took the grandchild
   ASSERT_TRUE(results_);
   EXPECT_EQ(Result(0).status, CollectorStatus::kTimedOut);
+}
+
+// The red team's leak: a collector whose grandchild calls setsid (out of the group the deadline
+// signals) exits at once, and the grandchild lives on, one more process per capture. The
+// grandchild still carries the run's mark in its environment: it is killed when its collector
+// ends; a process with another run's mark (a prefix of this one's) is left alone.
+TEST(CommandRunnerStrays, WhatACollectorLeftBehindIsKilledWhenItEnds) {
+  testing::TempDir proc;
+  FakeEnv env(proc.path().string());
+  CommandRunner runner(env);
+  std::optional<std::vector<CollectorResult>> results;
+  runner.Run({Command("daemonizer", {"sh", "-c", "setsid sleep 1000 >/dev/null 2>&1 &"})},
+             [&](std::vector<CollectorResult> r) { results = std::move(r); });
+  ASSERT_EQ(env.children().size(), 1u);
+  FakeEnv::Child& child = *env.children()[0];
+  std::string mark;
+  for (const std::string& entry : child.options.extra_env) {
+    if (entry.starts_with(std::string(kRunMarkName) + "=")) {
+      mark = entry;
+    }
+  }
+  ASSERT_FALSE(mark.empty()) << "the run is not marked";
+  const std::string environ = std::string("PATH=/bin\0", 10) + mark + '\0';
+  for (const int pid : {child.pid, 5123, 5124, 5125}) {
+    std::filesystem::create_directories(proc.path() / std::to_string(pid));
+  }
+  proc.Write(std::to_string(child.pid) + "/environ", environ);  // the child itself
+  proc.Write("5123/environ", environ);                          // its setsid'd grandchild
+  proc.Write("5124/environ", std::string("PATH=/bin\0", 10) + mark + "7" + '\0');
+  proc.Write("5125/environ", "OTHER=1");
+  env.live_pids = {5123, 5124, 5125};
+  env.Exit(child, 0);
+  ASSERT_TRUE(results);
+  EXPECT_EQ((*results)[0].status, CollectorStatus::kOk);
+  EXPECT_EQ(env.other_signals, (std::vector<std::pair<int, int>>{{5123, SIGKILL}}));
+  EXPECT_TRUE(child.signals.empty());
 }
 
 TEST_F(CommandRunnerTest, MissingToolsFailuresAndSignals) {

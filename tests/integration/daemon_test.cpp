@@ -165,6 +165,21 @@ TEST_F(DaemonTest, ABrokenConfigOnSighupIsRejectedAndTheOldOneKeepsWorking) {
       << daemon_->Log();
   EXPECT_EQ(IncidentsOf("test.marker")[0]["firings"][0]["line"], 2);  // offsets were kept
 
+  // A rule whose own example does not fire is refused too, naming the example's file and line.
+  WriteConfig({.extra_rules =
+                   "  - id: test.untested\n    kind: crash\n    tags: [train]\n"
+                   "    description: its example misses\n    pattern: 'UNTESTED'\n"
+                   "    examples: {fires: ['untested, lower case'], quiet: ['nothing']}\n"});
+  daemon_->Signal(SIGHUP);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return daemon_->Log().find("example(s) did not behave") != std::string::npos; }, 10s))
+      << daemon_->Log();
+  EXPECT_NE(daemon_->Log().find("trainwatch.yaml:"), std::string::npos) << daemon_->Log();
+  const RunResult checked = RunBinary({TrainwatchBinary(), "check", "--config", config()}, "", 60s);
+  EXPECT_EQ(checked.exit_code, 2) << checked.out;
+  EXPECT_NE(checked.err.find("1 rule example did not behave"), std::string::npos) << checked.err;
+  EXPECT_EQ(daemon_->Log().find("reloaded:"), std::string::npos) << daemon_->Log();
+
   // A good config with a new rule, sent with several SIGHUPs in a row: the last one counts.
   WriteConfig({.extra_rules = "  - id: test.new\n    kind: crash\n    tags: [train]\n"
                               "    description: added by the reload\n    pattern: 'NEW RULE'\n"

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -257,6 +258,46 @@ TEST(IncidentLog, ATailThatBeginsExactlyAtALineKeepsThatLine) {
   WriteLog(log.path(), big);
   const IncidentHistory history = ReadOrFail(log);
   EXPECT_EQ(history.incidents, big.lines.size() - 1);
+}
+
+// The bound: an append past kMaxBytes trims the file to its last kTailBytes, from a line
+// start, and what ReadHistory needs (the recent incidents) is still there.
+TEST(IncidentLog, AnAppendPastTheBoundTrimsTheLogToItsTailOfWholeLines) {
+  testing::TempDir dir;
+  IncidentLog log(dir.PathOf("incidents.jsonl"));
+  ASSERT_TRUE(log.Append(MakeIncident("first", kOpened, {"old.rule"})).ok());
+  {
+    // Bundle records (not incidents) up to just below the bound, 1,000 bytes a line.
+    const std::string filler = "{\"bundle_for\":\"x\",\"pad\":\"" + std::string(970, 'p') + "\"}\n";
+    const std::size_t lines =
+        (IncidentLog::kMaxBytes - 1500 - std::filesystem::file_size(log.path())) / filler.size();
+    std::ofstream out(log.path(), std::ios::app);
+    for (std::size_t i = 0; i < lines; ++i) {
+      out << filler;
+    }
+  }
+  ASSERT_TRUE(log.Append(MakeIncident("recent", kOpened, {"mid.rule"})).ok());
+  EXPECT_GT(std::filesystem::file_size(log.path()), IncidentLog::kMaxBytes - 3000);
+  int appends = 0;
+  while (std::filesystem::file_size(log.path()) > IncidentLog::kTailBytes + 1000 && appends < 20) {
+    ASSERT_TRUE(log.Append(MakeIncident("last", kOpened, {"new.rule"})).ok());
+    ++appends;
+  }
+  EXPECT_LT(appends, 20) << "never trimmed";
+  const auto size = std::filesystem::file_size(log.path());
+  EXPECT_LE(size, IncidentLog::kTailBytes);  // the tail from a line start
+  EXPECT_GT(size, IncidentLog::kTailBytes - 2000);
+  std::ifstream in(log.path());
+  std::string line;
+  std::size_t lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    EXPECT_TRUE(json::parse(line, nullptr, false).is_object()) << "line " << lines;
+  }
+  const IncidentHistory history = ReadOrFail(log);
+  EXPECT_EQ(history.rule_last_opened.count("old.rule"), 0u);  // trimmed away
+  EXPECT_EQ(history.rule_last_opened.count("mid.rule"), 1u);
+  EXPECT_EQ(history.rule_last_opened.count("new.rule"), 1u);
 }
 
 TEST(IncidentJson, HasTheDocumentedFields) {

@@ -184,13 +184,21 @@ void FakeEnv::Exit(Child& child, std::int64_t status, int term_signal, bool keep
 }
 
 void FakeEnv::Signal(int pid, int signal) {
+  bool child_of_ours = false;
   for (const std::shared_ptr<Child>& child : children_) {
     if (child->pid == std::abs(pid)) {
+      child_of_ours = true;
       child->signals.push_back(signal);
       if (signals_kill && child->alive && (signal == SIGTERM || signal == SIGKILL)) {
         std::shared_ptr<Child> killed = child;
         deferred_.push_back([this, killed, signal] { Exit(*killed, 0, signal); });
       }
+    }
+  }
+  if (!child_of_ours) {
+    other_signals.emplace_back(pid, signal);
+    if (signal == SIGKILL) {
+      live_pids.erase(pid);
     }
   }
 }

@@ -60,6 +60,9 @@ class FakeEnv final : public Env {
   bool signals_kill = true;
   // Other processes that exist, for ProcessExists.
   std::set<int> live_pids;
+  // Signals sent to pids that are not children of the test's (pid, signal), in order; SIGKILL
+  // also ends such a pid in live_pids.
+  std::vector<std::pair<int, int>> other_signals;
 
   // While held, pool work waits (a collector that takes its time); ReleasePool runs it.
   void HoldPool() { pool_held_ = true; }

@@ -1,4 +1,4 @@
-#include "cli/example_checker.h"
+#include "detect/example_checker.h"
 
 #include <map>
 
@@ -6,7 +6,7 @@
 #include "rules/compiled_rules.h"
 #include "rules/line_matcher.h"
 
-namespace trainwatch::cli {
+namespace trainwatch::detect {
 namespace {
 
 // Examples are short, so a small framer keeps each run cheap.
@@ -107,4 +107,4 @@ std::vector<Diagnostic> CheckExamples(const std::vector<rules::Rule>& rules,
   return problems;
 }
 
-}  // namespace trainwatch::cli
+}  // namespace trainwatch::detect

@@ -10,11 +10,11 @@
 #include "core/source_location.h"
 #include "rules/rule.h"
 
-namespace trainwatch::cli {
+namespace trainwatch::detect {
 
 // One diagnostic per misbehaving example, at the example's location. Notes about slow
 // patterns go to `notes`.
 std::vector<Diagnostic> CheckExamples(const std::vector<rules::Rule>& rules,
                                       std::vector<Diagnostic>* notes);
 
-}  // namespace trainwatch::cli
+}  // namespace trainwatch::detect
