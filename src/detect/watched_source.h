@@ -89,9 +89,15 @@ class WatchedSource {
   template <typename F>
   void ForEachStream(F&& visit) {
     if (tails_) {
+      // Both maps are ordered by FileId: one walk pairs them, where a lookup per stream made
+      // each tick cost N log N (30% of an idle daemon's CPU at 10,000 files).
+      auto file = tails_->files().begin();
       for (auto& [id, stream] : file_streams_) {
-        auto file = tails_->files().find(id);
-        if (file != tails_->files().end()) {  // else closed with its TailSet, and done
+        while (file != tails_->files().end() && file->first < id) {
+          ++file;
+        }
+        // A stream without its file was closed with its TailSet, and is done.
+        if (file != tails_->files().end() && file->first == id) {
           visit(*stream, file->second.get());
         }
       }

@@ -10,10 +10,9 @@ Result<LineMatcher> LineMatcher::Create(std::shared_ptr<const CompiledRules> rul
   if (!scanner) {
     return scanner.error();
   }
-  LineMatcher matcher(std::move(rules), std::move(*scanner));
-  matcher.last_segment_.resize(matcher.rules_->rules().size());
-  matcher.covered_until_.resize(matcher.rules_->rules().size());
-  return matcher;
+  // last_segment_ and covered_until_ are sized at the first Match: a daemon watching 10,000
+  // quiet files keeps one matcher per file, and most never match anything.
+  return LineMatcher(std::move(rules), std::move(*scanner));
 }
 
 void LineMatcher::OnCandidate(std::uint32_t rule, std::uint64_t end, std::string_view text) {
@@ -40,8 +39,8 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
   }
   const auto& rules = rules_->rules();
   candidates_.clear();
-  std::fill(last_segment_.begin(), last_segment_.end(), nullptr);
-  std::fill(covered_until_.begin(), covered_until_.end(), 0);
+  last_segment_.assign(rules.size(), nullptr);
+  covered_until_.assign(rules.size(), 0);
   // If the scan itself fails (it should not: its inputs are our own), no line may be lost:
   // this batch is judged by RE2 alone, every rule on every segment.
   const bool scan_failed = !scanner_.Scan(batch.text, [&](std::uint32_t rule, std::uint64_t end) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace trainwatch::source {
 
@@ -12,5 +13,11 @@ namespace trainwatch::source {
 // begin with the same banner (job1.log and job17.log) are never copies of each other.
 bool IsRotatedCopyName(const std::string& copy, const std::string& dir,
                        const std::string& original);
+
+// The file names of which a file named `copy_name` could be such a copy: every `original`
+// for which IsRotatedCopyName(dir + "/" + copy_name, dir, original) may hold (a few; some
+// may not hold, the caller checks). Lets the daemon look a new file's originals up by name
+// instead of comparing it with every file it follows.
+std::vector<std::string> RotatedCopyOriginals(const std::string& copy_name);
 
 }  // namespace trainwatch::source

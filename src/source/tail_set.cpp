@@ -43,7 +43,13 @@ TailSet::TailSet(Env& env, config::SourceConfig source, config::WatchConfig watc
       first_start_(first_start),
       rescan_timer_(env.NewTimer([this] { Rescan(); })),
       rescan_soon_(env.NewTimer([this] { Rescan(); })),
-      reader_(env.NewIdle([this] { DrainQueue(); })) {}
+      reader_(env.NewIdle([this] { DrainQueue(); })) {
+  saved_used_.assign(saved_.size(), false);
+  for (std::size_t index = 0; index < saved_.size(); ++index) {
+    saved_by_id_.emplace(saved_[index].id, index);
+    saved_by_name_.emplace(DirAndNameOf(saved_[index].path), index);
+  }
+}
 
 TailSet::~TailSet() { Close(); }
 
@@ -94,7 +100,9 @@ void TailSet::Rescan() {
         by_path_.erase(file.tail.path());
       }
       if (file.tail.path() != path) {
+        Unindex(file);
         file.tail.set_path(path);
+        Index(file);
         hooks_.on_changed(file);
       }
       by_path_[path] = id;
@@ -155,11 +163,11 @@ void TailSet::Follow(const std::string& path) {
   }
   deferred_.erase(path);
   // 1. The same file as before a restart.
-  for (auto it = saved_.begin(); it != saved_.end(); ++it) {
-    if (it->id == id && same(it->fingerprint)) {
-      const source::TailPosition position = it->position;
-      saved_.erase(it);
-      return Open(path, position);
+  for (auto [it, end] = saved_by_id_.equal_range(id); it != end; ++it) {
+    ++origin_checks_;
+    if (!saved_used_[it->second] && same(saved_[it->second].fingerprint)) {
+      saved_used_[it->second] = true;
+      return Open(path, saved_[it->second].position);
     }
   }
   // 2. A copy of a file we were reading (copytruncate): continue where the original was.
@@ -173,18 +181,19 @@ void TailSet::Follow(const std::string& path) {
       return Open(path, position);
     }
   }
-  for (auto it = saved_.begin(); it != saved_.end(); ++it) {
-    if (it->fingerprint.length >= kMinCopyFingerprint &&
-        source::IsRotatedCopyName(path, DirOf(it->path), NameOf(it->path)) &&
-        same(it->fingerprint) && !files_.count(it->id)) {
-      const source::TailPosition position = it->position;
-      saved_.erase(it);
-      return Open(path, position);
+  for (const std::size_t index : SavedOriginalsOf(path)) {
+    const source::SavedTail& saved = saved_[index];
+    if (saved.fingerprint.length >= kMinCopyFingerprint &&
+        source::IsRotatedCopyName(path, DirOf(saved.path), NameOf(saved.path)) &&
+        same(saved.fingerprint) && !files_.count(saved.id)) {
+      saved_used_[index] = true;
+      return Open(path, saved.position);
     }
   }
   // 3. A copy of a file still being read, not yet truncated: read the original now, which
   //    notices a truncation that already happened; otherwise wait for it.
-  for (auto& [other_id, other] : files_) {
+  for (const source::FileId& other_id : FollowedOriginalsOf(path)) {
+    TailedFile* other = files_.at(other_id).get();
     const source::Fingerprint fingerprint = fingerprints_[other_id];
     if (fingerprint.length >= kMinCopyFingerprint &&
         source::IsRotatedCopyName(path, DirOf(other->tail.path()), NameOf(other->tail.path())) &&
@@ -205,7 +214,7 @@ void TailSet::Follow(const std::string& path) {
   Open(path, start);
 }
 
-bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) const {
+bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) {
   auto longer = [&](const source::Fingerprint& fingerprint, const std::string& dir,
                     const std::string& stem) {
     return fingerprint.length >= kMinCopyFingerprint && fingerprint.length > size &&
@@ -216,7 +225,8 @@ bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) const 
       return true;
     }
   }
-  for (const auto& [id, file] : files_) {
+  for (const source::FileId& id : FollowedOriginalsOf(path)) {
+    const TailedFile* file = files_.at(id).get();
     auto fingerprint = fingerprints_.find(id);
     if (fingerprint != fingerprints_.end() &&
         longer(fingerprint->second, DirOf(file->tail.path()), NameOf(file->tail.path()))) {
@@ -246,7 +256,11 @@ void TailSet::Open(const std::string& path, std::optional<source::TailPosition> 
   // live too (a job that prints one line and hangs must still be seen to fall silent). Files
   // found at the start hold a backlog until read to their end.
   opened.caught_up = initial_scan_done_;
+  if (auto replaced = files_.find(id); replaced != files_.end()) {
+    Unindex(*replaced->second);
+  }
   files_[id] = std::move(file);
+  Index(opened);
   by_path_[path] = id;
   if (UsePolling(DirOf(path))) {
     StartPolling(opened);
@@ -387,7 +401,51 @@ void TailSet::CloseFile(source::FileId id) {
     by_path_.erase(path);
   }
   fingerprints_.erase(id);
+  Unindex(file);
   files_.erase(found);
+}
+
+TailSet::DirAndName TailSet::DirAndNameOf(const std::string& path) {
+  return {DirOf(path), NameOf(path)};
+}
+
+std::vector<source::FileId> TailSet::FollowedOriginalsOf(const std::string& path) {
+  const std::string dir = DirOf(path);
+  std::vector<source::FileId> originals;
+  for (std::string& name : source::RotatedCopyOriginals(NameOf(path))) {
+    for (auto [it, end] = by_name_.equal_range({dir, std::move(name)}); it != end; ++it) {
+      ++origin_checks_;
+      originals.push_back(it->second);
+    }
+  }
+  std::sort(originals.begin(), originals.end());
+  originals.erase(std::unique(originals.begin(), originals.end()), originals.end());
+  return originals;
+}
+
+std::vector<std::size_t> TailSet::SavedOriginalsOf(const std::string& path) {
+  const std::string dir = DirOf(path);
+  std::vector<std::size_t> originals;
+  for (std::string& name : source::RotatedCopyOriginals(NameOf(path))) {
+    for (auto [it, end] = saved_by_name_.equal_range({dir, std::move(name)}); it != end; ++it) {
+      ++origin_checks_;
+      if (!saved_used_[it->second]) {
+        originals.push_back(it->second);
+      }
+    }
+  }
+  std::sort(originals.begin(), originals.end());
+  originals.erase(std::unique(originals.begin(), originals.end()), originals.end());
+  return originals;
+}
+
+void TailSet::Unindex(const TailedFile& file) {
+  for (auto [it, end] = by_name_.equal_range(DirAndNameOf(file.tail.path())); it != end; ++it) {
+    if (it->second == file.tail.id()) {
+      by_name_.erase(it);
+      return;
+    }
+  }
 }
 
 void TailSet::SaveTo(std::vector<source::SavedTail>& out) const {
@@ -404,8 +462,10 @@ void TailSet::SaveTo(std::vector<source::SavedTail>& out) const {
   }
   // Files not seen since the restart keep their entries, so a file that is briefly missing
   // (a remounted volume) still resumes.
-  for (const source::SavedTail& saved : saved_) {
-    out.push_back(saved);
+  for (std::size_t index = 0; index < saved_.size(); ++index) {
+    if (!saved_used_[index]) {
+      out.push_back(saved_[index]);
+    }
   }
 }
 
@@ -418,6 +478,7 @@ void TailSet::Close() {
   // No flush: an unfinished last line is read again, whole, by the next start.
   files_.clear();
   by_path_.clear();
+  by_name_.clear();
   queue_.clear();
   rescan_timer_.reset();
   rescan_soon_.reset();

@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config/daemon_config.h"
@@ -93,6 +94,10 @@ class TailSet {
   const std::map<source::FileId, std::unique_ptr<TailedFile>>& files() const { return files_; }
   std::map<source::FileId, std::unique_ptr<TailedFile>>& files() { return files_; }
   const std::set<std::string>& parked_copies() const { return parked_; }
+  // How many saved positions and followed files were looked at as a possible origin of a new
+  // file (the same file before a restart, or the file it is a rotated copy of): the cost of
+  // following N files must grow with N, not N squared.
+  std::uint64_t origin_checks() const { return origin_checks_; }
 
  private:
   // A file that was truncated: a copy of its old content may show up (copytruncate), and
@@ -114,7 +119,7 @@ class TailSet {
   bool UsePolling(const std::string& dir) const;
   bool IsDirectory(const std::string& path) const;
   // Whether a new file of `size` bytes could still turn out to be a copy of one we read.
-  bool MayBecomeACopy(const std::string& path, std::uint64_t size) const;
+  bool MayBecomeACopy(const std::string& path, std::uint64_t size);
   void StartPolling(TailedFile& file);
   // Reads up to `budget` bytes; queues the file when there is more.
   void ReadFile(TailedFile& file, std::size_t budget);
@@ -122,16 +127,37 @@ class TailSet {
   void DrainQueue();
   void Retire(TailedFile& file, source::Fingerprint old_fingerprint);
   void CloseFile(source::FileId id);
+  // A (directory, file name) pair: how IsRotatedCopyName compares a copy with its original.
+  using DirAndName = std::pair<std::string, std::string>;
+  static DirAndName DirAndNameOf(const std::string& path);
+  // The followed files whose name `path` could be a rotated copy of, in FileId order; and
+  // the saved positions, in their order. Looked up by name: comparing each new file with
+  // every followed one made start-up quadratic.
+  std::vector<source::FileId> FollowedOriginalsOf(const std::string& path);
+  std::vector<std::size_t> SavedOriginalsOf(const std::string& path);
+  // Keeps by_name_ in step with the followed files' paths.
+  void Index(const TailedFile& file) {
+    by_name_.emplace(DirAndNameOf(file.tail.path()), file.tail.id());
+  }
+  void Unindex(const TailedFile& file);
 
   Env& env_;
   config::SourceConfig source_;
   config::WatchConfig watch_;
   Hooks hooks_;
+  // Positions saved at the last stop; an entry is used once (saved_used_), found by the file's
+  // id or by the name of the file it could be a copy of.
   std::vector<source::SavedTail> saved_;
+  std::vector<bool> saved_used_;
+  std::multimap<source::FileId, std::size_t> saved_by_id_;
+  std::multimap<DirAndName, std::size_t> saved_by_name_;
   bool first_start_;
   bool initial_scan_done_ = false;
   std::map<source::FileId, std::unique_ptr<TailedFile>> files_;
   std::map<std::string, source::FileId> by_path_;
+  // Every followed file by the directory and name of its path (by_path_ holds only paths the
+  // globs match now; a file renamed away is still followed under its old path).
+  std::multimap<DirAndName, source::FileId> by_name_;
   std::map<std::string, std::unique_ptr<ChangeWatch>> watches_;  // by directory
   std::set<std::string> excluded_;
   std::set<std::string> parked_;  // copies of live files waiting for the original's truncation
@@ -144,6 +170,7 @@ class TailSet {
   std::map<source::FileId, source::Fingerprint> fingerprints_;  // last seen, per file
   SteadyTime last_sweep_{};
   bool closed_ = false;
+  std::uint64_t origin_checks_ = 0;
 };
 
 }  // namespace trainwatch::source

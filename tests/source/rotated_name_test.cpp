@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace trainwatch::source {
 namespace {
 
@@ -20,6 +23,47 @@ TEST(RotatedName, SimilarNamesAreNot) {
   }
   EXPECT_TRUE(IsRotatedCopyName("/l/messages.1", "/l", "messages"));  // no extension
   EXPECT_FALSE(IsRotatedCopyName("/l/messages", "/l", "messages"));
+}
+
+// Every name made of these characters, up to `length` of them.
+std::vector<std::string> NamesUpTo(std::size_t length) {
+  std::vector<std::string> names{""};
+  for (std::size_t at = 0; at < names.size(); ++at) {
+    if (names[at].size() < length) {
+      for (char c : {'a', '1', '.', '-'}) {
+        std::string name = names[at];
+        name += c;
+        names.push_back(std::move(name));
+      }
+    }
+  }
+  return names;
+}
+
+TEST(RotatedName, TheOriginalsOfACopyAreFoundByItsName) {
+  EXPECT_EQ(RotatedCopyOriginals("train.log.1"),
+            (std::vector<std::string>{"train", "train.1", "train.log"}));
+  // Whatever the names, an original IsRotatedCopyName accepts is among those listed.
+  const std::vector<std::string> copies = NamesUpTo(5);
+  const std::vector<std::string> originals = NamesUpTo(3);
+  int pairs = 0;
+  for (const std::string& copy : copies) {
+    const std::vector<std::string> listed = RotatedCopyOriginals(copy);
+    std::string path = "/l/";
+    path += copy;
+    for (const std::string& original : originals) {
+      if (IsRotatedCopyName(path, "/l", original)) {
+        ++pairs;
+        EXPECT_NE(std::find(listed.begin(), listed.end(), original), listed.end())
+            << copy << " of " << original;
+      }
+    }
+  }
+  EXPECT_GT(pairs, 100);
+  for (const char* copy : {"train.log-20261121", "train.1.log", "train_2026-11-21.log"}) {
+    const std::vector<std::string> listed = RotatedCopyOriginals(copy);
+    EXPECT_NE(std::find(listed.begin(), listed.end(), "train.log"), listed.end()) << copy;
+  }
 }
 
 }  // namespace
