@@ -126,6 +126,16 @@ WatchedSource::Outlet Sources::OutletFor() {
       writer_scan_.Request();  // a quiet daemon scans nothing; one reading unknown writers does
     }
   };
+  outlet.writer_closed = [this] {
+    // Whether anyone still holds the file: a job killed before any scan saw it is known to be
+    // gone only this way.
+    writer_scan_.Request();
+  };
+  outlet.crash_caught = [this](detect::StreamDetector& stream) {
+    if (on_crash_caught_) {
+      on_crash_caught_(stream);
+    }
+  };
   outlet.traceback_open = [this] {
     if (traceback_timer_ && !traceback_timer_->active()) {
       traceback_timer_->Start(kTracebackQuiet, {});
@@ -185,13 +195,18 @@ void Sources::Tick(SteadyTime now) {
 }
 
 void Sources::OnWritersFound(const source::WriterScan::Found& found) {
+  const SteadyTime now = env_.SteadyNow();
   for (auto& source : sources_) {
+    std::set<source::FileId> unheld;
     for (auto& [id, stream] : source->file_streams()) {
       auto writers = found.find(id);
       if (writers != found.end() && !writers->second.empty()) {
         stream->set_writers(writers->second);  // exits are noticed by CheckWriters, one by one
+      } else {
+        unheld.insert(id);
       }
     }
+    source->WritersNotFound(unheld, now);
   }
 }
 

@@ -1,12 +1,15 @@
 #include "core/posix_env.h"
 
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <set>
 
+#include "core/unique_fd.h"
 #include "core/uv_handle.h"
 
 namespace trainwatch {
@@ -59,31 +62,66 @@ class UvLoopIdle final : public LoopIdle {
   UvHandle<uv_idle_t> idle_;
 };
 
-class UvDirWatch final : public ChangeWatch {
+// A directory watch on its own inotify descriptor, read when libuv says it is readable.
+// libuv's uv_fs_event does not ask for IN_CLOSE_WRITE, which is the one sign the kernel gives
+// that a writer closed (or died holding) a log, so the watch is made here. A write is
+// IN_MODIFY or IN_ATTRIB; everything else but a close is a rename; an overflowed queue is a
+// rename of nothing (the owner rescans).
+class InotifyDirWatch final : public ChangeWatch {
  public:
-  explicit UvDirWatch(Env::DirChange on_change) : on_change_(std::move(on_change)) {}
+  explicit InotifyDirWatch(Env::DirChange on_change) : on_change_(std::move(on_change)) {}
   int Start(uv_loop_t* loop, const std::string& dir) {
+    fd_ = UniqueFd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    if (fd_.get() < 0) {
+      return uv_translate_sys_error(errno);
+    }
+    constexpr std::uint32_t kMask = IN_ATTRIB | IN_CREATE | IN_MODIFY | IN_DELETE | IN_DELETE_SELF |
+                                    IN_MOVE_SELF | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE;
+    if (::inotify_add_watch(fd_.get(), dir.c_str(), kMask) < 0) {
+      return uv_translate_sys_error(errno);
+    }
     int status = 0;
-    handle_ = UvHandle<uv_fs_event_t>::Make(loop, status, uv_fs_event_init);
+    handle_ = UvHandle<uv_poll_t>::Make(loop, status, uv_poll_init, fd_.get());
     if (!handle_) {
       return status;
     }
     handle_->data = this;
-    return uv_fs_event_start(
-        handle_.get(),
-        [](uv_fs_event_t* handle, const char* name, int events, int result) {
-          auto* self = static_cast<UvDirWatch*>(handle->data);
-          if (self != nullptr && result == 0) {
-            self->on_change_(name == nullptr ? std::string_view() : std::string_view(name),
-                             (events & UV_RENAME) != 0);
-          }
-        },
-        dir.c_str(), 0);
+    return uv_poll_start(handle_.get(), UV_READABLE, [](uv_poll_t* handle, int result, int) {
+      auto* self = static_cast<InotifyDirWatch*>(handle->data);
+      if (self != nullptr && result == 0) {
+        self->ReadEvents();
+      }
+    });
   }
 
  private:
+  void ReadEvents() {
+    alignas(inotify_event) std::array<char, 16384> buffer{};
+    for (;;) {
+      const ssize_t got = ::read(fd_.get(), buffer.data(), buffer.size());
+      if (got <= 0) {
+        return;  // EAGAIN: drained
+      }
+      for (ssize_t at = 0; at < got;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(buffer.data() + at);
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+        const std::string_view name = event->len > 0 ? std::string_view(event->name) : "";
+        if ((event->mask & IN_Q_OVERFLOW) != 0) {
+          on_change_("", Env::DirEvent::kRename);
+        } else if ((event->mask & IN_CLOSE_WRITE) != 0) {
+          on_change_(name, Env::DirEvent::kCloseWrite);
+        } else if ((event->mask & (IN_MODIFY | IN_ATTRIB)) != 0) {
+          on_change_(name, Env::DirEvent::kWrite);
+        } else if ((event->mask & IN_IGNORED) == 0) {
+          on_change_(name, Env::DirEvent::kRename);
+        }
+      }
+    }
+  }
+
   Env::DirChange on_change_;
-  UvHandle<uv_fs_event_t> handle_;
+  UniqueFd fd_;
+  UvHandle<uv_poll_t> handle_;  // declared after fd_: closed before it
 };
 
 class UvFilePoll final : public ChangeWatch {
@@ -255,7 +293,7 @@ void PosixEnv::RunOnPool(std::function<void()> work, std::function<void()> done)
 
 Result<std::unique_ptr<ChangeWatch>> PosixEnv::WatchDirectory(const std::string& dir,
                                                               DirChange on_change) {
-  auto watch = std::make_unique<UvDirWatch>(std::move(on_change));
+  auto watch = std::make_unique<InotifyDirWatch>(std::move(on_change));
   if (const int status = watch->Start(loop_, dir); status != 0) {
     return Error{uv_strerror(status)};
   }

@@ -68,18 +68,26 @@ std::vector<Event> SilenceWatch::Check(const std::vector<rules::Rule>& silence_r
   return events;
 }
 
-std::optional<Event> WriterExited(ProgressTracker& progress, std::uint64_t last_line,
+std::optional<Event> WriterExited(ProgressTracker& progress, bool ends_mid_bar,
                                   const std::vector<source::WriterProcess>& gone, SteadyTime now) {
   progress.EndJob();
   const Bar* bar = progress.Latest();
-  // A bar that was still moving and was the last thing its writer printed.
-  if (bar == nullptr || bar->complete || bar->line < last_line ||
+  if (!ends_mid_bar || bar == nullptr || bar->complete ||
       now - bar->last_update > kWriterExitWindow) {
     return std::nullopt;
   }
   std::string who;
   for (const source::WriterProcess& writer : gone) {
-    who += (who.empty() ? "" : ", ") + std::to_string(writer.pid) + " (" + writer.comm + ")";
+    if (!who.empty()) {
+      who += ", ";
+    }
+    who += std::to_string(writer.pid);
+    who += " (";
+    who += writer.comm;
+    who += ')';
+  }
+  if (who.empty()) {
+    who = "the log's last writer (closed it; no process holds it)";
   }
   Event event;
   event.rule_id = "writer.exited";
@@ -87,7 +95,16 @@ std::optional<Event> WriterExited(ProgressTracker& progress, std::uint64_t last_
   event.line = bar->line;
   event.text = bar->text;
   event.summary = "writer exited: " + who + " stopped with " + DescribeBar(*bar) +
-                  ", without an error in the log (killed? OOM killer?)";
+                  " mid-line, without an error in the log (killed? OOM killer?)";
+  return event;
+}
+
+Event AsFollowUp(Event event, std::string_view what) {
+  event.kind = rules::RuleKind::kWarning;
+  std::string& summary = event.summary.empty() ? event.text : event.summary;
+  summary += " (after the ";
+  summary += what;
+  summary += " already reported: the same failure)";
   return event;
 }
 
