@@ -120,6 +120,10 @@ class Sources {
   std::vector<std::unique_ptr<WatchedSource>> sources_;
   std::unique_ptr<WatchedSource> wrap_;
   std::vector<std::string> excluded_;
+  // Pids the kernel's OOM killer killed, with its line: evidence for a writer's death. The
+  // latest few only (a victim's writer is judged within a second or two of its kill).
+  std::map<int, std::string> oom_killed_;
+  std::vector<int> oom_order_;
   source::WriterScan writer_scan_;
   SteadyTime last_writer_scan_{};
   std::unique_ptr<LoopTimer> writer_soon_;      // a scan soon after new files appear

@@ -99,6 +99,50 @@ std::optional<Event> WriterExited(ProgressTracker& progress, bool ends_mid_bar,
   return event;
 }
 
+std::optional<int> OomKilledPid(std::string_view kmsg_line) {
+  constexpr std::string_view kKilled = "Killed process ";
+  const std::size_t at = kmsg_line.find(kKilled);
+  if (at == std::string_view::npos ||
+      kmsg_line.substr(0, at).find("out of memory") == std::string_view::npos) {
+    return std::nullopt;  // "Killed process" alone is also said of other kills
+  }
+  int pid = 0;
+  std::size_t digits = 0;
+  for (std::size_t i = at + kKilled.size();
+       i < kmsg_line.size() && kmsg_line[i] >= '0' && kmsg_line[i] <= '9' && digits < 9;
+       ++i, ++digits) {
+    pid = pid * 10 + (kmsg_line[i] - '0');
+  }
+  return digits > 0 ? std::optional<int>(pid) : std::nullopt;
+}
+
+Event OomKilledWriter(ProgressTracker& progress, std::uint64_t last_line,
+                      const std::vector<source::WriterProcess>& gone, std::string_view kmsg_line) {
+  progress.EndJob();
+  std::string who;
+  for (const source::WriterProcess& writer : gone) {
+    if (!who.empty()) {
+      who += ", ";
+    }
+    who += std::to_string(writer.pid);
+    who += " (";
+    who += writer.comm;
+    who += ')';
+  }
+  Event event;
+  event.rule_id = "writer.exited";
+  event.kind = rules::RuleKind::kCrash;
+  const Bar* bar = progress.Latest();
+  event.line = bar != nullptr ? bar->line : last_line;
+  event.text = std::string(kmsg_line.substr(0, kMaxEventTextBytes));
+  event.summary = "writer killed by the kernel's OOM killer: " + who;
+  if (bar != nullptr) {
+    event.summary += " stopped with ";
+    event.summary += DescribeBar(*bar);
+  }
+  return event;
+}
+
 Event AsFollowUp(Event event, std::string_view what) {
   event.kind = rules::RuleKind::kWarning;
   std::string& summary = event.summary.empty() ? event.text : event.summary;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "detect/event.h"
@@ -67,6 +68,15 @@ class SilenceWatch {
 // and is not called a crash on the log alone.
 std::optional<Event> WriterExited(ProgressTracker& progress, bool ends_mid_bar,
                                   const std::vector<source::WriterProcess>& gone, SteadyTime now);
+
+// The pid a kernel OOM-killer line names ("Out of memory: Killed process 4242 (python3)
+// total-vm:...", "Memory cgroup out of memory: Killed process 4242 ..."), if it is one.
+std::optional<int> OomKilledPid(std::string_view kmsg_line);
+
+// The writers of a stream are `gone` and the kernel's log says the OOM killer killed one of
+// them (`kmsg_line`): a crash whatever the log shows. The stream ends its job.
+Event OomKilledWriter(ProgressTracker& progress, std::uint64_t last_line,
+                      const std::vector<source::WriterProcess>& gone, std::string_view kmsg_line);
 
 // An event that tells of a failure already reported (the silence after a stall, the exit of a
 // writer after its crash): a warning, so it joins the open incident of that failure if it is

@@ -118,6 +118,13 @@ void WatchedSource::OnBatch(StreamDetector& stream, const source::LineBatch& bat
   stream.OnBatch(batch, offset, now, env_->WallNow(), firings);
   outlet_.fired(firings, &stream);
   CheckCaught(stream);
+  if (config_.kmsg && outlet_.oom_killed) {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (std::optional<int> pid = OomKilledPid(batch.Record(i))) {
+        outlet_.oom_killed(*pid, batch.Record(i));  // a writer of a log may be the victim
+      }
+    }
+  }
   if (stream.TracebackOpen()) {
     outlet_.traceback_open();
   }

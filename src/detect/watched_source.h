@@ -43,6 +43,10 @@ class WatchedSource {
     // A bar of `stream` advanced after the crash it reported: the writer caught the exception
     // and went on, so that crash is a warning if its incident is still open. Optional.
     std::function<void(StreamDetector& stream)> crash_caught;
+    // A kernel-log line says the OOM killer killed `pid`. Optional.
+    std::function<void(int pid, std::string_view line)> oom_killed;
+    // That line, if the kernel's log said so of `pid` lately; empty otherwise. Optional.
+    std::function<std::string(int pid)> oom_evidence;
     // A traceback is open and closes once its writer is quiet: check soon.
     std::function<void()> traceback_open;
     // Lines were read: their offsets are to be saved soon.

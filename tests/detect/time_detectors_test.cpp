@@ -141,6 +141,30 @@ TEST(WriterExited, NoCrashWhenTheJobWasDoneOrHadMovedOn) {
   EXPECT_FALSE(WriterExited(no_bar, true, gone, kT0).has_value()) << "no bar at all";
 }
 
+TEST(OomKilledPid, ReadsTheVictimOfTheKernelsOomKiller) {
+  EXPECT_EQ(OomKilledPid("Out of memory: Killed process 4242 (python3) total-vm:123kB, "
+                         "anon-rss:98kB"),
+            4242);
+  EXPECT_EQ(OomKilledPid("Memory cgroup out of memory: Killed process 77 (pt_main_thread)"), 77);
+  EXPECT_FALSE(OomKilledPid("Killed process 4242 (python3)").has_value()) << "not the OOM killer";
+  EXPECT_FALSE(OomKilledPid("Out of memory: Killed process (python3)").has_value());
+  EXPECT_FALSE(OomKilledPid("python invoked oom-killer: gfp_mask=0x140cca").has_value());
+}
+
+TEST(OomKilledWriter, IsACrashWhateverTheLogShows) {
+  ProgressTracker progress;
+  progress.OnUpdate({"tqdm:", "", 100, 100}, 6, "100%|#", kT0);  // even a finished bar
+  const Event event = OomKilledWriter(progress, 9, {{4242, "python3", "", ""}},
+                                      "Out of memory: Killed process 4242 (python3)");
+  EXPECT_EQ(event.rule_id, "writer.exited");
+  EXPECT_EQ(event.kind, rules::RuleKind::kCrash);
+  EXPECT_EQ(event.text, "Out of memory: Killed process 4242 (python3)");
+  EXPECT_EQ(event.summary,
+            "writer killed by the kernel's OOM killer: 4242 (python3) stopped with progress bar "
+            "at 100/100");
+  EXPECT_TRUE(progress.ended());
+}
+
 TEST(ExitEvents, MatchCodesSignalsAndAnyNonzero) {
   const std::vector<rules::Rule> rules = {Exit("exit.oom_killed", {137}, {SIGKILL}, false),
                                           Exit("exit.nonzero", {}, {}, true)};

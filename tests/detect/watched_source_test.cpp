@@ -223,6 +223,28 @@ TEST_F(WatchedSourceTest, AJobThatEndsItsBarLineEndedNormallyWhateverTheBarShows
   EXPECT_TRUE(fired_.empty()) << "no stall, no silence either: " << fired_.front();
 }
 
+TEST_F(WatchedSourceTest, AWriterTheKernelLogSaysWasOomKilledIsACrashWhateverTheLogShows) {
+  WatchedSource::Outlet outlet = Outlet();
+  outlet.oom_evidence = [](int pid) {
+    return pid == 4242 ? std::string("Out of memory: Killed process 4242 (python3)")
+                       : std::string();
+  };
+  source_->Start(env_, outlet, 5, {});
+  env_.RunUntilIdle();
+  env_.files().Append("/logs/rank0.log", "step 41/100 loss 0.25\n");  // whole lines: no mid-bar
+  env_.Advance(milliseconds(20));
+  env_.live_pids.insert(4242);
+  OnlyStream().set_writers({source::WriterProcess{4242, "python3"}});
+  env_.live_pids.erase(4242);
+  source_->CheckWriters(env_.SteadyNow());
+  ASSERT_EQ(fired_.size(), 1u);
+  EXPECT_EQ(kinds_[0], rules::RuleKind::kCrash);
+  EXPECT_EQ(fired_[0],
+            "writer.exited: writer killed by the kernel's OOM killer: 4242 (python3) stopped "
+            "with 'step' at 41/100")
+      << fired_[0];
+}
+
 TEST_F(WatchedSourceTest, TheSilenceAfterAStallIsTheSameHang) {
   Start();
   env_.files().Append("/logs/rank0.log", Bar(4));
