@@ -35,6 +35,11 @@ constexpr const char* kRules = R"(rules:
     tags: [train]
     description: silence
     silence: {after: 10m}
+  - id: t.stall
+    kind: hang
+    tags: [train]
+    description: stall
+    progress: {stall_after: 1h}
 )";
 
 class SourcesTest : public ::testing::Test {
