@@ -162,6 +162,10 @@ TEST_F(SourcesTest, ALogItsKilledWriterClosedMidBarIsOneCrashAndNoSilence) {
   EXPECT_TRUE(fired_.empty());
   env_.CloseWrite("/logs/rank0.log");
   env_.RunUntilIdle();
+  // A scan ran 300 ms ago: the next comes a second after it, no sooner.
+  env_.Advance(milliseconds(600));
+  EXPECT_TRUE(fired_.empty());
+  env_.Advance(milliseconds(400));
   ASSERT_EQ(fired_.size(), 1u);
   EXPECT_EQ(fired_[0].rfind("writer.exited: writer exited: the log's last writer", 0), 0u)
       << fired_[0];
