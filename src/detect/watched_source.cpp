@@ -333,13 +333,24 @@ void WatchedSource::OnWrapEnded(const source::ChildEnd& end, const std::string& 
   if (wrap_streams_.empty()) {
     return;
   }
+  bool crashed = false;
   for (auto& stream : wrap_streams_) {
     std::vector<Firing> firings;
     stream->progress().EndJob();
     stream->CloseTracebacks(env_->WallNow(), firings);
     outlet_.fired(firings, stream.get());
+    crashed = crashed || stream->crash_line() != 0;
+    stream->ForgetCrash();
   }
-  Fire(*wrap_streams_.back(), ExitEvents(rules_.exit, end, who));
+  std::vector<Event> events = ExitEvents(rules_.exit, end, who);
+  if (crashed) {
+    // The exit status of a command that printed its crash is that crash's end, however long
+    // its teardown took: one failure, one incident.
+    for (Event& event : events) {
+      event = AsFollowUp(std::move(event), "crash");
+    }
+  }
+  Fire(*wrap_streams_.back(), std::move(events));
 }
 
 }  // namespace trainwatch::detect

@@ -245,6 +245,20 @@ TEST_F(WatchedSourceTest, AWriterTheKernelLogSaysWasOomKilledIsACrashWhateverThe
       << fired_[0];
 }
 
+TEST_F(WatchedSourceTest, TheWrappedCommandsExitAfterItsCrashIsThatCrashsEnd) {
+  ASSERT_TRUE(source_->StartWrap(env_, Outlet(), 5, 4242, "python3"));
+  source::LineBatch batch;
+  batch.text = "CUDA out of memory";
+  batch.ends = {static_cast<std::uint32_t>(batch.text.size())};
+  source_->OnWrapBatch(1, batch);
+  ASSERT_EQ(fired_.size(), 1u);
+  env_.Advance(seconds(3));  // a slow teardown: the crash's incident may be written by now
+  source_->OnWrapEnded(source::ChildEnd{0, SIGKILL}, "process 4242 (python3)");
+  ASSERT_EQ(fired_.size(), 2u);
+  EXPECT_EQ(fired_[1].rfind("t.killed: ", 0), 0u) << fired_[1];
+  EXPECT_EQ(kinds_[1], rules::RuleKind::kWarning) << "one failure, one incident";
+}
+
 TEST_F(WatchedSourceTest, TheSilenceAfterAStallIsTheSameHang) {
   Start();
   env_.files().Append("/logs/rank0.log", Bar(4));

@@ -186,8 +186,8 @@ TEST_F(JobTest, WrapPassesOutputThroughAndExitsWithTheJobsStatus) {
   ASSERT_EQ(incidents.size(), 1u) << out;
   EXPECT_EQ(incidents[0]["summary"],
             "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x12 and 16x4)");
-  std::set<std::string> rules(incidents[0]["rules"].begin(), incidents[0]["rules"].end());
-  EXPECT_TRUE(rules.count("exit.failed")) << incidents[0].dump(1);
+  // The exit status (exit.failed) joins it while it is open; after a teardown slower than
+  // `settle` it is a follow-up of the crash, never an incident of its own.
   // The tee'd log has the job's output, and was not watched a second time as a file.
   std::string teed;
   for (const auto& entry : std::filesystem::directory_iterator(Dir("logs"))) {
