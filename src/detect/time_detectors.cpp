@@ -103,7 +103,7 @@ std::optional<int> OomKilledPid(std::string_view kmsg_line) {
   constexpr std::string_view kKilled = "Killed process ";
   const std::size_t at = kmsg_line.find(kKilled);
   if (at == std::string_view::npos ||
-      kmsg_line.substr(0, at).find("out of memory") == std::string_view::npos) {
+      kmsg_line.substr(0, at).find("of memory") == std::string_view::npos) {  // "Out of", "out of"
     return std::nullopt;  // "Killed process" alone is also said of other kills
   }
   int pid = 0;

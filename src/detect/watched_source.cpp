@@ -274,8 +274,17 @@ void WatchedSource::JudgeWriterGone(StreamDetector& stream, source::TailedFile& 
   }
   spdlog::info("source {}: the writers of {} exited: {}", config_.name, stream.identity().name,
                who.empty() ? "the last one closed it, and no process holds it" : who);
-  if (std::optional<Event> event =
-          WriterExited(stream.progress(), stream.EndsMidBar(), gone, now)) {
+  // The kernel's log naming one of them as the OOM killer's victim is evidence enough.
+  std::string oom_line;
+  for (const source::WriterProcess& writer : gone) {
+    if (oom_line.empty() && outlet_.oom_evidence) {
+      oom_line = outlet_.oom_evidence(writer.pid);
+    }
+  }
+  std::optional<Event> event =
+      oom_line.empty() ? WriterExited(stream.progress(), stream.EndsMidBar(), gone, now)
+                       : OomKilledWriter(stream.progress(), stream.last_line(), gone, oom_line);
+  if (event) {
     if (stream.crash_line() != 0) {
       *event = AsFollowUp(std::move(*event), "crash");  // its death is that crash's end
     }
