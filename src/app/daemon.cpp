@@ -518,6 +518,9 @@ int Daemon::Run() {
         }
       },
       incidents_->LoadHistory(), std::move(saved_), first_start_);
+  sources_->set_on_crash_caught([this](const detect::StreamDetector& stream) {
+    incidents_->CrashCaught(stream.identity().source, stream.identity().name, stream.crash_line());
+  });
   tick_ = env_->NewTimer([this] { Tick(); });
   save_timer_ = env_->NewTimer([this] { SaveState(); });
   watchdog_ = env_->NewTimer([] { sd_notify(0, "WATCHDOG=1"); });

@@ -54,6 +54,11 @@ class IncidentFlow {
   void ReportUncaptured();
 
   void OnFirings(std::vector<detect::Firing>& firings, detect::StreamDetector* stream);
+  // The writer of `stream` went on after the crashes it reported up to `line` (caught
+  // exceptions): within the open incident they are warnings now.
+  void CrashCaught(const std::string& source, const std::string& stream, std::uint64_t line) {
+    builder_.CrashCaught(source, stream, line);
+  }
   // `trainwatch snapshot`: a manual incident, recorded and captured now; `done` gets the bundle.
   void Manual(const std::string& reason, const ManualOptions& options, const Done& done);
   // No incident open, no capture running, no hook running or waiting.

@@ -12,6 +12,8 @@ constexpr auto kTracebackQuiet = std::chrono::milliseconds(300);
 // New files are scanned for at once; a file that grows while no writer is known is scanned
 // for at most this often (its writer may be in another PID namespace, invisible to us).
 constexpr auto kWriterScanEvery = std::chrono::seconds(30);
+// Scans asked for by writers closing their files (IN_CLOSE_WRITE) come at most this often.
+constexpr auto kCloseScanEvery = std::chrono::seconds(1);
 
 }  // namespace
 
@@ -126,6 +128,38 @@ WatchedSource::Outlet Sources::OutletFor() {
       writer_scan_.Request();  // a quiet daemon scans nothing; one reading unknown writers does
     }
   };
+  outlet.writer_closed = [this] {
+    // Whether anyone still holds the file: a job killed before any scan saw it is known to be
+    // gone only this way. At once, but at most about once a second: a logger that opens and
+    // closes its file for every line must not keep a /proc walk running.
+    const auto since = env_.SteadyNow() - last_writer_scan_;
+    if (since >= kCloseScanEvery) {
+      writer_scan_.Request();
+    } else if (writer_soon_ && !writer_soon_->active()) {
+      writer_soon_->Start(std::chrono::ceil<std::chrono::milliseconds>(kCloseScanEvery - since),
+                          {});
+    }
+  };
+  outlet.oom_killed = [this](int pid, std::string_view line) {
+    constexpr std::size_t kKept = 64;
+    if (oom_killed_.count(pid) == 0) {
+      oom_order_.push_back(pid);
+    }
+    oom_killed_[pid] = std::string(line);
+    if (oom_order_.size() > kKept) {
+      oom_killed_.erase(oom_order_.front());
+      oom_order_.erase(oom_order_.begin());
+    }
+  };
+  outlet.oom_evidence = [this](int pid) {
+    auto found = oom_killed_.find(pid);
+    return found == oom_killed_.end() ? std::string() : found->second;
+  };
+  outlet.crash_caught = [this](detect::StreamDetector& stream) {
+    if (on_crash_caught_) {
+      on_crash_caught_(stream);
+    }
+  };
   outlet.traceback_open = [this] {
     if (traceback_timer_ && !traceback_timer_->active()) {
       traceback_timer_->Start(kTracebackQuiet, {});
@@ -185,13 +219,18 @@ void Sources::Tick(SteadyTime now) {
 }
 
 void Sources::OnWritersFound(const source::WriterScan::Found& found) {
+  const SteadyTime now = env_.SteadyNow();
   for (auto& source : sources_) {
+    std::set<source::FileId> unheld;
     for (auto& [id, stream] : source->file_streams()) {
       auto writers = found.find(id);
       if (writers != found.end() && !writers->second.empty()) {
         stream->set_writers(writers->second);  // exits are noticed by CheckWriters, one by one
+      } else {
+        unheld.insert(id);
       }
     }
+    source->WritersNotFound(unheld, now);
   }
 }
 

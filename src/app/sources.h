@@ -54,6 +54,12 @@ class Sources {
   Sources(const Sources&) = delete;
   Sources& operator=(const Sources&) = delete;
 
+  // A stream went on after the crash it reported (see WatchedSource::Outlet::crash_caught).
+  using OnCrashCaught = std::function<void(const detect::StreamDetector& stream)>;
+  void set_on_crash_caught(OnCrashCaught on_crash_caught) {
+    on_crash_caught_ = std::move(on_crash_caught);
+  }
+
   // Takes the sources of a (re)loaded config. Sources that keep their name keep their files,
   // offsets and detector state; new ones start; removed ones close.
   void Apply(PreparedSources prepared, const config::DaemonConfig& config);
@@ -104,6 +110,7 @@ class Sources {
   uv_loop_t* kmsg_loop_;
   std::string kmsg_device_;
   OnFirings on_firings_;
+  OnCrashCaught on_crash_caught_;
   std::function<void()> save_soon_;
   ops::IncidentHistory fired_;
   std::vector<source::SavedTail> saved_;
@@ -113,6 +120,10 @@ class Sources {
   std::vector<std::unique_ptr<WatchedSource>> sources_;
   std::unique_ptr<WatchedSource> wrap_;
   std::vector<std::string> excluded_;
+  // Pids the kernel's OOM killer killed, with its line: evidence for a writer's death. The
+  // latest few only (a victim's writer is judged within a second or two of its kill).
+  std::map<int, std::string> oom_killed_;
+  std::vector<int> oom_order_;
   source::WriterScan writer_scan_;
   SteadyTime last_writer_scan_{};
   std::unique_ptr<LoopTimer> writer_soon_;      // a scan soon after new files appear

@@ -1,11 +1,14 @@
 #include "cli/config_check.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <variant>
 
 #include "collect/redactor.h"
 #include "detect/example_checker.h"
 #include "rules/compiled_rules.h"
 #include "rules/configured_rules.h"
+#include "rules/source_rules.h"
 
 namespace trainwatch::cli {
 
@@ -23,6 +26,21 @@ int RunCheckConfig(const std::string& config_path) {
       std::fprintf(stderr, "%s: source %s: %s\n", config_path.c_str(), source.name.c_str(),
                    compiled.error().message.c_str());
       return 2;
+    }
+    rules::SourceRules sorted;
+    for (const rules::Rule& rule : setup->rules) {
+      if (std::any_of(source.tags.begin(), source.tags.end(),
+                      [&](const std::string& tag) { return rule.HasTag(tag); })) {
+        if (std::holds_alternative<rules::ProgressDetector>(rule.detector)) {
+          sorted.progress.push_back(rule);
+        } else if (std::holds_alternative<rules::SilenceDetector>(rule.detector)) {
+          sorted.silence.push_back(rule);
+        }
+      }
+    }
+    // Warnings: the config works, but not as its author likely meant.
+    for (const Diagnostic& warning : rules::SilenceWithinGrace(sorted, source.name)) {
+      std::fprintf(stderr, "%s\n", FormatDiagnostic(warning).c_str());
     }
   }
   // The rules' own examples are their tests (after the compile, whose errors say more): a

@@ -85,10 +85,13 @@ class Env {
   virtual void RunOnPool(std::function<void()> work, std::function<void()> done) = 0;
 
   virtual const FileSystem& fs() const = 0;
+  // What happened to an entry of a watched directory: written to, renamed (a move, creation or
+  // deletion), or closed by a process that had it open for writing (IN_CLOSE_WRITE: the kernel
+  // tells it even of a writer it killed, which no /proc scan may ever have seen).
+  enum class DirEvent { kWrite, kRename, kCloseWrite };
   // Reports changes to the entries of `dir` as they happen (inotify): the entry's name, or an
-  // empty one when the watch lost track (overflow), and whether it was a rename (a move,
-  // creation or deletion) rather than a write.
-  using DirChange = std::function<void(std::string_view name, bool renamed)>;
+  // empty one when the watch lost track (overflow, reported as a rename), and what happened.
+  using DirChange = std::function<void(std::string_view name, DirEvent event)>;
   virtual Result<std::unique_ptr<ChangeWatch>> WatchDirectory(const std::string& dir,
                                                               DirChange on_change) = 0;
   // Checks `path` every `interval` and reports when its status changed; `gone` when it can no

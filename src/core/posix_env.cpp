@@ -1,12 +1,17 @@
 #include "core/posix_env.h"
 
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
+#include <map>
+#include <memory>
 #include <set>
 
+#include "core/unique_fd.h"
 #include "core/uv_handle.h"
 
 namespace trainwatch {
@@ -59,31 +64,130 @@ class UvLoopIdle final : public LoopIdle {
   UvHandle<uv_idle_t> idle_;
 };
 
-class UvDirWatch final : public ChangeWatch {
+}  // namespace
+
+// The loop's one inotify descriptor, read when libuv says it is readable, shared by every
+// directory watch (the kernel allows a user only 128 inotify instances, and a source may watch
+// hundreds of per-rank directories). libuv's uv_fs_event does not ask for IN_CLOSE_WRITE, the
+// one sign the kernel gives that a writer closed (or died holding) a log, so the watch is made
+// here. A write is IN_MODIFY or IN_ATTRIB; everything else but a close is a rename; an
+// overflowed queue is a rename of nothing, told to every watch (each owner rescans).
+class InotifyHub : public std::enable_shared_from_this<InotifyHub> {
  public:
-  explicit UvDirWatch(Env::DirChange on_change) : on_change_(std::move(on_change)) {}
-  int Start(uv_loop_t* loop, const std::string& dir) {
+  int Start(uv_loop_t* loop) {
+    fd_ = UniqueFd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    if (fd_.get() < 0) {
+      return uv_translate_sys_error(errno);
+    }
     int status = 0;
-    handle_ = UvHandle<uv_fs_event_t>::Make(loop, status, uv_fs_event_init);
+    handle_ = UvHandle<uv_poll_t>::Make(loop, status, uv_poll_init, fd_.get());
     if (!handle_) {
       return status;
     }
     handle_->data = this;
-    return uv_fs_event_start(
-        handle_.get(),
-        [](uv_fs_event_t* handle, const char* name, int events, int result) {
-          auto* self = static_cast<UvDirWatch*>(handle->data);
-          if (self != nullptr && result == 0) {
-            self->on_change_(name == nullptr ? std::string_view() : std::string_view(name),
-                             (events & UV_RENAME) != 0);
-          }
-        },
-        dir.c_str(), 0);
+    return uv_poll_start(handle_.get(), UV_READABLE, [](uv_poll_t* handle, int result, int) {
+      auto* self = static_cast<InotifyHub*>(handle->data);
+      if (self != nullptr && result == 0) {
+        self->ReadEvents();
+      }
+    });
+  }
+  ~InotifyHub() {
+    if (handle_) {
+      handle_->data = nullptr;
+    }
+  }
+  // Watches `dir`; the watch's number (for Remove), or libuv's error code.
+  Result<std::pair<int, std::uint64_t>> Add(const std::string& dir, Env::DirChange on_change) {
+    constexpr std::uint32_t kMask = IN_ATTRIB | IN_CREATE | IN_MODIFY | IN_DELETE | IN_DELETE_SELF |
+                                    IN_MOVE_SELF | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE |
+                                    IN_ONLYDIR;
+    const int wd = ::inotify_add_watch(fd_.get(), dir.c_str(), kMask);
+    if (wd < 0) {
+      return Error{uv_strerror(uv_translate_sys_error(errno))};
+    }
+    const std::uint64_t id = ++next_id_;
+    by_wd_[wd][id] = std::move(on_change);  // one kernel watch per directory, shared
+    return std::pair<int, std::uint64_t>{wd, id};
+  }
+  void Remove(int wd, std::uint64_t id) {
+    auto found = by_wd_.find(wd);
+    if (found == by_wd_.end() || found->second.erase(id) == 0) {
+      return;  // the directory went (IN_IGNORED) and took its watch along
+    }
+    if (found->second.empty()) {
+      by_wd_.erase(found);
+      ::inotify_rm_watch(fd_.get(), wd);
+    }
   }
 
  private:
-  Env::DirChange on_change_;
-  UvHandle<uv_fs_event_t> handle_;
+  void Tell(int wd, std::string_view name, Env::DirEvent event) {
+    auto found = by_wd_.find(wd);
+    if (found == by_wd_.end()) {
+      return;
+    }
+    // Copies: a callback may add or remove watches.
+    std::vector<std::pair<std::uint64_t, Env::DirChange>> told(found->second.begin(),
+                                                               found->second.end());
+    for (const auto& [id, on_change] : told) {
+      on_change(name, event);
+    }
+  }
+  void ReadEvents() {
+    const std::shared_ptr<InotifyHub> keep =
+        shared_from_this();  // a callback may drop the last watch
+    alignas(inotify_event) std::array<char, 16384> buffer{};
+    for (;;) {
+      const ssize_t got = ::read(fd_.get(), buffer.data(), buffer.size());
+      if (got <= 0) {
+        return;  // EAGAIN: drained
+      }
+      for (ssize_t at = 0; at < got;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(buffer.data() + at);
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+        const std::string_view name = event->len > 0 ? std::string_view(event->name) : "";
+        if ((event->mask & IN_Q_OVERFLOW) != 0) {
+          std::vector<int> wds;
+          for (const auto& [wd, watches] : by_wd_) {
+            wds.push_back(wd);
+          }
+          for (int wd : wds) {
+            Tell(wd, "", Env::DirEvent::kRename);
+          }
+        } else if ((event->mask & IN_IGNORED) != 0) {
+          by_wd_.erase(event->wd);  // the directory is gone; its number may be reused
+        } else if ((event->mask & IN_CLOSE_WRITE) != 0) {
+          Tell(event->wd, name, Env::DirEvent::kCloseWrite);
+        } else if ((event->mask & (IN_MODIFY | IN_ATTRIB)) != 0) {
+          Tell(event->wd, name, Env::DirEvent::kWrite);
+        } else {
+          Tell(event->wd, name, Env::DirEvent::kRename);
+        }
+      }
+    }
+  }
+
+  UniqueFd fd_;
+  UvHandle<uv_poll_t> handle_;  // declared after fd_: closed before it
+  std::map<int, std::map<std::uint64_t, Env::DirChange>> by_wd_;
+  std::uint64_t next_id_ = 0;
+};
+
+namespace {
+
+class InotifyDirWatch final : public ChangeWatch {
+ public:
+  InotifyDirWatch(std::shared_ptr<InotifyHub> hub, int wd, std::uint64_t id)
+      : hub_(std::move(hub)), wd_(wd), id_(id) {}
+  ~InotifyDirWatch() override { hub_->Remove(wd_, id_); }
+  InotifyDirWatch(const InotifyDirWatch&) = delete;
+  InotifyDirWatch& operator=(const InotifyDirWatch&) = delete;
+
+ private:
+  std::shared_ptr<InotifyHub> hub_;
+  int wd_;
+  std::uint64_t id_;
 };
 
 class UvFilePoll final : public ChangeWatch {
@@ -255,11 +359,20 @@ void PosixEnv::RunOnPool(std::function<void()> work, std::function<void()> done)
 
 Result<std::unique_ptr<ChangeWatch>> PosixEnv::WatchDirectory(const std::string& dir,
                                                               DirChange on_change) {
-  auto watch = std::make_unique<UvDirWatch>(std::move(on_change));
-  if (const int status = watch->Start(loop_, dir); status != 0) {
-    return Error{uv_strerror(status)};
+  std::shared_ptr<InotifyHub> hub = inotify_.lock();
+  if (!hub) {
+    hub = std::make_shared<InotifyHub>();
+    if (const int status = hub->Start(loop_); status != 0) {
+      return Error{uv_strerror(status)};
+    }
+    inotify_ = hub;
   }
-  return std::unique_ptr<ChangeWatch>(std::move(watch));
+  Result<std::pair<int, std::uint64_t>> added = hub->Add(dir, std::move(on_change));
+  if (!added) {
+    return added.error();
+  }
+  return std::unique_ptr<ChangeWatch>(
+      std::make_unique<InotifyDirWatch>(std::move(hub), added->first, added->second));
 }
 
 Result<std::unique_ptr<ChangeWatch>> PosixEnv::PollFile(const std::string& path,

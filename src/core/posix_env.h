@@ -1,12 +1,18 @@
-// PosixEnv: the Env of the running daemon — libuv's timers, idle handles, fs_event (inotify),
-// fs_poll and uv_spawn on the daemon's loop; POSIX for the rest.
+// PosixEnv: the Env of the running daemon — libuv's timers, idle handles, one inotify
+// descriptor for every directory watch, fs_poll and uv_spawn on the daemon's loop; POSIX for
+// the rest.
 #pragma once
 
 #include <uv.h>
 
+#include <memory>
+#include <string>
+
 #include "core/env.h"
 
 namespace trainwatch {
+
+class InotifyHub;  // the loop's inotify descriptor (posix_env.cpp)
 
 class PosixEnv final : public Env {
  public:
@@ -37,6 +43,7 @@ class PosixEnv final : public Env {
  private:
   uv_loop_t* loop_;
   std::string proc_root_;
+  std::weak_ptr<InotifyHub> inotify_;  // shared by the directory watches, made by the first
 };
 
 }  // namespace trainwatch

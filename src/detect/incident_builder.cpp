@@ -89,6 +89,43 @@ IncidentBuilder::Disposition IncidentBuilder::Add(Firing firing, Clock::time_poi
   return Disposition::kJoined;
 }
 
+void IncidentBuilder::CrashCaught(const std::string& source, const std::string& stream,
+                                  std::uint64_t line) {
+  if (!open_) {
+    return;
+  }
+  bool changed = false;
+  for (Firing& firing : open_->firings) {
+    if (firing.source == source && firing.stream == stream &&
+        firing.event.kind == rules::RuleKind::kCrash && firing.event.line <= line) {
+      firing.event.kind = rules::RuleKind::kWarning;
+      std::string& summary =
+          firing.event.summary.empty() ? firing.event.text : firing.event.summary;
+      summary += " (caught: the writer went on)";
+      changed = true;
+    }
+  }
+  if (changed) {
+    Retell();
+  }
+}
+
+void IncidentBuilder::Retell() {
+  const Firing* best = nullptr;
+  for (const Firing& firing : open_->firings) {
+    if (best == nullptr || Rank(firing.event.kind) > Rank(best->event.kind) ||
+        (Rank(firing.event.kind) == Rank(best->event.kind) &&
+         Specificity(firing.event) > Specificity(best->event))) {
+      best = &firing;
+    }
+  }
+  if (best != nullptr) {
+    open_->kind = best->event.kind;
+    open_->summary = SummaryOf(best->event);
+    summary_specificity_ = Specificity(best->event);
+  }
+}
+
 Incident IncidentBuilder::Manual(std::string reason, WallTime wall_now) {
   Incident incident;
   incident.id = NewId(wall_now);

@@ -38,6 +38,11 @@ class IncidentBuilder {
   // A manual snapshot: an incident of its own, complete at once.
   Incident Manual(std::string reason, WallTime wall_now);
 
+  // The writer of `stream` (of config source `source`) went on after the crashes it reported up
+  // to `line`: they were caught exceptions. In the open incident they become warnings, and
+  // the incident takes its kind and summary from what is left (a warning when nothing else).
+  // Decided within `settle`: an incident already written stays as it was.
+  void CrashCaught(const std::string& source, const std::string& stream, std::uint64_t line);
   // The open incident once its settle time has passed by `now`.
   std::optional<Incident> TakeSettled(Clock::time_point now, WallTime wall_now);
   // When the open incident settles, if one is open.
@@ -49,6 +54,8 @@ class IncidentBuilder {
 
  private:
   std::string NewId(WallTime wall_now);
+  // Takes the open incident's kind and summary from its most telling firing.
+  void Retell();
 
   IncidentSettings settings_;
   std::optional<Incident> open_;

@@ -29,6 +29,7 @@ void ProgressTracker::OnUpdate(const ProgressUpdate& update, std::uint64_t line,
     found->second.last_advance = now;
     found->second.advanced = true;
     found->second.reported.clear();
+    last_advance_line_ = std::max(last_advance_line_, line);
   }
   Bar& bar = found->second;
   bar.label = update.label;

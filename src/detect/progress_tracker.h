@@ -52,6 +52,9 @@ class ProgressTracker {
   // later job prints are tracked anew.
   void EndJob();
   bool ended() const { return ended_; }
+  // The line of the latest advance of a bar already known (0 before any): a writer that goes on
+  // after an exception shows it here.
+  std::uint64_t last_advance_line() const { return last_advance_line_; }
   // The bar updated most recently, if any.
   const Bar* Latest() const;
   const std::map<std::string, Bar>& bars() const { return bars_; }
@@ -59,6 +62,7 @@ class ProgressTracker {
  private:
   std::map<std::string, Bar> bars_;
   bool ended_ = false;
+  std::uint64_t last_advance_line_ = 0;
 };
 
 }  // namespace trainwatch::detect

@@ -118,6 +118,9 @@ void StreamDetector::Emit(std::vector<detect::Event>& events, detect::WallTime w
     if (event.line <= suppress_through_) {
       continue;  // fired before a restart; its incident is already written
     }
+    if (event.kind == rules::RuleKind::kCrash) {
+      crash_line_ = std::max({crash_line_, event.line, event.summary_line});
+    }
     detect::Firing firing = MakeFiring(std::move(event), wall);
     if (std::optional<std::uint64_t> offset = OffsetOf(firing.event.line)) {
       firing.resume_offset = *offset;
@@ -167,6 +170,7 @@ void StreamDetector::OnBatch(const source::LineBatch& batch, std::uint64_t batch
                              std::vector<detect::Firing>& out) {
   batch_ = &batch;
   batch_offset_ = batch_offset;
+  writer_closed_ = false;  // written since: someone holds it again
   bytes_ += batch.text.size();
   lines_ += batch.cut ? 0 : batch.size();
   last_output_ = now;
@@ -203,6 +207,12 @@ void StreamDetector::OnBatch(const source::LineBatch& batch, std::uint64_t batch
   SwapRulesWhenIdle();
 }
 
+bool StreamDetector::EndsMidBar() const {
+  const Bar* bar = progress_.Latest();
+  return pending_line_ != 0 && pending_line_ > last_line_ && bar != nullptr &&
+         bar->line == pending_line_;
+}
+
 void StreamDetector::ParseProgress(std::string_view record, char separator, std::uint64_t line,
                                    SteadyTime now) {
   std::size_t start = 0;
@@ -221,6 +231,7 @@ void StreamDetector::ParseProgress(std::string_view record, char separator, std:
 
 void StreamDetector::OnPending(std::string_view text, std::uint64_t line, SteadyTime now) {
   last_output_ = now;
+  writer_closed_ = false;
   if (!track_progress_) {
     return;
   }

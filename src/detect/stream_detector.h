@@ -78,6 +78,23 @@ class StreamDetector {
   void MarkLive() { live_ = true; }
   bool live() const { return live_; }
 
+  // The file's last writer closed it (inotify's IN_CLOSE_WRITE) and nothing came since: when
+  // no process is found holding it, its writer is gone, seen or not.
+  void MarkWriterClosed() { writer_closed_ = true; }
+  bool writer_closed() const { return writer_closed_; }
+  // The line of the last crash this stream reported (its traceback's last line), 0 when none
+  // since it was caught or judged.
+  std::uint64_t crash_line() const { return crash_line_; }
+  // A bar of this stream advanced after its last crash: the writer caught the exception and
+  // went on (a training loop that logs and continues).
+  bool CrashCaught() const {
+    return crash_line_ != 0 && progress_.last_advance_line() > crash_line_;
+  }
+  void ForgetCrash() { crash_line_ = 0; }
+  // The stream ends in an unfinished line that is a progress bar's refresh: the one trace a
+  // writer killed mid-bar leaves (a bar closed normally ends its line).
+  bool EndsMidBar() const;
+
   void set_fingerprint(source::Fingerprint fingerprint) { identity_.fingerprint = fingerprint; }
   void set_name(std::string name) { identity_.name = std::move(name); }
   const StreamIdentity& identity() const { return identity_; }
@@ -118,6 +135,8 @@ class StreamDetector {
   std::uint64_t batch_offset_ = 0;
   std::vector<source::WriterProcess> writers_;
   bool live_ = false;
+  bool writer_closed_ = false;
+  std::uint64_t crash_line_ = 0;
   std::uint64_t suppress_through_ = 0;
   std::uint64_t pending_line_ = 0;  // the unfinished line OnPending saw last
   std::size_t pending_parsed_ = 0;  // how much of it was parsed

@@ -68,18 +68,26 @@ std::vector<Event> SilenceWatch::Check(const std::vector<rules::Rule>& silence_r
   return events;
 }
 
-std::optional<Event> WriterExited(ProgressTracker& progress, std::uint64_t last_line,
+std::optional<Event> WriterExited(ProgressTracker& progress, bool ends_mid_bar,
                                   const std::vector<source::WriterProcess>& gone, SteadyTime now) {
   progress.EndJob();
   const Bar* bar = progress.Latest();
-  // A bar that was still moving and was the last thing its writer printed.
-  if (bar == nullptr || bar->complete || bar->line < last_line ||
+  if (!ends_mid_bar || bar == nullptr || bar->complete ||
       now - bar->last_update > kWriterExitWindow) {
     return std::nullopt;
   }
   std::string who;
   for (const source::WriterProcess& writer : gone) {
-    who += (who.empty() ? "" : ", ") + std::to_string(writer.pid) + " (" + writer.comm + ")";
+    if (!who.empty()) {
+      who += ", ";
+    }
+    who += std::to_string(writer.pid);
+    who += " (";
+    who += writer.comm;
+    who += ')';
+  }
+  if (who.empty()) {
+    who = "the log's last writer (closed it; no process holds it)";
   }
   Event event;
   event.rule_id = "writer.exited";
@@ -87,7 +95,60 @@ std::optional<Event> WriterExited(ProgressTracker& progress, std::uint64_t last_
   event.line = bar->line;
   event.text = bar->text;
   event.summary = "writer exited: " + who + " stopped with " + DescribeBar(*bar) +
-                  ", without an error in the log (killed? OOM killer?)";
+                  " mid-line, without an error in the log (killed? OOM killer?)";
+  return event;
+}
+
+std::optional<int> OomKilledPid(std::string_view kmsg_line) {
+  constexpr std::string_view kKilled = "Killed process ";
+  const std::size_t at = kmsg_line.find(kKilled);
+  if (at == std::string_view::npos ||
+      kmsg_line.substr(0, at).find("of memory") == std::string_view::npos) {  // "Out of", "out of"
+    return std::nullopt;  // "Killed process" alone is also said of other kills
+  }
+  int pid = 0;
+  std::size_t digits = 0;
+  for (std::size_t i = at + kKilled.size();
+       i < kmsg_line.size() && kmsg_line[i] >= '0' && kmsg_line[i] <= '9' && digits < 9;
+       ++i, ++digits) {
+    pid = pid * 10 + (kmsg_line[i] - '0');
+  }
+  return digits > 0 ? std::optional<int>(pid) : std::nullopt;
+}
+
+Event OomKilledWriter(ProgressTracker& progress, std::uint64_t last_line,
+                      const std::vector<source::WriterProcess>& gone, std::string_view kmsg_line) {
+  progress.EndJob();
+  std::string who;
+  for (const source::WriterProcess& writer : gone) {
+    if (!who.empty()) {
+      who += ", ";
+    }
+    who += std::to_string(writer.pid);
+    who += " (";
+    who += writer.comm;
+    who += ')';
+  }
+  Event event;
+  event.rule_id = "writer.exited";
+  event.kind = rules::RuleKind::kCrash;
+  const Bar* bar = progress.Latest();
+  event.line = bar != nullptr ? bar->line : last_line;
+  event.text = std::string(kmsg_line.substr(0, kMaxEventTextBytes));
+  event.summary = "writer killed by the kernel's OOM killer: " + who;
+  if (bar != nullptr) {
+    event.summary += " stopped with ";
+    event.summary += DescribeBar(*bar);
+  }
+  return event;
+}
+
+Event AsFollowUp(Event event, std::string_view what) {
+  event.kind = rules::RuleKind::kWarning;
+  std::string& summary = event.summary.empty() ? event.text : event.summary;
+  summary += " (after the ";
+  summary += what;
+  summary += " already reported: the same failure)";
   return event;
 }
 

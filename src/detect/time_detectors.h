@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "detect/event.h"
@@ -57,12 +58,30 @@ class SilenceWatch {
   std::set<std::string> reported_;
 };
 
-// The writers of a stream are `gone`; the stream ends its job (its bars are finished). A
-// crash event when the last thing they printed was a bar that was still moving within
-// kWriterExitWindow of `now`: the process died mid-training without a word. `last_line` is
-// the stream's last line number.
-std::optional<Event> WriterExited(ProgressTracker& progress, std::uint64_t last_line,
+// The writers of a stream are `gone` (empty when they were never seen: the kernel said the
+// last one closed the log and no process holds it); the stream ends its job (its bars are
+// finished). A crash event only when the stream ends mid-bar (`ends_mid_bar`: its unfinished
+// last line is a bar's refresh) that was still moving within kWriterExitWindow of `now`. A
+// writer that ends normally finishes its bar line (tqdm's close prints the '\n', whether the
+// bar had no total, "29it", or stopped early, "125/100000"); one killed mid-bar (SIGKILL, the
+// OOM killer) cannot. A bar that prints whole lines ("step 41/100") looks the same either way,
+// and is not called a crash on the log alone.
+std::optional<Event> WriterExited(ProgressTracker& progress, bool ends_mid_bar,
                                   const std::vector<source::WriterProcess>& gone, SteadyTime now);
+
+// The pid a kernel OOM-killer line names ("Out of memory: Killed process 4242 (python3)
+// total-vm:...", "Memory cgroup out of memory: Killed process 4242 ..."), if it is one.
+std::optional<int> OomKilledPid(std::string_view kmsg_line);
+
+// The writers of a stream are `gone` and the kernel's log says the OOM killer killed one of
+// them (`kmsg_line`): a crash whatever the log shows. The stream ends its job.
+Event OomKilledWriter(ProgressTracker& progress, std::uint64_t last_line,
+                      const std::vector<source::WriterProcess>& gone, std::string_view kmsg_line);
+
+// An event that tells of a failure already reported (the silence after a stall, the exit of a
+// writer after its crash): a warning, so it joins the open incident of that failure if it is
+// still open and opens no other, whatever `settle` is. `what` names the earlier report.
+Event AsFollowUp(Event event, std::string_view what);
 
 // "exited with code 3", "was killed by signal 9 (Killed)".
 std::string DescribeEnd(const source::ChildEnd& end);

@@ -78,6 +78,12 @@ source::TailSet::Hooks WatchedSource::FileHooks() {
     outlet_.fired(firings, nullptr);
     file_streams_.erase(found);
   };
+  hooks.on_close_write = [this, stream_of](source::TailedFile& file) {
+    stream_of(file).MarkWriterClosed();
+    if (outlet_.writer_closed) {
+      outlet_.writer_closed();
+    }
+  };
   hooks.durable = [stream_of](const source::TailedFile& file) {
     return stream_of(file).Durable(file.tail.position());
   };
@@ -105,11 +111,20 @@ void WatchedSource::OnBatch(StreamDetector& stream, const source::LineBatch& bat
                             std::uint64_t offset) {
   const SteadyTime now = env_->SteadyNow();
   silence_.OnOutput(now);
+  hang_told_ = false;
   lines_ += batch.cut ? 0 : batch.size();
   bytes_ += batch.text.size();
   std::vector<Firing> firings;
   stream.OnBatch(batch, offset, now, env_->WallNow(), firings);
   outlet_.fired(firings, &stream);
+  CheckCaught(stream);
+  if (config_.kmsg && outlet_.oom_killed) {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (std::optional<int> pid = OomKilledPid(batch.Record(i))) {
+        outlet_.oom_killed(*pid, batch.Record(i));  // a writer of a log may be the victim
+      }
+    }
+  }
   if (stream.TracebackOpen()) {
     outlet_.traceback_open();
   }
@@ -121,15 +136,37 @@ void WatchedSource::OnPending(StreamDetector& stream, std::string_view pending,
   const SteadyTime now = env_->SteadyNow();
   stream.OnPending(pending, line, now);
   silence_.OnRedraw(now);
+  CheckCaught(stream);
+}
+
+void WatchedSource::CheckCaught(StreamDetector& stream) {
+  if (stream.CrashCaught()) {
+    spdlog::info(
+        "source {}: {} went on after the crash it reported at line {}: a caught "
+        "exception",
+        config_.name, stream.identity().name, stream.crash_line());
+    if (outlet_.crash_caught) {
+      outlet_.crash_caught(stream);
+    }
+    stream.ForgetCrash();
+  }
 }
 
 void WatchedSource::Fire(StreamDetector& stream, std::vector<Event> events) {
   if (events.empty()) {
     return;
   }
+  // A stall and the silence that follows it are one hang: told again, it is a follow-up.
+  const bool hang_told = hang_told_;
   std::vector<Firing> firings;
   firings.reserve(events.size());
   for (Event& event : events) {
+    if (event.kind == rules::RuleKind::kHang) {
+      hang_told_ = true;
+      if (hang_told) {
+        event = AsFollowUp(std::move(event), "hang");
+      }
+    }
     firings.push_back(stream.MakeFiring(std::move(event), env_->WallNow()));
   }
   outlet_.fired(firings, nullptr);  // they hold no line of the stream back
@@ -211,21 +248,51 @@ void WatchedSource::CheckWriters(SteadyTime now) {
     if (gone.empty() || !writers.empty()) {
       return;
     }
-    // Read what the writer left last, then judge.
-    tails_->ReadNow(*file);
-    std::string who;
-    for (const source::WriterProcess& writer : gone) {
-      who += (who.empty() ? "" : ", ") + std::to_string(writer.pid) + " (" + writer.comm + ")";
-    }
-    spdlog::info("source {}: the writers of {} exited: {}", config_.name, stream.identity().name,
-                 who);
-    if (std::optional<Event> event =
-            WriterExited(stream.progress(), stream.last_line(), gone, now)) {
-      std::vector<Firing> firings{stream.MakeFiring(std::move(*event), env_->WallNow())};
-      firings.back().writers = gone;  // gone, but the capture should know whom it lost
-      outlet_.fired(firings, nullptr);
+    JudgeWriterGone(stream, *file, gone, now);
+  });
+}
+
+void WatchedSource::WritersNotFound(const std::set<source::FileId>& files, SteadyTime now) {
+  if (!tails_) {
+    return;
+  }
+  ForEachStream([&](StreamDetector& stream, source::TailedFile* file) {
+    if (file != nullptr && files.count(file->tail.id()) > 0 && stream.writer_closed() &&
+        stream.writers().empty() && !stream.progress().ended()) {
+      JudgeWriterGone(stream, *file, {}, now);
     }
   });
+}
+
+void WatchedSource::JudgeWriterGone(StreamDetector& stream, source::TailedFile& file,
+                                    const std::vector<source::WriterProcess>& gone,
+                                    SteadyTime now) {
+  tails_->ReadNow(file);  // what the writer left last, before judging
+  std::string who;
+  for (const source::WriterProcess& writer : gone) {
+    who += (who.empty() ? "" : ", ") + std::to_string(writer.pid) + " (" + writer.comm + ")";
+  }
+  spdlog::info("source {}: the writers of {} exited: {}", config_.name, stream.identity().name,
+               who.empty() ? "the last one closed it, and no process holds it" : who);
+  // The kernel's log naming one of them as the OOM killer's victim is evidence enough.
+  std::string oom_line;
+  for (const source::WriterProcess& writer : gone) {
+    if (oom_line.empty() && outlet_.oom_evidence) {
+      oom_line = outlet_.oom_evidence(writer.pid);
+    }
+  }
+  std::optional<Event> event =
+      oom_line.empty() ? WriterExited(stream.progress(), stream.EndsMidBar(), gone, now)
+                       : OomKilledWriter(stream.progress(), stream.last_line(), gone, oom_line);
+  if (event) {
+    if (stream.crash_line() != 0) {
+      *event = AsFollowUp(std::move(*event), "crash");  // its death is that crash's end
+    }
+    std::vector<Firing> firings{stream.MakeFiring(std::move(*event), env_->WallNow())};
+    firings.back().writers = gone;  // gone, but the capture should know whom it lost
+    outlet_.fired(firings, nullptr);
+  }
+  stream.ForgetCrash();  // the job is over
 }
 
 bool WatchedSource::CloseQuietTracebacks(SteadyTime now, std::chrono::milliseconds quiet) {
@@ -275,13 +342,24 @@ void WatchedSource::OnWrapEnded(const source::ChildEnd& end, const std::string& 
   if (wrap_streams_.empty()) {
     return;
   }
+  bool crashed = false;
   for (auto& stream : wrap_streams_) {
     std::vector<Firing> firings;
     stream->progress().EndJob();
     stream->CloseTracebacks(env_->WallNow(), firings);
     outlet_.fired(firings, stream.get());
+    crashed = crashed || stream->crash_line() != 0;
+    stream->ForgetCrash();
   }
-  Fire(*wrap_streams_.back(), ExitEvents(rules_.exit, end, who));
+  std::vector<Event> events = ExitEvents(rules_.exit, end, who);
+  if (crashed) {
+    // The exit status of a command that printed its crash is that crash's end, however long
+    // its teardown took: one failure, one incident.
+    for (Event& event : events) {
+      event = AsFollowUp(std::move(event), "crash");
+    }
+  }
+  Fire(*wrap_streams_.back(), std::move(events));
 }
 
 }  // namespace trainwatch::detect

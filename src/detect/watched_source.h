@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,15 @@ class WatchedSource {
     std::function<void()> new_file;
     // Lines came from a stream whose writers are unknown.
     std::function<void()> unknown_writers;
+    // The last writer of a file closed it (or died): find who still holds it, soon.
+    std::function<void()> writer_closed;
+    // A bar of `stream` advanced after the crash it reported: the writer caught the exception
+    // and went on, so that crash is a warning if its incident is still open. Optional.
+    std::function<void(StreamDetector& stream)> crash_caught;
+    // A kernel-log line says the OOM killer killed `pid`. Optional.
+    std::function<void(int pid, std::string_view line)> oom_killed;
+    // That line, if the kernel's log said so of `pid` lately; empty otherwise. Optional.
+    std::function<std::string(int pid)> oom_evidence;
     // A traceback is open and closes once its writer is quiet: check soon.
     std::function<void()> traceback_open;
     // Lines were read: their offsets are to be saved soon.
@@ -82,6 +92,9 @@ class WatchedSource {
   void CheckTime(SteadyTime now);
   // Writers that are gone: what they wrote last is read, then judged (WriterExited).
   void CheckWriters(SteadyTime now);
+  // A writer scan found no process holding these files: those whose last writer closed them
+  // since they were last written (and with no writer known) lost their writer.
+  void WritersNotFound(const std::set<source::FileId>& files, SteadyTime now);
   // Tracebacks whose writer has been quiet `quiet` long are closed; true if some stay open.
   bool CloseQuietTracebacks(SteadyTime now, std::chrono::milliseconds quiet);
 
@@ -127,6 +140,12 @@ class WatchedSource {
   source::TailSet::Hooks FileHooks();
   void OnBatch(StreamDetector& stream, const source::LineBatch& batch, std::uint64_t offset);
   void OnPending(StreamDetector& stream, std::string_view pending, std::uint64_t line);
+  // After new output on `stream`: a crash it reported that its writer went on from.
+  void CheckCaught(StreamDetector& stream);
+  // The writers of `stream` are gone (`gone`, or never seen): its last words are read, its job
+  // ends, and a death mid-bar is a crash.
+  void JudgeWriterGone(StreamDetector& stream, source::TailedFile& file,
+                       const std::vector<source::WriterProcess>& gone, SteadyTime now);
   // Firings of time-based events (stalls, silence, exits) on `stream`.
   void Fire(StreamDetector& stream, std::vector<Event> events);
 
@@ -141,6 +160,7 @@ class WatchedSource {
   std::unique_ptr<StreamDetector> kmsg_stream_;
   std::vector<std::unique_ptr<StreamDetector>> wrap_streams_;  // stdout, stderr
   SilenceWatch silence_{SteadyTime{}};                         // from when the source starts
+  bool hang_told_ = false;   // a stall or silence was reported, and no line came since
   std::uint64_t lines_ = 0;  // read from all its streams since the start, closed ones too
   std::uint64_t bytes_ = 0;
 };

@@ -4,6 +4,56 @@
 #include <variant>
 
 namespace trainwatch::rules {
+namespace {
+
+// "30m", "45m", "90s", "1500ms": the shortest exact form.
+std::string Spoken(Duration duration) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(duration).count();
+  std::string text;
+  if (ms % 60000 == 0) {
+    text = std::to_string(ms / 60000);
+    text += 'm';
+  } else if (ms % 1000 == 0) {
+    text = std::to_string(ms / 1000);
+    text += 's';
+  } else {
+    text = std::to_string(ms);
+    text += "ms";
+  }
+  return text;
+}
+
+}  // namespace
+
+std::vector<Diagnostic> SilenceWithinGrace(const SourceRules& rules,
+                                           const std::string& source_name) {
+  std::vector<Diagnostic> warnings;
+  for (const Rule& silence : rules.silence) {
+    const Duration after = std::get<SilenceDetector>(silence.detector).after;
+    for (const Rule& progress : rules.progress) {
+      const Duration grace = std::get<ProgressDetector>(progress.detector).startup_grace;
+      if (after >= grace) {
+        continue;
+      }
+      std::string message = "warning: source ";
+      message += source_name;
+      message += ": silence rule ";
+      message += silence.id;
+      message += " fires after ";
+      message += Spoken(after);
+      message += ", before the ";
+      message += Spoken(grace);
+      message += " startup_grace of progress rule ";
+      message += progress.id;
+      message +=
+          ": a job silent that long at start-up (graph compilation, a bar at 0%) is "
+          "reported as a hang; make the silence at least as long as the grace";
+      warnings.push_back(Diagnostic{silence.where, std::move(message)});
+      break;  // one warning per silence rule
+    }
+  }
+  return warnings;
+}
 
 Result<SourceRules> BuildSourceRules(const std::vector<Rule>& rules,
                                      const std::vector<std::string>& tags,
@@ -28,6 +78,9 @@ Result<SourceRules> BuildSourceRules(const std::vector<Rule>& rules,
     } else if (std::holds_alternative<ExitDetector>(rule.detector)) {
       sorted.exit.push_back(rule);
     }
+  }
+  for (Diagnostic& warning : SilenceWithinGrace(sorted, source_name)) {
+    notes.push_back(std::move(warning));
   }
   return sorted;
 }

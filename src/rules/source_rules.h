@@ -22,8 +22,15 @@ struct SourceRules {
   std::vector<Rule> exit;
 };
 
+// Silence rules shorter than the startup grace of a progress rule of the same source: a job that
+// compiles its graph silently for longer than the silence (a bar at 0% prints nothing) would be
+// reported as a hang the grace was meant to forgive. One warning each, at the silence rule.
+std::vector<Diagnostic> SilenceWithinGrace(const SourceRules& rules,
+                                           const std::string& source_name);
+
 // Fails, naming the source, when the line rules cannot be compiled. Notes about rules that run
-// slowly go to `notes`; compiled databases are cached in `cache_dir` (see CompiledRules).
+// slowly, or silence rules shorter than a startup grace, go to `notes`; compiled databases are
+// cached in `cache_dir` (see CompiledRules).
 Result<SourceRules> BuildSourceRules(const std::vector<Rule>& rules,
                                      const std::vector<std::string>& tags,
                                      const std::string& source_name, const std::string& cache_dir,

@@ -60,6 +60,9 @@ class TailSet {
     std::function<void(TailedFile& file)> on_changed;
     // It was truncated and is read from its start again.
     std::function<void(TailedFile& file)> on_truncated;
+    // The last process writing the file closed it, or died (inotify's IN_CLOSE_WRITE); what it
+    // wrote last has been read. Optional.
+    std::function<void(TailedFile& file)> on_close_write;
     // A file is about to be closed: flush what its stream holds.
     std::function<void(TailedFile& file)> on_close;
     // Where a restart must resume it, given how far it has been read (never past lines whose
@@ -113,7 +116,7 @@ class TailSet {
   void Rescan();
   void ScheduleRescan();
   void UpdateWatches(const std::set<std::string>& dirs);
-  void OnDirEvent(const std::string& dir, std::string_view name, bool renamed);
+  void OnDirEvent(const std::string& dir, std::string_view name, Env::DirEvent event);
   void Follow(const std::string& path);
   void Open(const std::string& path, std::optional<source::TailPosition> start);
   bool UsePolling(const std::string& dir) const;

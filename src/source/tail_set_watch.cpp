@@ -41,7 +41,8 @@ void TailSet::UpdateWatches(const std::set<std::string>& dirs) {
       continue;
     }
     Result<std::unique_ptr<ChangeWatch>> watch = env_.WatchDirectory(
-        dir, [this, dir](std::string_view name, bool renamed) { OnDirEvent(dir, name, renamed); });
+        dir,
+        [this, dir](std::string_view name, Env::DirEvent event) { OnDirEvent(dir, name, event); });
     if (!watch) {
       // Out of inotify watches, or a file system without it: the tick's sweep and the
       // periodic rescan still find everything, only later.
@@ -53,7 +54,8 @@ void TailSet::UpdateWatches(const std::set<std::string>& dirs) {
   }
 }
 
-void TailSet::OnDirEvent(const std::string& dir, std::string_view name, bool renamed) {
+void TailSet::OnDirEvent(const std::string& dir, std::string_view name, Env::DirEvent event) {
+  const bool renamed = event == Env::DirEvent::kRename;
   if (name.empty()) {
     ScheduleRescan();
     return;
@@ -65,6 +67,10 @@ void TailSet::OnDirEvent(const std::string& dir, std::string_view name, bool ren
     auto file = files_.find(known->second);
     if (file != files_.end()) {
       ReadFile(*file->second, kReadBudget);
+      file = files_.find(known->second);  // a read may have closed it
+      if (file != files_.end() && event == Env::DirEvent::kCloseWrite && hooks_.on_close_write) {
+        hooks_.on_close_write(*file->second);  // its last words are read: judge its writer
+      }
     }
     if (renamed) {
       ScheduleRescan();  // a followed file renamed or deleted: rotation
@@ -77,6 +83,9 @@ void TailSet::OnDirEvent(const std::string& dir, std::string_view name, bool ren
   const bool may_match =
       std::any_of(source_.paths.begin(), source_.paths.end(),
                   [&](const std::string& p) { return source::GlobMatches(p, path); });
+  if (event == Env::DirEvent::kCloseWrite) {
+    return;  // a close adds nothing a write did not already announce
+  }
   if ((may_match && (!parked_.count(path) || renamed)) || (renamed && IsDirectory(path))) {
     ScheduleRescan();
   }

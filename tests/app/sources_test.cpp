@@ -35,6 +35,11 @@ constexpr const char* kRules = R"(rules:
     tags: [train]
     description: silence
     silence: {after: 10m}
+  - id: t.stall
+    kind: hang
+    tags: [train]
+    description: stall
+    progress: {stall_after: 1h}
 )";
 
 class SourcesTest : public ::testing::Test {
@@ -144,6 +149,29 @@ TEST_F(SourcesTest, ASourceFallsSilentOnlyAfterItsPeriodOfFakeTime) {
   env_.Advance(std::chrono::minutes(10));
   sources_->Tick(env_.SteadyNow());
   EXPECT_EQ(fired_.size(), 2u) << "a new silence after new output";
+}
+
+TEST_F(SourcesTest, ALogItsKilledWriterClosedMidBarIsOneCrashAndNoSilence) {
+  // No /proc scan ever sees this writer (an empty /proc here): only the kernel's close of the
+  // log (IN_CLOSE_WRITE) says it is gone, and a scan then finds no process holding it.
+  Apply({Source("train", "/logs/*.log")});
+  env_.files().Append("/logs/rank0.log",
+                      "starting\nEpoch 0:   5%|5         | 2/40 [00:01<00:19,  1.9it/s]\r");
+  Settle();
+  env_.Advance(milliseconds(300));  // the scan for the new file's writer: none found
+  EXPECT_TRUE(fired_.empty());
+  env_.CloseWrite("/logs/rank0.log");
+  env_.RunUntilIdle();
+  // A scan ran 300 ms ago: the next comes a second after it, no sooner.
+  env_.Advance(milliseconds(600));
+  EXPECT_TRUE(fired_.empty());
+  env_.Advance(milliseconds(400));
+  ASSERT_EQ(fired_.size(), 1u);
+  EXPECT_EQ(fired_[0].rfind("writer.exited: writer exited: the log's last writer", 0), 0u)
+      << fired_[0];
+  env_.Advance(std::chrono::minutes(11));  // past the 10-minute silence
+  sources_->Tick(env_.SteadyNow());
+  EXPECT_EQ(fired_.size(), 1u) << "its job ended: no silence";
 }
 
 }  // namespace

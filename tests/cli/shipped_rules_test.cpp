@@ -10,6 +10,7 @@
 #include "detect/example_checker.h"
 #include "rules/compiled_rules.h"
 #include "rules/rule_loader.h"
+#include "rules/source_rules.h"
 
 namespace trainwatch::cli {
 namespace {
@@ -64,6 +65,23 @@ TEST(ShippedRules, EveryPatternTakesTheFastPath) {
     ASSERT_TRUE(compiled.ok()) << compiled.error().message;
     for (const auto& note : notes) {
       ADD_FAILURE() << FormatDiagnostic(note);
+    }
+  }
+}
+
+TEST(ShippedRules, NoSilenceUndercutsAStartupGrace) {
+  // A silent graph compile that the progress grace forgives must not be a silence hang.
+  const auto loaded = LoadShipped();
+  std::set<std::string> tags;
+  for (const auto& rule : loaded.rules) {
+    tags.insert(rule.tags.begin(), rule.tags.end());
+  }
+  for (const std::string& tag : tags) {
+    std::vector<Diagnostic> notes;
+    auto built = rules::BuildSourceRules(loaded.rules, {tag}, tag, "", notes);
+    ASSERT_TRUE(built.ok()) << built.error().message;
+    for (const auto& warning : rules::SilenceWithinGrace(*built, tag)) {
+      ADD_FAILURE() << FormatDiagnostic(warning);
     }
   }
 }

@@ -303,5 +303,39 @@ TEST(IncidentBuilder, IdsStayUniqueAndSortedForManyIncidentsInOneSecond) {
   EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
 }
 
+TEST(IncidentBuilder, ACrashItsWriterWentOnFromBecomesAWarningWithinSettle) {
+  IncidentBuilder builder(kSettings);
+  Firing traceback = Fire("python.traceback", RuleKind::kCrash,
+                          "Traceback (most recent call "
+                          "last):",
+                          "ValueError: bad batch");
+  traceback.event.line = 4;
+  ASSERT_EQ(builder.Add(traceback, kT0), Disposition::kOpened);
+  builder.CrashCaught("train", "/logs/other.log", 9);  // another stream went on: no matter
+  EXPECT_EQ(builder.open()->kind, RuleKind::kCrash);
+  builder.CrashCaught("train", "/logs/train.log", 3);  // progress before it: no matter
+  EXPECT_EQ(builder.open()->kind, RuleKind::kCrash);
+  builder.CrashCaught("train", "/logs/train.log", 4);  // the training loop went on after it
+  EXPECT_EQ(builder.open()->kind, RuleKind::kWarning);
+  EXPECT_EQ(builder.open()->summary, "ValueError: bad batch (caught: the writer went on)");
+  const std::optional<Incident> done = builder.TakeSettled(kT0 + seconds(2), kWall);
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(done->kind, RuleKind::kWarning) << "no crash, and so no bundle";
+}
+
+TEST(IncidentBuilder, ACaughtCrashLeavesTheOtherAlarmsOfItsIncident) {
+  IncidentBuilder builder(kSettings);
+  Firing traceback = Fire("python.traceback", RuleKind::kCrash, "Traceback", "KeyError: 'x'");
+  traceback.event.line = 4;
+  builder.Add(traceback, kT0);
+  Firing other_rank = Fire("t.oom", RuleKind::kCrash, "CUDA out of memory");
+  other_rank.stream = "/logs/rank1.log";
+  other_rank.event.line = 7;
+  builder.Add(other_rank, kT0 + milliseconds(100));
+  builder.CrashCaught("train", "/logs/train.log", 9);
+  EXPECT_EQ(builder.open()->kind, RuleKind::kCrash);
+  EXPECT_EQ(builder.open()->summary, "CUDA out of memory");
+}
+
 }  // namespace
 }  // namespace trainwatch::detect

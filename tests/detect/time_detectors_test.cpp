@@ -105,14 +105,14 @@ TEST(WriterExited, ABarStillMovingWhenItsWriterVanishedIsACrash) {
   progress.OnUpdate({"tqdm:", "", 11, 100}, 6, "11%|#", kT0 + seconds(1));
   const std::vector<source::WriterProcess> gone = {{4242, "python3", "", ""},
                                                    {4243, "pt_main_thread", "", ""}};
-  const std::optional<Event> event = WriterExited(progress, 6, gone, kT0 + seconds(2));
+  const std::optional<Event> event = WriterExited(progress, true, gone, kT0 + seconds(2));
   ASSERT_TRUE(event.has_value());
   EXPECT_EQ(event->rule_id, "writer.exited");
   EXPECT_EQ(event->kind, rules::RuleKind::kCrash);
   EXPECT_EQ(event->line, 6u);
   EXPECT_EQ(event->summary,
             "writer exited: 4242 (python3), 4243 (pt_main_thread) stopped with progress bar at "
-            "11/100, without an error in the log (killed? OOM killer?)");
+            "11/100 mid-line, without an error in the log (killed? OOM killer?)");
   EXPECT_TRUE(progress.ended()) << "its job is over either way";
 }
 
@@ -121,21 +121,48 @@ TEST(WriterExited, NoCrashWhenTheJobWasDoneOrHadMovedOn) {
   struct Case {
     const char* why;
     std::int64_t count;
-    std::uint64_t last_line;
+    bool ends_mid_bar;
     SteadyTime now;
   };
   for (const Case& c : std::vector<Case>{
-           {"the bar completed", 100, 6, kT0 + seconds(2)},
-           {"it printed other lines after the bar", 50, 9, kT0 + seconds(2)},
-           {"the bar was last updated too long ago", 50, 6, kT0 + kWriterExitWindow + seconds(1)},
+           {"the bar completed", 100, true, kT0 + seconds(2)},
+           {"the log does not end mid-bar: other lines came after it, or tqdm's close ended "
+            "its line (a normal end, even at 125/100000)",
+            50, false, kT0 + seconds(2)},
+           {"the bar was last updated too long ago", 50, true,
+            kT0 + kWriterExitWindow + seconds(1)},
        }) {
     ProgressTracker progress;
     progress.OnUpdate({"tqdm:", "", c.count, 100}, 6, "bar", kT0);
-    EXPECT_FALSE(WriterExited(progress, c.last_line, gone, c.now).has_value()) << c.why;
+    EXPECT_FALSE(WriterExited(progress, c.ends_mid_bar, gone, c.now).has_value()) << c.why;
     EXPECT_TRUE(progress.ended()) << c.why;
   }
   ProgressTracker no_bar;
-  EXPECT_FALSE(WriterExited(no_bar, 3, gone, kT0).has_value()) << "no bar at all";
+  EXPECT_FALSE(WriterExited(no_bar, true, gone, kT0).has_value()) << "no bar at all";
+}
+
+TEST(OomKilledPid, ReadsTheVictimOfTheKernelsOomKiller) {
+  EXPECT_EQ(OomKilledPid("Out of memory: Killed process 4242 (python3) total-vm:123kB, "
+                         "anon-rss:98kB"),
+            4242);
+  EXPECT_EQ(OomKilledPid("Memory cgroup out of memory: Killed process 77 (pt_main_thread)"), 77);
+  EXPECT_FALSE(OomKilledPid("Killed process 4242 (python3)").has_value()) << "not the OOM killer";
+  EXPECT_FALSE(OomKilledPid("Out of memory: Killed process (python3)").has_value());
+  EXPECT_FALSE(OomKilledPid("python invoked oom-killer: gfp_mask=0x140cca").has_value());
+}
+
+TEST(OomKilledWriter, IsACrashWhateverTheLogShows) {
+  ProgressTracker progress;
+  progress.OnUpdate({"tqdm:", "", 100, 100}, 6, "100%|#", kT0);  // even a finished bar
+  const Event event = OomKilledWriter(progress, 9, {{4242, "python3", "", ""}},
+                                      "Out of memory: Killed process 4242 (python3)");
+  EXPECT_EQ(event.rule_id, "writer.exited");
+  EXPECT_EQ(event.kind, rules::RuleKind::kCrash);
+  EXPECT_EQ(event.text, "Out of memory: Killed process 4242 (python3)");
+  EXPECT_EQ(event.summary,
+            "writer killed by the kernel's OOM killer: 4242 (python3) stopped with progress bar "
+            "at 100/100");
+  EXPECT_TRUE(progress.ended());
 }
 
 TEST(ExitEvents, MatchCodesSignalsAndAnyNonzero) {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <set>
+
 #include "rules/rule_loader.h"
 #include "support/fake_env.h"
 
@@ -26,6 +28,26 @@ constexpr const char* kRules = R"(rules:
     tags: [train]
     description: killed
     exit: {signals: [SIGKILL]}
+  - id: t.quiet
+    kind: hang
+    tags: [train]
+    description: silence
+    silence: {after: 90s}
+  - id: t.oom
+    kind: crash
+    tags: [train]
+    description: OOM
+    pattern: 'out of memory'
+    examples: {fires: [out of memory], quiet: [y]}
+  - id: t.traceback
+    kind: crash
+    tags: [train]
+    description: traceback
+    pattern: 'Traceback \(most recent call last\):'
+    multiline: python-traceback
+    examples:
+      fires: ["Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\nKeyError: 'x'\n"]
+      quiet: [y]
 )";
 
 std::string Bar(int count) {
@@ -56,7 +78,12 @@ class WatchedSourceTest : public ::testing::Test {
     outlet.fired = [this](std::vector<Firing>& firings, StreamDetector*) {
       for (const Firing& firing : firings) {
         fired_.push_back(firing.event.rule_id + ": " + firing.event.summary);
+        kinds_.push_back(firing.event.kind);
       }
+    };
+    outlet.writer_closed = [this] { ++writer_closed_; };
+    outlet.crash_caught = [this](StreamDetector& stream) {
+      caught_.push_back(stream.crash_line());
     };
     outlet.new_file = [] {};
     outlet.unknown_writers = [] {};
@@ -73,7 +100,13 @@ class WatchedSourceTest : public ::testing::Test {
 
   FakeEnv env_;
   std::unique_ptr<WatchedSource> source_;
+  // The one file's id, for a writer scan that found no process holding it.
+  std::set<source::FileId> OnlyFile() { return {source_->file_streams().begin()->first}; }
+
   std::vector<std::string> fired_;
+  std::vector<rules::RuleKind> kinds_;
+  int writer_closed_ = 0;
+  std::vector<std::uint64_t> caught_;  // crash lines of streams that went on
 };
 
 TEST_F(WatchedSourceTest, AWriterThatVanishesMidBarIsACrash) {
@@ -122,6 +155,175 @@ TEST_F(WatchedSourceTest, TheWrappedCommandsEndIsJudgedByTheExitRules) {
   source_->OnWrapEnded(source::ChildEnd{0, SIGKILL}, "process 4242 (python3)");
   ASSERT_EQ(fired_.size(), 1u);
   EXPECT_EQ(fired_[0].rfind("t.killed: ", 0), 0u) << fired_[0];
+}
+
+TEST_F(WatchedSourceTest, AWriterNoScanSawKilledMidBarIsOneCrashNotAHang) {
+  // Killed 0.3 s after its first line: no /proc scan ever saw it; the kernel's close of the
+  // log (IN_CLOSE_WRITE) and a scan finding no holder are all there is.
+  Start();
+  env_.files().Append("/logs/rank0.log", "starting training: 40 steps\n" + Bar(1));
+  env_.Advance(milliseconds(20));
+  ASSERT_EQ(source_->file_streams().size(), 1u);
+  env_.Advance(milliseconds(280));
+  env_.files().Append("/logs/rank0.log", Bar(2));
+  env_.RunUntilIdle();
+  env_.CloseWrite("/logs/rank0.log");
+  env_.RunUntilIdle();
+  EXPECT_EQ(writer_closed_, 1) << "a scan is asked for at once";
+  source_->WritersNotFound(OnlyFile(), env_.SteadyNow());
+  ASSERT_EQ(fired_.size(), 1u);
+  EXPECT_EQ(kinds_[0], rules::RuleKind::kCrash);
+  EXPECT_NE(fired_[0].find("writer exited: the log's last writer (closed it; no process holds "
+                           "it) stopped with 'Epoch 0' at 2/40 mid-line"),
+            std::string::npos)
+      << fired_[0];
+  env_.Advance(seconds(120));  // past the stall (60 s) and the silence (90 s)
+  source_->CheckTime(env_.SteadyNow());
+  EXPECT_EQ(fired_.size(), 1u) << "a dead writer's bar neither stalls nor falls silent";
+}
+
+TEST_F(WatchedSourceTest, AWriterThatClosesTheLogButWritesAgainIsNotGone) {
+  Start();
+  env_.files().Append("/logs/rank0.log", Bar(1));
+  env_.Advance(milliseconds(20));
+  env_.CloseWrite("/logs/rank0.log");  // a logger that opens and closes per write
+  env_.RunUntilIdle();
+  env_.files().Append("/logs/rank0.log", Bar(2));
+  env_.RunUntilIdle();
+  source_->WritersNotFound(OnlyFile(), env_.SteadyNow());
+  EXPECT_TRUE(fired_.empty());
+  EXPECT_FALSE(OnlyStream().progress().ended());
+}
+
+// tqdm's close ends the bar's line: a bar with no total, or a loop stopped early, is done. Its
+// writer's exit 0 is unknowable (not our child); the ended line is what tells.
+TEST_F(WatchedSourceTest, AJobThatEndsItsBarLineEndedNormallyWhateverTheBarShows) {
+  Start();
+  env_.files().Append("/logs/a.log", "starting\n");
+  env_.files().Append("/logs/b.log", "starting\n");
+  env_.Advance(milliseconds(20));
+  ASSERT_EQ(source_->file_streams().size(), 2u);
+  int pid = 4242;
+  for (auto& [id, stream] : source_->file_streams()) {
+    env_.live_pids.insert(pid);
+    stream->set_writers({source::WriterProcess{pid++, "python3"}});
+  }
+  env_.files().Append("/logs/a.log", "processing: 28it [00:01, 28.50it/s]\r");
+  env_.files().Append("/logs/b.log", "Epoch 0:   0%|    | 124/100000 [00:02<30:00, 55it/s]\r");
+  env_.RunUntilIdle();
+  env_.Advance(milliseconds(100));
+  env_.files().Append("/logs/a.log", "processing: 29it [00:01, 28.50it/s]\n");
+  env_.files().Append("/logs/b.log", "Epoch 0:   0%|    | 125/100000 [00:02<30:00, 55it/s]\n");
+  env_.RunUntilIdle();
+  env_.live_pids.clear();  // both exit
+  source_->CheckWriters(env_.SteadyNow());
+  EXPECT_TRUE(fired_.empty()) << fired_.front();
+  env_.Advance(seconds(120));
+  source_->CheckTime(env_.SteadyNow());
+  EXPECT_TRUE(fired_.empty()) << "no stall, no silence either: " << fired_.front();
+}
+
+TEST_F(WatchedSourceTest, AWriterTheKernelLogSaysWasOomKilledIsACrashWhateverTheLogShows) {
+  WatchedSource::Outlet outlet = Outlet();
+  outlet.oom_evidence = [](int pid) {
+    return pid == 4242 ? std::string("Out of memory: Killed process 4242 (python3)")
+                       : std::string();
+  };
+  source_->Start(env_, outlet, 5, {});
+  env_.RunUntilIdle();
+  env_.files().Append("/logs/rank0.log", "step 41/100 loss 0.25\n");  // whole lines: no mid-bar
+  env_.Advance(milliseconds(20));
+  env_.live_pids.insert(4242);
+  OnlyStream().set_writers({source::WriterProcess{4242, "python3"}});
+  env_.live_pids.erase(4242);
+  source_->CheckWriters(env_.SteadyNow());
+  ASSERT_EQ(fired_.size(), 1u);
+  EXPECT_EQ(kinds_[0], rules::RuleKind::kCrash);
+  EXPECT_EQ(fired_[0],
+            "writer.exited: writer killed by the kernel's OOM killer: 4242 (python3) stopped "
+            "with 'step' at 41/100")
+      << fired_[0];
+}
+
+TEST_F(WatchedSourceTest, TheWrappedCommandsExitAfterItsCrashIsThatCrashsEnd) {
+  ASSERT_TRUE(source_->StartWrap(env_, Outlet(), 5, 4242, "python3"));
+  source::LineBatch batch;
+  batch.text = "CUDA out of memory";
+  batch.ends = {static_cast<std::uint32_t>(batch.text.size())};
+  source_->OnWrapBatch(1, batch);
+  ASSERT_EQ(fired_.size(), 1u);
+  env_.Advance(seconds(3));  // a slow teardown: the crash's incident may be written by now
+  source_->OnWrapEnded(source::ChildEnd{0, SIGKILL}, "process 4242 (python3)");
+  ASSERT_EQ(fired_.size(), 2u);
+  EXPECT_EQ(fired_[1].rfind("t.killed: ", 0), 0u) << fired_[1];
+  EXPECT_EQ(kinds_[1], rules::RuleKind::kWarning) << "one failure, one incident";
+}
+
+TEST_F(WatchedSourceTest, TheSilenceAfterAStallIsTheSameHang) {
+  Start();
+  env_.files().Append("/logs/rank0.log", Bar(4));
+  env_.RunUntilIdle();
+  env_.Advance(seconds(1));
+  env_.files().Append("/logs/rank0.log", Bar(5));
+  env_.RunUntilIdle();
+  env_.Advance(seconds(60));
+  source_->CheckTime(env_.SteadyNow());
+  ASSERT_EQ(fired_.size(), 1u);
+  EXPECT_EQ(kinds_[0], rules::RuleKind::kHang);
+  env_.Advance(seconds(30));
+  source_->CheckTime(env_.SteadyNow());
+  ASSERT_EQ(fired_.size(), 2u);
+  EXPECT_EQ(fired_[1].rfind("t.quiet: ", 0), 0u) << fired_[1];
+  // A warning: it joins the stall's incident if open, and opens none of its own.
+  EXPECT_EQ(kinds_[1], rules::RuleKind::kWarning);
+  EXPECT_NE(fired_[1].find("after the hang already reported"), std::string::npos) << fired_[1];
+  // A line ends the hang: the next silence is a new one.
+  env_.files().Append("/logs/rank0.log", "\nresumed\n");
+  env_.RunUntilIdle();
+  env_.Advance(seconds(90));
+  source_->CheckTime(env_.SteadyNow());
+  ASSERT_EQ(fired_.size(), 3u);
+  EXPECT_EQ(kinds_[2], rules::RuleKind::kHang) << fired_[2];
+}
+
+TEST_F(WatchedSourceTest, AWritersDeathAfterItsCrashIsThatCrashsEnd) {
+  Start();
+  env_.files().Append("/logs/rank0.log", Bar(4));
+  env_.Advance(milliseconds(20));
+  env_.live_pids.insert(4242);
+  OnlyStream().set_writers({source::WriterProcess{4242, "python3"}});
+  env_.files().Append("/logs/rank0.log", "\nCUDA out of memory\n" + Bar(4));  // a redraw
+  env_.RunUntilIdle();
+  ASSERT_EQ(fired_.size(), 1u);
+  EXPECT_EQ(kinds_[0], rules::RuleKind::kCrash);
+  env_.live_pids.erase(4242);
+  source_->CheckWriters(env_.SteadyNow());
+  ASSERT_EQ(fired_.size(), 2u);
+  EXPECT_EQ(fired_[1].rfind("writer.exited: ", 0), 0u) << fired_[1];
+  EXPECT_EQ(kinds_[1], rules::RuleKind::kWarning) << "one failure, one incident";
+  EXPECT_TRUE(caught_.empty()) << "the bar never moved on";
+}
+
+TEST_F(WatchedSourceTest, ATracebackTheWriterWentOnFromIsCaught) {
+  Start();
+  env_.files().Append("/logs/rank0.log", Bar(4));
+  env_.Advance(milliseconds(20));
+  env_.files().Append("/logs/rank0.log",
+                      "\nTraceback (most recent call last):\n  File \"train.py\", line 3, in "
+                      "step\nValueError: bad batch\n");
+  env_.RunUntilIdle();
+  env_.Advance(seconds(1));
+  source_->CloseQuietTracebacks(env_.SteadyNow(), milliseconds(300));
+  ASSERT_EQ(fired_.size(), 1u);
+  EXPECT_EQ(fired_[0], "t.traceback: ValueError: bad batch");
+  EXPECT_TRUE(caught_.empty());
+  env_.files().Append("/logs/rank0.log", Bar(4));  // a redraw is no progress
+  env_.RunUntilIdle();
+  EXPECT_TRUE(caught_.empty());
+  env_.files().Append("/logs/rank0.log", Bar(5));  // the loop went on
+  env_.RunUntilIdle();
+  EXPECT_EQ(caught_, std::vector<std::uint64_t>{4});
+  EXPECT_EQ(OnlyStream().crash_line(), 0u) << "told once";
 }
 
 }  // namespace

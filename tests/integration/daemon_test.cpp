@@ -133,8 +133,11 @@ TEST_F(DaemonTest, ABarInALogOfThePastIsNoHangUntilTheLogGrowsAgain) {
   StartDaemon();
   std::this_thread::sleep_for(5s);  // stall_after (3 s) and more
   EXPECT_TRUE(IncidentsOf("test.stall").empty()) << daemon_->Log();
-  // Written now, while watched: a live bar, which then stalls.
-  Append(log, "Epoch 0:  60%|######    | 6/10 [00:06<00:04,  1.00it/s]\n");
+  // Written now, while watched, by a writer that keeps the log open as a job does: a live
+  // bar, which then stalls. (A writer that closed it and left no holder would be gone, its
+  // job over: IN_CLOSE_WRITE.)
+  std::ofstream live(log, std::ios::app);
+  live << "Epoch 0:  60%|######    | 6/10 [00:06<00:04,  1.00it/s]\n" << std::flush;
   ASSERT_TRUE(WaitUntil([&] { return !IncidentsOf("test.stall").empty(); }, 10s)) << daemon_->Log();
   EXPECT_EQ(IncidentsOf("test.stall")[0]["firings"][0]["line"], 2);
 }

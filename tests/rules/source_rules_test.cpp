@@ -68,5 +68,39 @@ TEST(SourceRules, SortsTheRulesOfTheSourcesTagsByDetector) {
   EXPECT_TRUE(notes.empty());
 }
 
+TEST(SourceRules, WarnsOfASilenceShorterThanAStartupGrace) {
+  constexpr const char* kGraceRules = R"(rules:
+  - id: t.stall
+    kind: hang
+    tags: [train]
+    description: stall
+    progress: {stall_after: 10m, startup_grace: 45m}
+  - id: t.quiet
+    kind: hang
+    tags: [train]
+    description: silence
+    silence: {after: 30m}
+  - id: t.long_quiet
+    kind: hang
+    tags: [train]
+    description: silence
+    silence: {after: 45m}
+)";
+  LoadedRules loaded;
+  LoadRuleText(kGraceRules, "t.yaml", loaded);
+  ASSERT_TRUE(loaded.errors.empty()) << FormatDiagnostic(loaded.errors.front());
+  std::vector<Diagnostic> notes;
+  Result<SourceRules> train = BuildSourceRules(loaded.rules, {"train"}, "jobs", "", notes);
+  ASSERT_TRUE(train.ok()) << train.error().message;
+  // A 30-45 minute silent graph compile would be a silence hang the grace meant to forgive.
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].where.line, 7);
+  EXPECT_NE(notes[0].message.find("source jobs: silence rule t.quiet fires after 30m, before "
+                                  "the 45m startup_grace of progress rule t.stall"),
+            std::string::npos)
+      << notes[0].message;
+  EXPECT_EQ(SilenceWithinGrace(*train, "jobs").size(), 1u);
+}
+
 }  // namespace
 }  // namespace trainwatch::rules

@@ -76,11 +76,17 @@ FakeEnv::FakeEnv(std::string proc_root)
       steady_(SteadyTime{} + std::chrono::hours(1000)),
       wall_(WallTime{} + std::chrono::hours(24 * 365 * 56)) {
   files_.on_change = [this](const std::string& dir, const std::string& name, bool renamed) {
-    file_events_.emplace_back(dir, name, renamed);
+    file_events_.emplace_back(dir, name, renamed ? DirEvent::kRename : DirEvent::kWrite);
   };
 }
 
 FakeEnv::~FakeEnv() { files_.on_change = nullptr; }
+
+void FakeEnv::CloseWrite(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == 0 ? "/" : path.substr(0, slash);
+  file_events_.emplace_back(dir, path.substr(slash + 1), DirEvent::kCloseWrite);
+}
 
 std::unique_ptr<LoopTimer> FakeEnv::NewTimer(std::function<void()> on_fire) {
   auto state = std::make_shared<TimerState>();
@@ -223,13 +229,13 @@ bool FakeEnv::RunOneTurn() {
     worked = true;
   }
   while (!file_events_.empty()) {
-    const auto [dir, name, renamed] = file_events_.front();
+    const auto [dir, name, event] = file_events_.front();
     file_events_.pop_front();
     DropExpired(watches_);
     const std::vector<std::weak_ptr<WatchState>> watches = watches_;
     for (const std::weak_ptr<WatchState>& weak : watches) {
       if (std::shared_ptr<WatchState> watch = weak.lock(); watch && watch->dir == dir) {
-        watch->on_change(name, renamed);
+        watch->on_change(name, event);
       }
     }
     worked = true;

@@ -45,6 +45,10 @@ class FakeEnv final : public Env {
   // Runs the loop until nothing is left to do now: file events, idle work, pool work.
   void RunUntilIdle();
 
+  // The last process holding `path` open for writing closed it (or died): IN_CLOSE_WRITE,
+  // seen by directory watches on the next turn.
+  void CloseWrite(const std::string& path);
+
   // Children: in spawn order.
   std::vector<std::shared_ptr<Child>>& children() { return children_; }
   void Output(Child& child, std::string_view text, bool is_stderr = false);
@@ -124,7 +128,7 @@ class FakeEnv final : public Env {
   std::vector<std::weak_ptr<IdleState>> idles_;
   std::vector<std::weak_ptr<WatchState>> watches_;
   std::map<std::string, std::weak_ptr<TimerState>> polls_;  // path → its poll timer
-  std::deque<std::tuple<std::string, std::string, bool>> file_events_;
+  std::deque<std::tuple<std::string, std::string, DirEvent>> file_events_;
   std::deque<PoolTask> pool_;
   std::deque<std::function<void()>> deferred_;  // what a signal did, told on the next turn
   bool pool_held_ = false;

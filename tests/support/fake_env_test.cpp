@@ -160,22 +160,26 @@ TEST(FakeFileSystem, ListsEntriesWithTheirTypes) {
 TEST(FakeEnv, DirectoryWatchesHearChangesOnTheNextTurn) {
   FakeEnv env;
   env.files().MakeDirs("/logs");
-  std::vector<std::pair<std::string, bool>> heard;
+  using DirEvent = Env::DirEvent;
+  std::vector<std::pair<std::string, DirEvent>> heard;
   Result<std::unique_ptr<ChangeWatch>> watch = env.WatchDirectory(
-      "/logs", [&](std::string_view name, bool renamed) { heard.emplace_back(name, renamed); });
+      "/logs", [&](std::string_view name, DirEvent event) { heard.emplace_back(name, event); });
   ASSERT_TRUE(watch.ok());
-  EXPECT_FALSE(env.WatchDirectory("/nowhere", [](std::string_view, bool) {}).ok());
+  EXPECT_FALSE(env.WatchDirectory("/nowhere", [](std::string_view, DirEvent) {}).ok());
   env.files().Append("/logs/train.log", "a\n");  // created, then written
   env.files().Append("/elsewhere/x.log", "b\n");
+  env.CloseWrite("/logs/train.log");  // its writer closed it
   EXPECT_TRUE(heard.empty());
   env.RunUntilIdle();
   EXPECT_EQ(heard,
-            (std::vector<std::pair<std::string, bool>>{{"train.log", true}, {"train.log", false}}));
+            (std::vector<std::pair<std::string, DirEvent>>{{"train.log", DirEvent::kRename},
+                                                           {"train.log", DirEvent::kWrite},
+                                                           {"train.log", DirEvent::kCloseWrite}}));
   EXPECT_EQ(env.watched_dirs(), (std::set<std::string>{"/logs"}));
   watch->reset();
   env.files().Append("/logs/train.log", "c\n");
   env.RunUntilIdle();
-  EXPECT_EQ(heard.size(), 2u);
+  EXPECT_EQ(heard.size(), 3u) << "nothing heard once the watch is gone";
   EXPECT_TRUE(env.watched_dirs().empty());
 }
 
