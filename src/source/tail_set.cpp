@@ -168,18 +168,23 @@ void TailSet::Follow(const std::string& path) {
         source::IsRotatedCopyName(path, it->dir, it->name) && same(it->fingerprint)) {
       const source::TailPosition position = it->position;
       retired_.erase(it);
-      spdlog::info("source {}: {} is a rotated copy; continuing at byte {}", source_.name, path,
-                   position.offset);
-      return Open(path, position);
+      return OpenCopy(path, position, info->size);
     }
   }
+  // The same across a restart: the original, saved before it, was truncated while the daemon
+  // was down (it no longer holds its saved first bytes, and was or will be read as a new file).
+  // An original that still holds them is not rotated yet: its copy waits, as in 3.
   for (auto it = saved_.begin(); it != saved_.end(); ++it) {
     if (it->fingerprint.length >= kMinCopyFingerprint &&
         source::IsRotatedCopyName(path, DirOf(it->path), NameOf(it->path)) &&
-        same(it->fingerprint) && !files_.count(it->id)) {
+        same(it->fingerprint)) {
+      if (StillHolds(*it)) {
+        parked_.insert(path);
+        return;
+      }
       const source::TailPosition position = it->position;
       saved_.erase(it);
-      return Open(path, position);
+      return OpenCopy(path, position, info->size);
     }
   }
   // 3. A copy of a file still being read, not yet truncated: read the original now, which
@@ -203,6 +208,33 @@ void TailSet::Follow(const std::string& path) {
     start.reset();
   }
   Open(path, start);
+}
+
+void TailSet::OpenCopy(const std::string& path, source::TailPosition position, std::uint64_t size) {
+  if (position.offset > size) {
+    // The writer wrote on between the copy and the truncation, and we read that from the
+    // original: everything the copy holds was read already. Its end, not its start (which
+    // FileTail takes a position past the end for: a file truncated while we were away).
+    spdlog::info(
+        "source {}: {} is a rotated copy, read to its end already (byte {} of the "
+        "original; the copy has {})",
+        source_.name, path, position.offset, size);
+    position.offset = size;
+  } else {
+    spdlog::info("source {}: {} is a rotated copy; continuing at byte {}", source_.name, path,
+                 position.offset);
+  }
+  Open(path, position);
+}
+
+bool TailSet::StillHolds(const source::SavedTail& saved) const {
+  const Result<FileStatus> info = env_.fs().Stat(saved.path);
+  if (!info || source::FileId{info->device, info->inode} != saved.id ||
+      info->size < saved.position.offset) {
+    return false;
+  }
+  const Result<std::unique_ptr<ReadableFile>> file = env_.fs().OpenForReading(saved.path);
+  return file && source::ReadFingerprint(**file, saved.fingerprint.length) == saved.fingerprint;
 }
 
 bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) const {

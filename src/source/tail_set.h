@@ -111,6 +111,11 @@ class TailSet {
   void OnDirEvent(const std::string& dir, std::string_view name, bool renamed);
   void Follow(const std::string& path);
   void Open(const std::string& path, std::optional<source::TailPosition> start);
+  // Follows the copy of a truncated file (`size` bytes) from where its original was left.
+  void OpenCopy(const std::string& path, source::TailPosition position, std::uint64_t size);
+  // Whether the file saved as `saved` is still at its path with its saved first bytes and at
+  // least its saved length: not truncated while the daemon was down.
+  bool StillHolds(const source::SavedTail& saved) const;
   bool UsePolling(const std::string& dir) const;
   bool IsDirectory(const std::string& path) const;
   // Whether a new file of `size` bytes could still turn out to be a copy of one we read.
