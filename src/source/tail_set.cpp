@@ -166,9 +166,9 @@ void TailSet::Follow(const std::string& path) {
   for (auto it = retired_.begin(); it != retired_.end(); ++it) {
     if (it->fingerprint.length >= kMinCopyFingerprint &&
         source::IsRotatedCopyName(path, it->dir, it->name) && same(it->fingerprint)) {
-      const source::TailPosition position = it->position;
+      const Retired retired = *it;
       retired_.erase(it);
-      return OpenCopy(path, position, info->size);
+      return OpenCopy(path, retired.id, retired.position, info->size);
     }
   }
   // The same across a restart: the original, saved before it, was truncated while the daemon
@@ -182,9 +182,9 @@ void TailSet::Follow(const std::string& path) {
         parked_.insert(path);
         return;
       }
-      const source::TailPosition position = it->position;
+      const source::SavedTail original = *it;
       saved_.erase(it);
-      return OpenCopy(path, position, info->size);
+      return OpenCopy(path, original.id, original.position, info->size);
     }
   }
   // 3. A copy of a file still being read, not yet truncated: read the original now, which
@@ -210,7 +210,8 @@ void TailSet::Follow(const std::string& path) {
   Open(path, start);
 }
 
-void TailSet::OpenCopy(const std::string& path, source::TailPosition position, std::uint64_t size) {
+void TailSet::OpenCopy(const std::string& path, source::FileId original,
+                       source::TailPosition position, std::uint64_t size) {
   if (position.offset > size) {
     // The writer wrote on between the copy and the truncation, and we read that from the
     // original: everything the copy holds was read already. Its end, not its start (which
@@ -224,7 +225,7 @@ void TailSet::OpenCopy(const std::string& path, source::TailPosition position, s
     spdlog::info("source {}: {} is a rotated copy; continuing at byte {}", source_.name, path,
                  position.offset);
   }
-  Open(path, position);
+  Open(path, position, original);
 }
 
 bool TailSet::StillHolds(const source::SavedTail& saved) const {
@@ -258,11 +259,15 @@ bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) const 
   return false;
 }
 
-void TailSet::Open(const std::string& path, std::optional<source::TailPosition> start) {
+void TailSet::Open(const std::string& path, std::optional<source::TailPosition> start,
+                   std::optional<source::FileId> copy_of) {
   Result<source::FileTail> tail = source::FileTail::Open(env_.fs(), path, start, kChunkBytes);
   if (!tail) {
     spdlog::warn("source {}: {}", source_.name, tail.error().message);
     return;
+  }
+  if (copy_of) {
+    tail->set_copy_of(*copy_of);
   }
   const source::FileId id = tail->id();
   auto file = std::make_unique<TailedFile>(std::move(*tail));
@@ -355,8 +360,8 @@ void TailSet::Retire(TailedFile& file, source::Fingerprint old_fingerprint) {
   if (old_fingerprint.length < kMinCopyFingerprint) {
     return;
   }
-  retired_.push_back({old_fingerprint, file.tail.before_truncation(), DirOf(file.tail.path()),
-                      NameOf(file.tail.path()), env_.SteadyNow()});
+  retired_.push_back({file.tail.id(), old_fingerprint, file.tail.before_truncation(),
+                      DirOf(file.tail.path()), NameOf(file.tail.path()), env_.SteadyNow()});
   while (retired_.size() > kMaxRetired) {
     retired_.pop_front();
   }

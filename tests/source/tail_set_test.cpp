@@ -255,6 +255,10 @@ TEST_F(TailSetTest, ACopytruncateWhileTheDaemonWasDownContinuesInTheCopy) {
   env_.files().Append("/logs/train.log", Line(23));
   Settle();
   EXPECT_TRUE(EachOnce(1, 23));
+  // Named as the original's continuation: what the original fired must not fire again here.
+  const FileId copy{testing::FakeFileSystem::kDevice, env_.files().InodeOf("/logs/train.log.1")};
+  ASSERT_TRUE(tails_->files().count(copy));
+  EXPECT_EQ(tails_->files().at(copy)->tail.copy_of(), saved.at(0).id);
 }
 
 TEST_F(TailSetTest, ACopyFoundBeforeItsUntruncatedOriginalAfterARestartWaitsForTheTruncation) {
