@@ -17,6 +17,7 @@
 #include "app/state_dir_guard.h"
 #include "collect/redactor.h"
 #include "config/shipped_paths.h"
+#include "core/open_file_limit.h"
 #include "core/posix_env.h"
 #include "core/unique_fd.h"
 #include "core/uv_handle.h"
@@ -595,6 +596,14 @@ int Daemon::Run() {
 }  // namespace
 
 int RunDaemon(const DaemonOptions& options) {
+  // Before anything opens a descriptor: one per followed file adds up past a soft 1024.
+  const OpenFileLimit limit = RaiseOpenFileLimit();
+  if (!limit.error.empty()) {
+    spdlog::warn(
+        "cannot raise the open-file limit from {} to {} ({}): past it, files cannot be "
+        "followed",
+        limit.soft, limit.hard, limit.error);
+  }
   Daemon daemon(options);
   return daemon.Run();
 }

@@ -167,12 +167,19 @@ WatchedSource::Outlet Sources::OutletFor() {
   };
   outlet.read = save_soon_;
   outlet.suppress_fired = [this](detect::StreamDetector& stream, const source::FileTail& file) {
-    // Lines of this file that already fired before a restart must not fire again.
-    auto [begin, end] = fired_.fired.equal_range(file.id().ToString());
-    for (auto it = begin; it != end; ++it) {
-      const std::optional<source::Fingerprint> now = file.HeadFingerprint(it->second.head_bytes);
-      if (now && now->hash == it->second.head_hash) {
-        stream.SuppressThrough(it->second.line);
+    // Lines of this file that already fired before a restart must not fire again; nor, in a
+    // copytruncate copy, the lines its original fired (the copy holds the same first bytes
+    // and continues the original's line numbers).
+    for (const std::optional<source::FileId>& id : {std::optional(file.id()), file.copy_of()}) {
+      if (!id) {
+        continue;
+      }
+      auto [begin, end] = fired_.fired.equal_range(id->ToString());
+      for (auto it = begin; it != end; ++it) {
+        const std::optional<source::Fingerprint> now = file.HeadFingerprint(it->second.head_bytes);
+        if (now && now->hash == it->second.head_hash) {
+          stream.SuppressThrough(it->second.line);
+        }
       }
     }
   };

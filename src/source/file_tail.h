@@ -72,6 +72,10 @@ class FileTail {
   const std::string& path() const { return path_; }
   void set_path(std::string path) { path_ = std::move(path); }
   FileId id() const { return id_; }
+  // The file this one is a copytruncate copy of, continuing its lines (and their numbers):
+  // lines that fired from the original before a restart must not fire again from the copy.
+  const std::optional<FileId>& copy_of() const { return copy_of_; }
+  void set_copy_of(FileId original) { copy_of_ = original; }
   // The open file's status now (its size, and links: 0 once it is deleted).
   Result<FileStatus> Status() const { return file_->Status(); }
   // The fingerprint of its first `length` bytes now; nullopt when it is shorter.
@@ -100,6 +104,7 @@ class FileTail {
   std::string path_;
   std::unique_ptr<ReadableFile> file_;
   FileId id_;
+  std::optional<FileId> copy_of_;
   std::size_t chunk_bytes_;
   LineFramer framer_;
   std::uint64_t read_offset_ = 0;

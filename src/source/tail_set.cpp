@@ -174,20 +174,25 @@ void TailSet::Follow(const std::string& path) {
   for (auto it = retired_.begin(); it != retired_.end(); ++it) {
     if (it->fingerprint.length >= kMinCopyFingerprint &&
         source::IsRotatedCopyName(path, it->dir, it->name) && same(it->fingerprint)) {
-      const source::TailPosition position = it->position;
+      const Retired retired = *it;
       retired_.erase(it);
-      spdlog::info("source {}: {} is a rotated copy; continuing at byte {}", source_.name, path,
-                   position.offset);
-      return Open(path, position);
+      return OpenCopy(path, retired.id, retired.position, info->size);
     }
   }
+  // The same across a restart: the original, saved before it, was truncated while the daemon
+  // was down (it no longer holds its saved first bytes, and was or will be read as a new file).
+  // An original that still holds them is not rotated yet: its copy waits, as in 3.
   for (const std::size_t index : SavedOriginalsOf(path)) {
     const source::SavedTail& saved = saved_[index];
     if (saved.fingerprint.length >= kMinCopyFingerprint &&
         source::IsRotatedCopyName(path, DirOf(saved.path), NameOf(saved.path)) &&
-        same(saved.fingerprint) && !files_.count(saved.id)) {
+        same(saved.fingerprint)) {
+      if (StillHolds(saved)) {
+        parked_.insert(path);
+        return;
+      }
       saved_used_[index] = true;
-      return Open(path, saved.position);
+      return OpenCopy(path, saved.id, saved.position, info->size);
     }
   }
   // 3. A copy of a file still being read, not yet truncated: read the original now, which
@@ -214,6 +219,34 @@ void TailSet::Follow(const std::string& path) {
   Open(path, start);
 }
 
+void TailSet::OpenCopy(const std::string& path, source::FileId original,
+                       source::TailPosition position, std::uint64_t size) {
+  if (position.offset > size) {
+    // The writer wrote on between the copy and the truncation, and we read that from the
+    // original: everything the copy holds was read already. Its end, not its start (which
+    // FileTail takes a position past the end for: a file truncated while we were away).
+    spdlog::info(
+        "source {}: {} is a rotated copy, read to its end already (byte {} of the "
+        "original; the copy has {})",
+        source_.name, path, position.offset, size);
+    position.offset = size;
+  } else {
+    spdlog::info("source {}: {} is a rotated copy; continuing at byte {}", source_.name, path,
+                 position.offset);
+  }
+  Open(path, position, original);
+}
+
+bool TailSet::StillHolds(const source::SavedTail& saved) const {
+  const Result<FileStatus> info = env_.fs().Stat(saved.path);
+  if (!info || source::FileId{info->device, info->inode} != saved.id ||
+      info->size < saved.position.offset) {
+    return false;
+  }
+  const Result<std::unique_ptr<ReadableFile>> file = env_.fs().OpenForReading(saved.path);
+  return file && source::ReadFingerprint(**file, saved.fingerprint.length) == saved.fingerprint;
+}
+
 bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) {
   auto longer = [&](const source::Fingerprint& fingerprint, const std::string& dir,
                     const std::string& stem) {
@@ -236,11 +269,15 @@ bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) {
   return false;
 }
 
-void TailSet::Open(const std::string& path, std::optional<source::TailPosition> start) {
+void TailSet::Open(const std::string& path, std::optional<source::TailPosition> start,
+                   std::optional<source::FileId> copy_of) {
   Result<source::FileTail> tail = source::FileTail::Open(env_.fs(), path, start, kChunkBytes);
   if (!tail) {
     spdlog::warn("source {}: {}", source_.name, tail.error().message);
     return;
+  }
+  if (copy_of) {
+    tail->set_copy_of(*copy_of);
   }
   const source::FileId id = tail->id();
   auto file = std::make_unique<TailedFile>(std::move(*tail));
@@ -337,8 +374,8 @@ void TailSet::Retire(TailedFile& file, source::Fingerprint old_fingerprint) {
   if (old_fingerprint.length < kMinCopyFingerprint) {
     return;
   }
-  retired_.push_back({old_fingerprint, file.tail.before_truncation(), DirOf(file.tail.path()),
-                      NameOf(file.tail.path()), env_.SteadyNow()});
+  retired_.push_back({file.tail.id(), old_fingerprint, file.tail.before_truncation(),
+                      DirOf(file.tail.path()), NameOf(file.tail.path()), env_.SteadyNow()});
   while (retired_.size() > kMaxRetired) {
     retired_.pop_front();
   }

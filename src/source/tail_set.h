@@ -106,6 +106,7 @@ class TailSet {
   // A file that was truncated: a copy of its old content may show up (copytruncate), and
   // continues from where it was.
   struct Retired {
+    source::FileId id;
     source::Fingerprint fingerprint;
     source::TailPosition position;
     std::string dir;
@@ -118,7 +119,14 @@ class TailSet {
   void UpdateWatches(const std::set<std::string>& dirs);
   void OnDirEvent(const std::string& dir, std::string_view name, Env::DirEvent event);
   void Follow(const std::string& path);
-  void Open(const std::string& path, std::optional<source::TailPosition> start);
+  void Open(const std::string& path, std::optional<source::TailPosition> start,
+            std::optional<source::FileId> copy_of = std::nullopt);
+  // Follows the copy of `original`, truncated, (`size` bytes) from where it was left.
+  void OpenCopy(const std::string& path, source::FileId original, source::TailPosition position,
+                std::uint64_t size);
+  // Whether the file saved as `saved` is still at its path with its saved first bytes and at
+  // least its saved length: not truncated while the daemon was down.
+  bool StillHolds(const source::SavedTail& saved) const;
   bool UsePolling(const std::string& dir) const;
   bool IsDirectory(const std::string& path) const;
   // Whether a new file of `size` bytes could still turn out to be a copy of one we read.

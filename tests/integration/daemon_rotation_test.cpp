@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <map>
+#include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "integration/daemon_fixture.h"
@@ -119,6 +122,80 @@ TEST_F(DaemonTest, RotationByRenameAndByCopytruncateLosesAndRepeatsNoLine) {
   std::this_thread::sleep_for(2s);  // nothing more may arrive
   EXPECT_EQ(SourceLines(*daemon_, state()), static_cast<std::uint64_t>(kLines));
   ExpectEveryMarkerOnce(MarkersFired(ReadIncidents(state())), kLines);
+}
+
+// copytruncate as logrotate does it, under a writer that does not pause: the copy is made with
+// a read/write loop while the writer appends (so the daemon sees it mid-copy), the writer goes
+// on between the copy's end and the truncation (and the daemon reads that from the original,
+// past the end of the copy). Only the truncation itself waits for the daemon to have read
+// every line, so that no line falls into copytruncate's own gap (written after the copy, cut
+// before read). A kill -9 between copy and truncation: TailSetTest's restart cases.
+TEST_F(DaemonTest, LiveCopytruncateReadsEveryLineOnce) {
+  constexpr int kRotations = 12;
+  WriteConfig({.settle = "0s", .cooldown = "0s", .paths = "logs/train.log*"});
+  StartDaemon();
+  const std::string log = Dir("logs/train.log");
+  std::mutex writing;  // held per block of 100 lines (one marker), and by the truncation
+  std::atomic<int> written = 0;
+  std::atomic<bool> stop = false;
+  std::thread writer([&] {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    for (int n = 1; !stop; n += 100) {
+      std::string block;
+      for (int i = n; i < n + 100; ++i) {
+        block += NumberedLine(i);
+      }
+      {
+        std::lock_guard lock(writing);
+        WriteAll(fd, block);
+        written = n + 99;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ::close(fd);
+  });
+  auto all_read = [&] {
+    return MarkersFired(ReadIncidents(state())).total() >= static_cast<std::size_t>(written / 100);
+  };
+  for (int rotation = 1; rotation <= kRotations; ++rotation) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    const std::string copy = log + ".1";
+    ::unlink(copy.c_str());  // rotate 1: the previous copy is dropped
+    {                        // the copy, in small chunks, while the writer writes
+      const int in = ::open(log.c_str(), O_RDONLY);
+      const int out = ::open(copy.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      char chunk[4096];
+      for (ssize_t n; (n = ::read(in, chunk, sizeof chunk)) > 0;) {
+        WriteAll(out, std::string(chunk, n));
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+      ::close(in);
+      ::close(out);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the writer goes on
+    std::lock_guard lock(writing);
+    ASSERT_TRUE(WaitUntil(all_read, 30s)) << daemon_->Log();
+    const int fd = ::open(log.c_str(), O_WRONLY);
+    ASSERT_EQ(::ftruncate(fd, 0), 0);
+    ::close(fd);
+  }
+  stop = true;
+  writer.join();
+  EXPECT_TRUE(WaitUntil(all_read, 60s)) << daemon_->Log();
+  std::this_thread::sleep_for(1s);  // nothing more may arrive
+  ExpectEveryMarkerOnce(MarkersFired(ReadIncidents(state())), written);
+  if (HasFailure()) {
+    std::istringstream text(daemon_->Log());
+    std::string rotations;
+    for (std::string line; std::getline(text, line);) {
+      if (line.find("train.log.1") != std::string::npos ||
+          line.find("ready") != std::string::npos) {
+        rotations += line;
+        rotations += '\n';
+      }
+    }
+    ADD_FAILURE() << "the daemon's log of the copies:\n" << rotations;
+  }
 }
 
 TEST_F(DaemonTest, KillNineAndRestartLosesNothingAndFiresNothingTwice) {

@@ -230,6 +230,51 @@ TEST_F(TailSetTest, ACopyStillBeingWrittenIsNotReadAsANewFile) {
   EXPECT_TRUE(EachOnce(1, 22));
 }
 
+TEST_F(TailSetTest, ACopyShorterThanWhatWasReadFromTheOriginalIsNotReadAgain) {
+  // logrotate copies, the writer writes on and we read that from the original, then logrotate
+  // truncates: the copy ends before where the original was left. Nothing in it is new.
+  const auto writer = StartWithWriter(20);
+  env_.files().Copy("/logs/train.log", "/logs/train.log.1");
+  Settle();  // parked until the truncation
+  env_.files().AppendHeld(writer, Lines(21, 22));
+  Settle();
+  env_.files().Truncate("/logs/train.log");
+  env_.files().AppendHeld(writer, Line(23));
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 23));
+}
+
+TEST_F(TailSetTest, ACopytruncateWhileTheDaemonWasDownContinuesInTheCopy) {
+  const std::vector<SavedTail> saved = ReadThenStop(20);
+  // Down (kill -9, or a restart): logrotate copies and truncates, the writer writes on.
+  env_.files().Append("/logs/train.log", Line(21));
+  env_.files().Copy("/logs/train.log", "/logs/train.log.1");
+  env_.files().Truncate("/logs/train.log");
+  env_.files().Append("/logs/train.log", Line(22));
+  Start({"/logs/train.log*"}, saved, /*first_start=*/false);
+  env_.files().Append("/logs/train.log", Line(23));
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 23));
+  // Named as the original's continuation: what the original fired must not fire again here.
+  const FileId copy{testing::FakeFileSystem::kDevice, env_.files().InodeOf("/logs/train.log.1")};
+  ASSERT_TRUE(tails_->files().count(copy));
+  EXPECT_EQ(tails_->files().at(copy)->tail.copy_of(), saved.at(0).id);
+}
+
+TEST_F(TailSetTest, ACopyFoundBeforeItsUntruncatedOriginalAfterARestartWaitsForTheTruncation) {
+  // "train-1.log" sorts before "train.log": the copy is seen first, its original not yet cut.
+  const std::vector<SavedTail> saved = ReadThenStop(20);
+  env_.files().Append("/logs/train.log", Line(21));
+  env_.files().Copy("/logs/train.log", "/logs/train-1.log");
+  Start({"/logs/train*.log"}, saved, /*first_start=*/false);
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 21));
+  env_.files().Truncate("/logs/train.log");
+  env_.files().Append("/logs/train.log", Line(22));
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 22));
+}
+
 TEST_F(TailSetTest, AShortNewFileThatNeverBecomesACopyIsReadAfterTheWait) {
   StartWithWriter(20);
   env_.files().Append("/logs/train.log.1", "a new rank\n");  // named like a copy, short
