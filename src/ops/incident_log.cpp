@@ -59,11 +59,10 @@ Status IncidentLog::AppendLine(const std::string& text) {
 }
 
 Result<IncidentHistory> IncidentLog::ReadHistory() const {
-  IncidentHistory history;
   UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno == ENOENT) {
-      return history;
+      return IncidentHistory{};
     }
     return Error{path_ + ": " + std::strerror(errno)};
   }
@@ -80,6 +79,12 @@ Result<IncidentHistory> IncidentLog::ReadHistory() const {
       (::pread(fd.get(), &before, 1, static_cast<off_t>(start - 1)) != 1 || before != '\n')) {
     pos = text.find('\n') + 1;  // the tail begins mid-line: skip to the next whole one
   }
+  return ParseIncidentHistory(std::string_view(text).substr(std::min(pos, text.size())));
+}
+
+IncidentHistory ParseIncidentHistory(std::string_view text) {
+  IncidentHistory history;
+  std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
     if (end == std::string::npos) {
