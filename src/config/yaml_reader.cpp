@@ -1,12 +1,57 @@
 #include "config/yaml_reader.h"
 
+#include <algorithm>
+#include <string_view>
+
 namespace trainwatch::config {
+namespace {
+
+// yaml-cpp 0.7 (Debian 12) loops forever in LoadAll when a document's first token is ','
+// (",a", found by tests/fuzz/rule_loader_fuzz): the line (1-based) where one does, or 0.
+int CommaStartingADocument(std::string_view text) {
+  if (text.starts_with("\xEF\xBB\xBF")) {
+    text.remove_prefix(3);  // a UTF-8 byte order mark
+  }
+  bool at_start = true;
+  int line_number = 0;
+  while (!text.empty()) {
+    ++line_number;
+    const std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    const bool marker = line.starts_with("---") &&
+                        (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+    if (marker || line.starts_with("...")) {
+      at_start = true;
+      line.remove_prefix(3);
+    } else if (at_start && line.starts_with('%')) {
+      continue;  // a directive
+    }
+    if (!at_start) {
+      continue;
+    }
+    line.remove_prefix(std::min(line.find_first_not_of(" \t\r"), line.size()));
+    if (line.starts_with(',')) {
+      return line_number;
+    }
+    at_start = line.empty() || line.starts_with('#');
+  }
+  return 0;
+}
+
+}  // namespace
 
 YamlReader::YamlReader(std::string file, std::vector<Diagnostic>& errors)
     : file_(std::move(file)), errors_(errors) {}
 
 YAML::Node YamlReader::ParseDocument(std::string_view text) {
   std::vector<YAML::Node> documents;
+  if (const int line = CommaStartingADocument(text); line > 0) {
+    YAML::Mark mark;
+    mark.line = line - 1;
+    Fail(mark, "malformed YAML: a document cannot start with ','");
+    return YAML::Node();
+  }
   try {
     documents = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
