@@ -33,6 +33,12 @@ TEST(YamlReader, ACommaStartingADocumentIsAnErrorNotAHang) {
     ASSERT_FALSE(errors.empty()) << text;
     EXPECT_NE(errors[0].message.find("malformed YAML"), std::string::npos) << text;
   }
+  {
+    // The same loop after a block: not at a document's start, so LoadAll is not used at all.
+    std::vector<Diagnostic> errors;
+    YamlReader reader("c.yaml", errors);
+    reader.ParseDocument("    kind: hang\n  , S");
+  }
   std::vector<Diagnostic> errors;
   YamlReader reader("c.yaml", errors);
   EXPECT_TRUE(reader.ParseDocument("a: [1\n, 2]\nb: x,y\n").IsMap());
