@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "capture/capturer.h"
 #include "core/atomic_file.h"
@@ -73,11 +74,10 @@ Status IncidentLog::Trim(int fd, std::size_t size) {
 }
 
 Result<IncidentHistory> IncidentLog::ReadHistory() const {
-  IncidentHistory history;
   UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno == ENOENT) {
-      return history;
+      return IncidentHistory{};
     }
     return Error{path_ + ": " + std::strerror(errno)};
   }
@@ -94,6 +94,38 @@ Result<IncidentHistory> IncidentLog::ReadHistory() const {
       (::pread(fd.get(), &before, 1, static_cast<off_t>(start - 1)) != 1 || before != '\n')) {
     pos = text.find('\n') + 1;  // the tail begins mid-line: skip to the next whole one
   }
+  return ParseIncidentHistory(std::string_view(text).substr(std::min(pos, text.size())));
+}
+
+namespace {
+
+// record[key] when it holds a number of type T, else `fallback`: json::value throws on a field
+// of another type, and a hand-edited or damaged log must not stop the daemon from starting.
+template <typename T>
+T NumberOr(const json& record, const char* key, T fallback) {
+  const auto it = record.find(key);
+  if (it == record.end() || !it->is_number_integer() ||
+      (std::is_unsigned_v<T> && !it->is_number_unsigned() && it->template get<long long>() < 0)) {
+    return fallback;
+  }
+  return it->template get<T>();
+}
+
+// When an incident opened: milliseconds that fit the clock (a WallTime counts nanoseconds,
+// so a wild "opened_ms" would overflow it), else the epoch (cooldowns long past).
+detect::WallTime OpenedAt(const json& record) {
+  using std::chrono::milliseconds;
+  const long long limit =
+      std::chrono::duration_cast<milliseconds>(detect::WallTime::duration::max()).count();
+  const long long ms = NumberOr(record, "opened_ms", 0LL);
+  return detect::WallTime{milliseconds(ms > -limit && ms < limit ? ms : 0)};
+}
+
+}  // namespace
+
+IncidentHistory ParseIncidentHistory(std::string_view text) {
+  IncidentHistory history;
+  std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
     if (end == std::string::npos) {
@@ -107,7 +139,7 @@ Result<IncidentHistory> IncidentLog::ReadHistory() const {
       continue;  // not an incident (a bundle record)
     }
     ++history.incidents;
-    const detect::WallTime opened{std::chrono::milliseconds(record.value("opened_ms", 0LL))};
+    const detect::WallTime opened = OpenedAt(record);
     for (const auto& rule : record.value("rules", json::array())) {
       if (rule.is_string()) {
         auto& last = history.rule_last_opened[rule.get<std::string>()];
@@ -115,12 +147,13 @@ Result<IncidentHistory> IncidentLog::ReadHistory() const {
       }
     }
     for (const auto& firing : record.value("firings", json::array())) {
-      if (!firing.contains("file_id")) {
+      if (!firing.is_object() || !firing.contains("file_id") || !firing["file_id"].is_string()) {
         continue;
       }
-      FiredThrough fired{firing.value("head_bytes", 0U), firing.value("head_hash", 0ULL),
-                         std::max(firing.value("line", 0ULL), firing.value("summary_line", 0ULL))};
-      const std::string id = firing.value("file_id", "");
+      FiredThrough fired{
+          NumberOr(firing, "head_bytes", 0U), NumberOr(firing, "head_hash", 0ULL),
+          std::max(NumberOr(firing, "line", 0ULL), NumberOr(firing, "summary_line", 0ULL))};
+      const std::string id = firing["file_id"].get<std::string>();
       bool merged = false;
       auto [begin, stop] = history.fired.equal_range(id);
       for (auto it = begin; it != stop; ++it) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -30,6 +31,10 @@ struct IncidentHistory {
   std::map<std::string, detect::WallTime> rule_last_opened;
   std::uint64_t incidents = 0;
 };
+
+// The history in `text`: whole JSONL lines of the log (an unfinished last line is ignored,
+// as are lines that are not incidents). Never throws on any input. Pure; any thread.
+IncidentHistory ParseIncidentHistory(std::string_view text);
 
 class IncidentLog {
  public:

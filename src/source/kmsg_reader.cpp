@@ -10,11 +10,10 @@
 #include <string_view>
 
 namespace trainwatch::source {
-namespace {
 
 // "PRI,SEQ,MICROS,FLAGS[,...];MESSAGE" (Documentation/ABI/testing/dev-kmsg); continuation
 // lines (" KEY=value") after the first are metadata, not text.
-std::string ToDmesgLine(std::string_view record) {
+std::string KmsgRecordToLine(std::string_view record) {
   const std::size_t semicolon = record.find(';');
   if (semicolon == std::string_view::npos) {
     return std::string(record);
@@ -35,8 +34,6 @@ std::string ToDmesgLine(std::string_view record) {
   line.append(message);
   return line;
 }
-
-}  // namespace
 
 bool KmsgReader::Start(uv_loop_t* loop, const std::string& device, Sink sink) {
   device_ = device;
@@ -92,7 +89,7 @@ void KmsgReader::OnReadable() {
       break;
     }
     const std::string line =
-        ToDmesgLine(std::string_view(record, static_cast<std::size_t>(n))) + "\n";
+        KmsgRecordToLine(std::string_view(record, static_cast<std::size_t>(n))) + "\n";
     std::string_view rest = line;
     while (!rest.empty()) {
       std::span<char> space = framer_.WritableSpace();

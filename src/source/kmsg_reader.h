@@ -8,12 +8,17 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "core/unique_fd.h"
 #include "core/uv_handle.h"
 #include "source/line_framer.h"
 
 namespace trainwatch::source {
+
+// One /dev/kmsg record ("PRI,SEQ,MICROS,FLAGS;MESSAGE\n KEY=value...") -> its dmesg-style
+// line, without '\n'. A record without ';' passes through as it is. Pure; any thread.
+std::string KmsgRecordToLine(std::string_view record);
 
 class KmsgReader {
  public:

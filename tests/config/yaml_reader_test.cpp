@@ -22,6 +22,32 @@ TEST(YamlReader, ReportsTypedFieldProblemsWithLocations) {
   EXPECT_EQ(FormatDiagnostic(errors[3]), "c.yaml:3:7: list must be a single value");
 }
 
+// yaml-cpp 0.7's LoadAll loops forever on these (found by tests/fuzz/rule_loader_fuzz): a bad
+// rule or config file must get a message, not hang `check` or a reload.
+TEST(YamlReader, ACommaStartingADocumentIsAnErrorNotAHang) {
+  for (const char* text : {",a", "# comment\n  ,a\n", "a: 1\n...\n,a", "a: 1\n---\n# c\n,a",
+                           "--- ,a", "%YAML 1.2\n---\n,a", "\xEF\xBB\xBF,a"}) {
+    std::vector<Diagnostic> errors;
+    YamlReader reader("c.yaml", errors);
+    reader.ParseDocument(text);
+    ASSERT_FALSE(errors.empty()) << text;
+    EXPECT_NE(errors[0].message.find("malformed YAML"), std::string::npos) << text;
+  }
+  {
+    // The same loop after a block: not at a document's start, so LoadAll is not used at all.
+    std::vector<Diagnostic> errors;
+    YamlReader reader("c.yaml", errors);
+    reader.ParseDocument("    kind: hang\n  , S");
+  }
+  std::vector<Diagnostic> errors;
+  YamlReader reader("c.yaml", errors);
+  EXPECT_TRUE(reader.ParseDocument("a: [1\n, 2]\nb: x,y\n").IsMap());
+  EXPECT_TRUE(errors.empty());
+  reader.ParseDocument("# c\n,a\n");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(FormatDiagnostic(errors[0]).substr(0, 10), "c.yaml:2:1");
+}
+
 TEST(YamlReader, OneDocumentPerFile) {
   std::vector<Diagnostic> errors;
   YamlReader reader("c.yaml", errors);

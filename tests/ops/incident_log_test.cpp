@@ -173,6 +173,28 @@ TEST(IncidentLog, ALineThatIsNotAnObjectIsSkipped) {
   EXPECT_EQ(history.rule_last_opened.count("x"), 0u);
 }
 
+// Found by tests/fuzz/incident_log_fuzz: an "opened_ms" beyond the nanosecond clock overflowed
+// (UB), and a field of the wrong type threw out of ReadHistory, stopping the daemon's start.
+TEST(IncidentLog, WildOrMistypedFieldsAreReadAsAbsent) {
+  testing::TempDir dir;
+  IncidentLog log(dir.PathOf("incidents.jsonl"));
+  AppendRaw(log.path(),
+            "{\"opened_ms\":170000000000000000,\"rules\":[\"big\"],\"firings\":[]}\n"
+            "{\"opened_ms\":\"soon\",\"rules\":[\"typed\"],\"firings\":[{\"file_id\":\"8:1\","
+            "\"head_bytes\":\"x\",\"head_hash\":-1,\"line\":[5],\"summary_line\":7},3,"
+            "{\"file_id\":9}]}\n");
+  ASSERT_TRUE(log.Append(MakeIncident("ok", kOpened, {"a"}, {FileFiring("8:2", 1, 2, 5)})).ok());
+
+  const IncidentHistory history = ReadOrFail(log);
+  EXPECT_EQ(history.incidents, 3u);
+  EXPECT_EQ(history.rule_last_opened.at("big"), WallTime{});
+  EXPECT_EQ(history.rule_last_opened.at("typed"), WallTime{});
+  EXPECT_EQ(history.rule_last_opened.at("a"), kOpened);
+  EXPECT_EQ(FiredOf(history, "8:1"), (std::vector<Fired>{{0, 0, 7}}));
+  EXPECT_EQ(FiredOf(history, "8:2"), (std::vector<Fired>{{1, 2, 5}}));
+  EXPECT_EQ(history.fired.size(), 2u);
+}
+
 TEST(IncidentLog, AnIncidentAppendedAfterATornLineIsStillRead) {
   testing::TempDir dir;
   IncidentLog log(dir.PathOf("incidents.jsonl"));
