@@ -16,6 +16,7 @@
 #include "app/sources.h"
 #include "app/state_dir_guard.h"
 #include "collect/redactor.h"
+#include "collect/stray_processes.h"
 #include "config/shipped_paths.h"
 #include "core/open_file_limit.h"
 #include "core/posix_env.h"
@@ -560,6 +561,7 @@ int Daemon::Run() {
   }
   if (!stopping_ && !guest_) {
     incidents_->ReportUncaptured();
+    collect::KillCollectorsOfDeadRuns(*env_);
   }
   if (!stopping_ && child_) {
     StartWrap();

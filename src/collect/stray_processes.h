@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/env.h"
+
 namespace trainwatch::collect {
 
 // The environment entry's name; its value is unique to one run.
@@ -19,5 +21,20 @@ inline constexpr std::string_view kRunMarkName = "TRAINWATCH_COLLECTOR_RUN";
 // The pids below `proc_root` whose environment holds `mark` ("NAME=value") as a whole entry.
 // Processes that cannot be read (another user's, gone meanwhile) are not counted.
 std::vector<int> ProcessesMarked(const std::string& proc_root, std::string_view mark);
+
+// Every process carrying a run's mark, with the pid of the trainwatch that ran it (the mark's
+// value is "<that pid>.<run>").
+struct RunProcess {
+  int pid = 0;
+  int owner = 0;
+};
+std::vector<RunProcess> ProcessesOfRuns(const std::string& proc_root);
+
+// Kills the processes left by collector runs of a trainwatch that is gone: one killed with
+// SIGKILL mid-capture never kills its collectors, and one that ignores SIGTERM (or hangs on a
+// wedged device) would live on, outside systemd, which kills the unit's whole cgroup: in a
+// container's sidecar, say. Called once at start; the /proc walk runs on the pool, the
+// liveness checks and signals on the loop.
+void KillCollectorsOfDeadRuns(Env& env);
 
 }  // namespace trainwatch::collect

@@ -324,7 +324,10 @@ bool WatchedSource::StartWrap(Env& env, Outlet outlet, std::size_t context_lines
       return false;  // logged by MakeStream
     }
     wrap_streams_.back()->MarkLive();
-    wrap_streams_.back()->set_writers({source::WriterProcess{pid, comm}});
+    source::WriterProcess writer;
+    writer.pid = pid;
+    writer.comm = comm;
+    wrap_streams_.back()->set_writers({std::move(writer)});
   }
   return true;
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -172,6 +173,32 @@ TEST(CommandRunnerStrays, WhatACollectorLeftBehindIsKilledWhenItEnds) {
   EXPECT_EQ((*results)[0].status, CollectorStatus::kOk);
   EXPECT_EQ(env.other_signals, (std::vector<std::pair<int, int>>{{5123, SIGKILL}}));
   EXPECT_TRUE(child.signals.empty());
+}
+
+// A trainwatch killed with -9 mid-capture leaves its collectors running (one that ignores
+// SIGTERM, or hangs on a wedged device, forever). The next start kills the processes whose
+// mark names a trainwatch that is gone, and leaves those of one still running (a `wrap` beside
+// the daemon) and unmarked ones alone.
+TEST(CommandRunnerStrays, TheCollectorsOfATrainwatchThatIsGoneAreKilledAtStart) {
+  testing::TempDir proc;
+  FakeEnv env(proc.path().string());
+  const std::string name = std::string(kRunMarkName) + "=";
+  const std::pair<int, std::string> processes[] = {
+      {6001, name + "4000.3"},  // a collector of pid 4000, which is gone
+      {6002, name + "4000.3"},  // its setsid'd grandchild
+      {6003, name + "4100.1"},  // a collector of pid 4100, still running
+      {6004, "OTHER=4000.3"},   // not a collector
+  };
+  for (const auto& [pid, entry] : processes) {
+    std::filesystem::create_directories(proc.path() / std::to_string(pid));
+    proc.Write(std::to_string(pid) + "/environ", std::string("PATH=/bin\0", 10) + entry + '\0');
+  }
+  env.live_pids = {4100, 6001, 6002, 6003, 6004};
+  KillCollectorsOfDeadRuns(env);
+  env.RunUntilIdle();
+  std::vector<std::pair<int, int>> signals = env.other_signals;
+  std::sort(signals.begin(), signals.end());
+  EXPECT_EQ(signals, (std::vector<std::pair<int, int>>{{6001, SIGKILL}, {6002, SIGKILL}}));
 }
 
 TEST_F(CommandRunnerTest, MissingToolsFailuresAndSignals) {
