@@ -18,6 +18,21 @@ Event EventOf(const rules::Rule& rule) {
   return event;
 }
 
+// "PID (comm), PID (comm)": the writers a death is said of.
+std::string DescribeWriters(const std::vector<source::WriterProcess>& writers) {
+  std::string who;
+  for (const source::WriterProcess& writer : writers) {
+    if (!who.empty()) {
+      who += ", ";
+    }
+    who += std::to_string(writer.pid);
+    who += " (";
+    who += writer.comm;
+    who += ')';
+  }
+  return who;
+}
+
 }  // namespace
 
 std::string DescribeBar(const Bar& bar) {
@@ -76,16 +91,7 @@ std::optional<Event> WriterExited(ProgressTracker& progress, bool ends_mid_bar,
       now - bar->last_update > kWriterExitWindow) {
     return std::nullopt;
   }
-  std::string who;
-  for (const source::WriterProcess& writer : gone) {
-    if (!who.empty()) {
-      who += ", ";
-    }
-    who += std::to_string(writer.pid);
-    who += " (";
-    who += writer.comm;
-    who += ')';
-  }
+  std::string who = DescribeWriters(gone);
   if (who.empty()) {
     who = "the log's last writer (closed it; no process holds it)";
   }
@@ -119,16 +125,7 @@ std::optional<int> OomKilledPid(std::string_view kmsg_line) {
 Event OomKilledWriter(ProgressTracker& progress, std::uint64_t last_line,
                       const std::vector<source::WriterProcess>& gone, std::string_view kmsg_line) {
   progress.EndJob();
-  std::string who;
-  for (const source::WriterProcess& writer : gone) {
-    if (!who.empty()) {
-      who += ", ";
-    }
-    who += std::to_string(writer.pid);
-    who += " (";
-    who += writer.comm;
-    who += ')';
-  }
+  std::string who = DescribeWriters(gone);
   Event event;
   event.rule_id = "writer.exited";
   event.kind = rules::RuleKind::kCrash;
