@@ -7,6 +7,21 @@
 namespace trainwatch::detect {
 namespace {
 
+// `[rank3]:`, `[default3]:` (torchrun --tee), `[1,3]<stdout>:` (mpirun --tag-output): a line
+// a launcher tagged with its rank. A timestamp in brackets is followed by a space, not these.
+bool StartsWithWriterTag(std::string_view line) {
+  if (line.empty() || line.front() != '[') {
+    return false;
+  }
+  const std::size_t close = line.find(']');
+  if (close == std::string_view::npos || close > 24 || close + 1 >= line.size() ||
+      (line[close + 1] != ':' && line[close + 1] != '<')) {
+    return false;
+  }
+  const std::string_view inside = line.substr(1, close - 1);
+  return std::any_of(inside.begin(), inside.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 constexpr std::size_t kMaxContextLineBytes = 1024;
 // Lines kept beyond the context: a traceback's event comes at its end, and its context is
 // the lines before its header.
@@ -196,6 +211,7 @@ void StreamDetector::OnBatch(const source::LineBatch& batch, std::uint64_t batch
         pending_line_ = 0;
         pending_parsed_ = 0;
       }
+      saw_writer_tags_ = saw_writer_tags_ || StartsWithWriterTag(record);
       ParseProgress(record, '\n', batch.LineNumber(i), now);
     }
   }

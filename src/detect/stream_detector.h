@@ -85,12 +85,19 @@ class StreamDetector {
   // The line of the last crash this stream reported (its traceback's last line), 0 when none
   // since it was caught or judged.
   std::uint64_t crash_line() const { return crash_line_; }
-  // A bar of this stream advanced after its last crash: the writer caught the exception and
-  // went on (a training loop that logs and continues).
+  // A bar of this stream advanced after its last crash, and the crash can only have been that
+  // writer's: it caught the exception and went on (a training loop that logs and continues).
+  // Only where the stream has one known writer process and has shown no rank tags
+  // (`[rank3]:`, `[default3]:`, `[1,3]<stdout>:`), and is not a wrapped launcher: in a log
+  // that several ranks share, the other ranks' bars move on after one rank dies, until the
+  // collective watchdog stops them, and that is no catch.
   bool CrashCaught() const {
-    return crash_line_ != 0 && progress_.last_advance_line() > crash_line_;
+    return crash_line_ != 0 && may_catch_ && !saw_writer_tags_ && writers_.size() == 1 &&
+           progress_.last_advance_line() > crash_line_;
   }
   void ForgetCrash() { crash_line_ = 0; }
+  // The wrapped command's streams: it may be a launcher whose ranks share its output.
+  void set_may_catch(bool may_catch) { may_catch_ = may_catch; }
   // The stream ends in an unfinished line that is a progress bar's refresh: the one trace a
   // writer killed mid-bar leaves (a bar closed normally ends its line).
   bool EndsMidBar() const;
@@ -137,6 +144,8 @@ class StreamDetector {
   bool live_ = false;
   bool writer_closed_ = false;
   std::uint64_t crash_line_ = 0;
+  bool may_catch_ = true;
+  bool saw_writer_tags_ = false;  // a line began with a rank tag: several ranks write here
   std::uint64_t suppress_through_ = 0;
   std::uint64_t pending_line_ = 0;  // the unfinished line OnPending saw last
   std::size_t pending_parsed_ = 0;  // how much of it was parsed

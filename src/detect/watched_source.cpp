@@ -328,6 +328,7 @@ bool WatchedSource::StartWrap(Env& env, Outlet outlet, std::size_t context_lines
     writer.pid = pid;
     writer.comm = comm;
     wrap_streams_.back()->set_writers({std::move(writer)});
+    wrap_streams_.back()->set_may_catch(false);
   }
   return true;
 }

@@ -308,6 +308,8 @@ TEST_F(WatchedSourceTest, ATracebackTheWriterWentOnFromIsCaught) {
   Start();
   env_.files().Append("/logs/rank0.log", Bar(4));
   env_.Advance(milliseconds(20));
+  env_.live_pids.insert(4242);
+  OnlyStream().set_writers({source::WriterProcess{4242, "python3"}});
   env_.files().Append("/logs/rank0.log",
                       "\nTraceback (most recent call last):\n  File \"train.py\", line 3, in "
                       "step\nValueError: bad batch\n");
@@ -324,6 +326,43 @@ TEST_F(WatchedSourceTest, ATracebackTheWriterWentOnFromIsCaught) {
   env_.RunUntilIdle();
   EXPECT_EQ(caught_, std::vector<std::uint64_t>{4});
   EXPECT_EQ(OnlyStream().crash_line(), 0u) << "told once";
+}
+
+// torchrun's combined output: rank 3 dies, ranks 0-2 print their steps until the collective
+// watchdog stops them. Their progress is not rank 3 catching its exception.
+TEST_F(WatchedSourceTest, OtherRanksGoingOnAfterOneRankDiesIsNoCatch) {
+  Start();
+  env_.files().Append("/logs/rank0.log", "[rank0]: step 4/100\n[rank3]: step 4/100\n");
+  env_.Advance(milliseconds(20));
+  env_.live_pids.insert(4242);
+  OnlyStream().set_writers({source::WriterProcess{4242, "python3"}});
+  env_.files().Append("/logs/rank0.log",
+                      "[rank3]: Traceback (most recent call last):\n[rank3]:   File "
+                      "\"train.py\", line 3, in step\n[rank3]: ValueError: bad batch\n");
+  env_.RunUntilIdle();
+  env_.Advance(seconds(1));
+  source_->CloseQuietTracebacks(env_.SteadyNow(), milliseconds(300));
+  ASSERT_EQ(fired_.size(), 1u);
+  env_.files().Append("/logs/rank0.log", "[rank0]: step 5/100\n[rank0]: step 6/100\n");
+  env_.RunUntilIdle();
+  EXPECT_TRUE(caught_.empty());
+}
+
+// Nor is a bar moving on in a log whose writer is not known to be one process.
+TEST_F(WatchedSourceTest, ABarMovingOnInALogOfUnknownWritersIsNoCatch) {
+  Start();
+  env_.files().Append("/logs/rank0.log", Bar(4));
+  env_.Advance(milliseconds(20));
+  env_.files().Append("/logs/rank0.log",
+                      "\nTraceback (most recent call last):\n  File \"train.py\", line 3, in "
+                      "step\nValueError: bad batch\n");
+  env_.RunUntilIdle();
+  env_.Advance(seconds(1));
+  source_->CloseQuietTracebacks(env_.SteadyNow(), milliseconds(300));
+  ASSERT_EQ(fired_.size(), 1u);
+  env_.files().Append("/logs/rank0.log", Bar(5));
+  env_.RunUntilIdle();
+  EXPECT_TRUE(caught_.empty());
 }
 
 }  // namespace
