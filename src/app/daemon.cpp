@@ -46,7 +46,11 @@ class Daemon {
 
  private:
   Status Apply(rules::ConfiguredRules setup, bool initial);
+  // SIGHUP: the config and rules are read on the loop (tens of milliseconds), the rules'
+  // examples run on the pool (hundreds: they would stall every file and the control socket),
+  // and the new setup is applied on the loop. A SIGHUP meanwhile reloads once more after.
   void Reload();
+  void ApplyReload(rules::ConfiguredRules setup, const std::vector<Diagnostic>& problems);
   void Stop(int exit_code);
   // SIGTERM: a capture under way may finish first, within the config's stop_grace.
   void StopAfterCaptures(int exit_code);
@@ -92,6 +96,8 @@ class Daemon {
   bool said_waiting_ = false;  // wrap: "waiting for hooks" was logged
   int exit_code_ = 0;
   std::uint64_t setups_applied_ = 0;  // the start and each reload
+  bool reloading_ = false;            // examples of a reload are being checked on the pool
+  bool reload_again_ = false;         // a SIGHUP came meanwhile
   std::string last_status_;
   SteadyTime started_;
   WallTime started_wall_;
@@ -149,6 +155,10 @@ Status Daemon::Apply(rules::ConfiguredRules setup, bool initial) {
 }
 
 void Daemon::Reload() {
+  if (reloading_) {
+    reload_again_ = true;
+    return;
+  }
   spdlog::info("SIGHUP: reloading {}", setup_.config.file);
   Result<rules::ConfiguredRules> setup = rules::LoadConfiguredRules(setup_.config.file);
   if (!setup) {
@@ -158,9 +168,32 @@ void Daemon::Reload() {
   }
   // A rule's examples are its tests (as `trainwatch check --config` runs them): a rule that
   // no longer fires on its own `fires` lines would watch for nothing.
-  std::vector<Diagnostic> notes;
-  if (const std::vector<Diagnostic> problems = detect::CheckExamples(setup->rules, &notes);
-      !problems.empty()) {
+  struct Checked {
+    rules::ConfiguredRules setup;
+    std::vector<Diagnostic> problems;
+  };
+  auto checked = std::make_shared<Checked>(Checked{std::move(*setup), {}});
+  reloading_ = true;
+  env_->RunOnPool(
+      [checked] {
+        std::vector<Diagnostic> notes;
+        checked->problems = detect::CheckExamples(checked->setup.rules, &notes);
+      },
+      [this, checked] {
+        reloading_ = false;
+        if (stopping_) {
+          return;
+        }
+        ApplyReload(std::move(checked->setup), checked->problems);
+        if (reload_again_) {
+          reload_again_ = false;
+          Reload();
+        }
+      });
+}
+
+void Daemon::ApplyReload(rules::ConfiguredRules setup, const std::vector<Diagnostic>& problems) {
+  if (!problems.empty()) {
     std::string text;
     for (const Diagnostic& problem : problems) {
       text += "\n";
@@ -172,11 +205,11 @@ void Daemon::Reload() {
         problems.size(), text);
     return;
   }
-  const std::size_t rules = setup->rules.size();
+  const std::size_t rules = setup.rules.size();
   if (guest_) {
-    setup->config.sources.clear();
+    setup.config.sources.clear();
   }
-  if (Status applied = Apply(std::move(*setup), /*initial=*/false); !applied) {
+  if (Status applied = Apply(std::move(setup), /*initial=*/false); !applied) {
     spdlog::error("reload rejected, still running on the previous config and rules: {}",
                   applied.error().message);
     return;
