@@ -189,7 +189,14 @@ TEST_F(ControlSocketTest, ClientsThatNeverReadTheirStatusKeepMemoryBounded) {
             << peak / 1024 << " MB), descriptors " << descriptors_before << " -> "
             << descriptors_held << "\n";
   const long queued_cap_kib = static_cast<long>(ops::ControlLimits{}.max_queued_bytes / 1024);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  // Sanitizer builds keep freed memory in quarantine (ASan holds up to 256 MB of it), so the
+  // bound only holds for normal builds; there the descriptors and the answers still count.
   EXPECT_LT(peak - rss_before, queued_cap_kib + 30 * 1024);
+#else
+  (void)peak;
+  (void)queued_cap_kib;
+#endif
   ASSERT_TRUE(daemon.running()) << daemon.Log();
   // The write timeout (10 s) drops them; closing them here lets the test end sooner.
   silent.clear();
