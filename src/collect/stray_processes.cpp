@@ -3,10 +3,10 @@
 #include <dirent.h>
 #include <spdlog/spdlog.h>
 
-#include <cctype>
 #include <csignal>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "core/directory.h"
 #include "core/proc_files.h"
@@ -28,56 +28,53 @@ std::optional<std::string_view> EntryValue(std::string_view text, std::string_vi
   return std::nullopt;
 }
 
-// The pids below `proc_root` whose environment `wanted` accepts.
-std::vector<int> ProcessesWhose(
-    const std::string& proc_root,
-    const std::function<bool(int pid, std::string_view environ)>& wanted) {
-  std::vector<int> pids;
+// Every process below `proc_root` carrying a run's mark, with the mark's value. One walk of
+// /proc (pids as core/directory.h parses them) for both the collector's own strays and a
+// restart's sweep.
+std::vector<std::pair<int, std::string>> MarkedProcesses(const std::string& proc_root) {
+  std::vector<std::pair<int, std::string>> marked;
   DirPtr dir(::opendir(proc_root.c_str()));
   if (dir == nullptr) {
-    return pids;
+    return marked;
   }
+  std::string prefix(kRunMarkName);
+  prefix.push_back('=');
   while (const dirent* e = ::readdir(dir.get())) {
-    const std::string_view name = e->d_name;
-    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name.front()))) {
+    const int pid = ParseDecimalName(e->d_name);
+    if (pid <= 0) {
       continue;
     }
-    const int pid = std::atoi(e->d_name);
-    if (Result<ProcText> environ = ReadProcEnviron(pid, proc_root);
-        environ && wanted(pid, environ->text)) {
+    if (Result<ProcText> environ = ReadProcEnviron(pid, proc_root); environ) {
+      if (const std::optional<std::string_view> value = EntryValue(environ->text, prefix)) {
+        marked.emplace_back(pid, std::string(*value));
+      }
+    }
+  }
+  return marked;
+}
+
+}  // namespace
+
+std::vector<int> ProcessesMarked(const std::string& proc_root, std::string_view mark) {
+  const std::string_view value = mark.substr(mark.find('=') + 1);
+  std::vector<int> pids;
+  for (const auto& [pid, its_value] : MarkedProcesses(proc_root)) {
+    if (its_value == value) {
       pids.push_back(pid);
     }
   }
   return pids;
 }
 
-}  // namespace
-
-std::vector<int> ProcessesMarked(const std::string& proc_root, std::string_view mark) {
-  const std::size_t equals = mark.find('=');
-  const std::string_view prefix = mark.substr(0, equals + 1);
-  const std::string_view value = mark.substr(equals + 1);
-  return ProcessesWhose(proc_root, [&](int /*pid*/, std::string_view environ) {
-    return EntryValue(environ, prefix) == value;
-  });
-}
-
 std::vector<RunProcess> ProcessesOfRuns(const std::string& proc_root) {
-  std::string prefix(kRunMarkName);
-  prefix.push_back('=');
   std::vector<RunProcess> found;
-  ProcessesWhose(proc_root, [&](int pid, std::string_view environ) {
-    const std::optional<std::string_view> value = EntryValue(environ, prefix);
-    if (!value) {
-      return false;
-    }
+  for (const auto& [pid, value] : MarkedProcesses(proc_root)) {
     // "<pid of the trainwatch that ran it>.<run>"
-    const int owner = std::atoi(std::string(value->substr(0, value->find('.'))).c_str());
+    const int owner = ParseDecimalName(std::string_view(value).substr(0, value.find('.')));
     if (owner > 0) {
       found.push_back({pid, owner});
     }
-    return false;
-  });
+  }
   return found;
 }
 

@@ -18,7 +18,8 @@ namespace trainwatch::collect {
 // The environment entry's name; its value is unique to one run.
 inline constexpr std::string_view kRunMarkName = "TRAINWATCH_COLLECTOR_RUN";
 
-// The pids below `proc_root` whose environment holds `mark` ("NAME=value") as a whole entry.
+// The pids below `proc_root` whose environment holds the run mark `mark`
+// ("TRAINWATCH_COLLECTOR_RUN=value") as a whole entry.
 // Processes that cannot be read (another user's, gone meanwhile) are not counted.
 std::vector<int> ProcessesMarked(const std::string& proc_root, std::string_view mark);
 
