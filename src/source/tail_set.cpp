@@ -303,6 +303,11 @@ void TailSet::Open(const std::string& path, std::optional<source::TailPosition> 
     StartPolling(opened);
   }
   ReadFile(opened, kReadBudget);
+  if (closed_unfollowed_.erase(path) > 0 && hooks_.on_close_write) {
+    if (auto still = files_.find(id); still != files_.end()) {  // a read may have closed it
+      hooks_.on_close_write(*still->second);
+    }
+  }
 }
 
 void TailSet::Enqueue(TailedFile& file) {

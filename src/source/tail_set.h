@@ -172,6 +172,9 @@ class TailSet {
   std::map<std::string, std::unique_ptr<ChangeWatch>> watches_;  // by directory
   std::set<std::string> excluded_;
   std::set<std::string> parked_;  // copies of live files waiting for the original's truncation
+  // Paths the globs match whose writer closed them (IN_CLOSE_WRITE) before they were followed.
+  static constexpr std::size_t kClosedUnfollowedKept = 256;
+  std::set<std::string> closed_unfollowed_;
   std::map<std::string, SteadyTime> deferred_;  // short new files that may be copies
   std::deque<Retired> retired_;
   std::deque<source::FileId> queue_;         // files with more to read

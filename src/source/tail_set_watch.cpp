@@ -84,7 +84,15 @@ void TailSet::OnDirEvent(const std::string& dir, std::string_view name, Env::Dir
       std::any_of(source_.paths.begin(), source_.paths.end(),
                   [&](const std::string& p) { return source::GlobMatches(p, path); });
   if (event == Env::DirEvent::kCloseWrite) {
-    return;  // a close adds nothing a write did not already announce
+    // Its writer closed it before a rescan followed it (a job that lived a second on a busy
+    // machine): once followed and read, it is judged as if the close came then.
+    if (may_match) {
+      if (closed_unfollowed_.size() >= kClosedUnfollowedKept) {
+        closed_unfollowed_.clear();  // bounded; a lost one waits for a write to be judged
+      }
+      closed_unfollowed_.insert(path);
+    }
+    return;  // otherwise a close adds nothing a write did not already announce
   }
   if ((may_match && (!parked_.count(path) || renamed)) || (renamed && IsDirectory(path))) {
     ScheduleRescan();

@@ -174,5 +174,23 @@ TEST_F(SourcesTest, ALogItsKilledWriterClosedMidBarIsOneCrashAndNoSilence) {
   EXPECT_EQ(fired_.size(), 1u) << "its job ended: no silence";
 }
 
+TEST_F(SourcesTest, ALogClosedByItsWriterBeforeItWasFollowedIsJudgedOnceFollowed) {
+  // On a busy machine the job can write its whole log and close it before the rescan its
+  // creation asked for runs: the close came for a file not yet followed.
+  Apply({Source("train", "/logs/*.log")});
+  Settle();
+  env_.files().Append("/logs/rank0.log",
+                      "starting\nEpoch 0:   5%|5         | 2/40 [00:01<00:19,  1.9it/s]\r");
+  env_.CloseWrite("/logs/rank0.log");
+  Settle();  // the rescan follows it now
+  env_.Advance(std::chrono::seconds(1));
+  ASSERT_EQ(fired_.size(), 1u);
+  EXPECT_EQ(fired_[0].rfind("writer.exited: writer exited: the log's last writer", 0), 0u)
+      << fired_[0];
+  env_.Advance(std::chrono::minutes(11));  // past the 10-minute silence
+  sources_->Tick(env_.SteadyNow());
+  EXPECT_EQ(fired_.size(), 1u) << "its job ended: no silence";
+}
+
 }  // namespace
 }  // namespace trainwatch::app
