@@ -109,21 +109,19 @@ Result<std::vector<ProcessInfo>> FindProcesses(const std::string& pattern,
   if (!regex.ok()) {
     return Error{"process pattern '" + pattern + "': " + regex.error()};
   }
-  Result<DirPtr> dir = OpenDirAt(AT_FDCWD, proc_root, /*follow=*/true);
-  if (!dir.ok()) {
-    return Error{proc_root + ": " + dir.error().message};
-  }
   std::vector<ProcessInfo> found;
-  pid_t self = ::getpid();
-  for (const std::string& name : DirNames(dir->get())) {
-    pid_t pid = ParseDecimalName(name);
-    if (pid <= 0 || pid == self) {
-      continue;
+  const pid_t self = ::getpid();
+  const Status walked = ForEachProcess(proc_root, [&](int, int pid, const char*) {
+    if (pid == self) {
+      return;
     }
     Result<ProcessInfo> info = DescribeProcess(pid, proc_root);
     if (info.ok() && !info->cmdline.empty() && RE2::PartialMatch(info->cmdline, regex)) {
       found.push_back(std::move(*info));
     }
+  });
+  if (!walked) {
+    return Error{proc_root + ": " + walked.error().message};
   }
   std::sort(found.begin(), found.end(),
             [](const ProcessInfo& a, const ProcessInfo& b) { return a.pid < b.pid; });

@@ -1,6 +1,5 @@
 #include "collect/stray_processes.h"
 
-#include <dirent.h>
 #include <spdlog/spdlog.h>
 
 #include <csignal>
@@ -33,23 +32,16 @@ std::optional<std::string_view> EntryValue(std::string_view text, std::string_vi
 // restart's sweep.
 std::vector<std::pair<int, std::string>> MarkedProcesses(const std::string& proc_root) {
   std::vector<std::pair<int, std::string>> marked;
-  DirPtr dir(::opendir(proc_root.c_str()));
-  if (dir == nullptr) {
-    return marked;
-  }
   std::string prefix(kRunMarkName);
   prefix.push_back('=');
-  while (const dirent* e = ::readdir(dir.get())) {
-    const int pid = ParseDecimalName(e->d_name);
-    if (pid <= 0) {
-      continue;
-    }
+  // An unreadable /proc marks nothing: there is nothing to sweep that could be found.
+  (void)ForEachProcess(proc_root, [&](int, int pid, const char*) {
     if (Result<ProcText> environ = ReadProcEnviron(pid, proc_root); environ) {
       if (const std::optional<std::string_view> value = EntryValue(environ->text, prefix)) {
         marked.emplace_back(pid, std::string(*value));
       }
     }
-  }
+  });
   return marked;
 }
 

@@ -60,4 +60,17 @@ int ParseDecimalName(std::string_view text) {
   return value;
 }
 
+Status ForEachProcess(const std::string& proc_root, const ProcessVisitor& visit) {
+  Result<DirPtr> proc = OpenDirAt(AT_FDCWD, proc_root, /*follow=*/true);
+  if (!proc) {
+    return proc.error();
+  }
+  while (const dirent* entry = ::readdir(proc->get())) {
+    if (const int pid = ParseDecimalName(entry->d_name); pid > 0) {
+      visit(::dirfd(proc->get()), pid, entry->d_name);
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace trainwatch

@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,5 +34,12 @@ Result<std::string> ReadLinkAt(int dirfd, const std::string& path);
 
 // A decimal number as /proc names pids, descriptors and cpus; -1 for anything else.
 int ParseDecimalName(std::string_view text);
+
+// Calls `visit` with each process directory of `proc_root` (`proc_fd` is proc_root's open
+// descriptor, for openat; `name` is the pid as named there), in directory order; the one
+// walk of /proc the writer scan, the process collectors and the stray sweep share. Errors
+// (proc_root unreadable) are strerror's text.
+using ProcessVisitor = std::function<void(int proc_fd, int pid, const char* name)>;
+Status ForEachProcess(const std::string& proc_root, const ProcessVisitor& visit);
 
 }  // namespace trainwatch

@@ -117,17 +117,13 @@ std::map<FileId, std::vector<WriterProcess>> FindWriters(const std::set<FileId>&
   if (files.empty()) {
     return out;
   }
-  DirPtr proc(::opendir(proc_root.c_str()));
-  if (!proc) {
-    return out;
-  }
-  const std::string self = std::to_string(::getpid());
-  while (const dirent* entry = ::readdir(proc.get())) {
-    const int pid = ParseDecimalName(entry->d_name);
-    if (pid >= 0 && entry->d_name != self) {
-      ScanProcess(::dirfd(proc.get()), entry->d_name, pid, files, out);
+  const pid_t self = ::getpid();
+  // An unreadable /proc finds no writer: the stall and silence rules still judge the logs.
+  (void)ForEachProcess(proc_root, [&](int proc_fd, int pid, const char* name) {
+    if (pid != self) {
+      ScanProcess(proc_fd, name, pid, files, out);
     }
-  }
+  });
   for (auto& [id, writers] : out) {
     std::sort(writers.begin(), writers.end(),
               [](const WriterProcess& a, const WriterProcess& b) { return a.pid < b.pid; });

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -48,6 +49,27 @@ TEST(Directory, OpensDirectoriesWithOrWithoutFollowingLinks) {
   Result<std::string> not_link = ReadLinkAt(AT_FDCWD, dir.PathOf("real/a"));
   ASSERT_FALSE(not_link.ok());
   EXPECT_EQ(not_link.error().message, dir.PathOf("real/a") + ": Invalid argument");
+}
+
+TEST(Directory, ForEachProcessVisitsThePidDirectoriesOnly) {
+  TempDir proc;  // a /proc root as the tests' fake ones are: pid directories among others
+  for (const char* name : {"1", "42", "self", "sys", "0", "4242x"}) {
+    fs::create_directories(proc.path() / name);
+  }
+  std::vector<int> pids;
+  const Status walked =
+      ForEachProcess(proc.PathOf(""), [&](int proc_fd, int pid, const char* name) {
+        EXPECT_EQ(std::to_string(pid), name);
+        EXPECT_GE(proc_fd, 0);
+        pids.push_back(pid);
+      });
+  ASSERT_TRUE(walked.ok()) << walked.error().message;
+  std::sort(pids.begin(), pids.end());
+  EXPECT_EQ(pids, (std::vector<int>{1, 42}));
+
+  const Status missing = ForEachProcess(proc.PathOf("none"), [](int, int, const char*) {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "No such file or directory");
 }
 
 }  // namespace
