@@ -553,6 +553,10 @@ int Daemon::Run() {
         }
       },
       incidents_->LoadHistory(), std::move(saved_), first_start_);
+  if (options_.open_file_limit > 0) {
+    sources_->UseDescriptorBudget(std::make_shared<source::DescriptorBudget>(
+        source::DescriptorBudget::ForOpenFileLimit(options_.open_file_limit)));
+  }
   sources_->set_on_crash_caught([this](const detect::StreamDetector& stream) {
     incidents_->CrashCaught(stream.identity().source, stream.identity().name, stream.crash_line());
   });
@@ -639,7 +643,9 @@ int RunDaemon(const DaemonOptions& options) {
         "followed",
         limit.soft, limit.hard, limit.error);
   }
-  Daemon daemon(options);
+  DaemonOptions limited = options;
+  limited.open_file_limit = limit.soft;
+  Daemon daemon(limited);
   return daemon.Run();
 }
 

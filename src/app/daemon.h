@@ -14,6 +14,9 @@ struct DaemonOptions {
   std::string config_path;        // empty: the default config (config::ConfigPath)
   std::vector<std::string> wrap;  // `trainwatch wrap -- CMD...`: the command; empty otherwise
   std::string kmsg_device = "/dev/kmsg";
+  // The soft RLIMIT_NOFILE the daemon runs under: logs are held open within what it leaves
+  // (source::DescriptorBudget). 0: no budget of its own.
+  unsigned long long open_file_limit = 0;
 };
 
 // Runs until SIGTERM/SIGINT (daemon) or the child's end (wrap). Returns the process exit

@@ -201,6 +201,7 @@ void Sources::Start(WatchedSource& source) {
   }
   producer.first_start = first_start_;
   producer.excluded = excluded_;
+  producer.descriptors = descriptors_;
   source.Start(env_, OutletFor(), context_lines_, std::move(producer));
 }
 

@@ -59,6 +59,10 @@ class Sources {
   void set_on_crash_caught(OnCrashCaught on_crash_caught) {
     on_crash_caught_ = std::move(on_crash_caught);
   }
+  // Every source's logs are held open within `budget`; before Apply.
+  void UseDescriptorBudget(std::shared_ptr<source::DescriptorBudget> budget) {
+    descriptors_ = std::move(budget);
+  }
 
   // Takes the sources of a (re)loaded config. Sources that keep their name keep their files,
   // offsets and detector state; new ones start; removed ones close.
@@ -120,6 +124,7 @@ class Sources {
   std::vector<std::unique_ptr<WatchedSource>> sources_;
   std::unique_ptr<WatchedSource> wrap_;
   std::vector<std::string> excluded_;
+  std::shared_ptr<source::DescriptorBudget> descriptors_;
   // Pids the kernel's OOM killer killed, with its line: evidence for a writer's death. The
   // latest few only (a victim's writer is judged within a second or two of its kill).
   std::map<int, std::string> oom_killed_;

@@ -135,6 +135,17 @@ void PrintStatus(const json& status, std::ostream& out) {
       out << "    " << stream.value("name", "?") << "  " << stream.value("lines", 0) << " lines\n";
       print_bars(stream);
     }
+    if (const json unwatched = source.value("unwatched", json::object()); !unwatched.empty()) {
+      const json listed = unwatched.value("files", json::array());
+      out << "    NOT WATCHED: " << unwatched.value("count", 0) << " files (tried again at each "
+          << "rescan)\n";
+      for (const json& file : listed) {
+        out << "      " << file.value("path", "?") << ": " << file.value("why", "") << "\n";
+      }
+      if (unwatched.value("count", std::size_t{0}) > listed.size()) {
+        out << "      ... (the first " << listed.size() << " listed)\n";
+      }
+    }
   }
 }
 

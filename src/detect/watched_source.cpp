@@ -24,6 +24,7 @@ void WatchedSource::Start(Env& env, Outlet outlet, std::size_t context_lines, Pr
   for (const std::string& path : producer.excluded) {
     tails_->Exclude(path);
   }
+  tails_->UseDescriptorBudget(std::move(producer.descriptors));
   tails_->Start();
 }
 

@@ -62,6 +62,7 @@ class WatchedSource {
     std::vector<source::SavedTail> saved;  // this source's files at the last stop
     bool first_start = true;
     std::vector<std::string> excluded;  // files never to follow (wrap's own log)
+    std::shared_ptr<source::DescriptorBudget> descriptors;  // none: no budget of its own
   };
 
   WatchedSource(config::SourceConfig config, rules::SourceRules rules)

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "detect/stream_detector.h"
@@ -60,6 +61,10 @@ struct SourceSnapshot {
   std::vector<StreamSnapshot> streams;  // kmsg, the wrapped command's pipes
   std::optional<bool> kmsg_running;     // a kmsg source: whether /dev/kmsg is read
   std::set<std::string> parked_copies;
+  // Files the globs match that cannot be followed, and why (the first kUnwatchedListed).
+  static constexpr std::size_t kUnwatchedListed = 20;
+  std::size_t unwatched_count = 0;
+  std::vector<std::pair<std::string, std::string>> unwatched;
 };
 
 struct OpenIncidentSnapshot {

@@ -26,6 +26,14 @@ SourceSnapshot SnapshotOf(detect::WatchedSource& source, SteadyTime now, WallTim
   }
   if (source.tails() != nullptr) {
     snapshot.parked_copies = source.tails()->parked_copies();
+    const std::map<std::string, std::string>& unwatched = source.tails()->unwatched();
+    snapshot.unwatched_count = unwatched.size();
+    for (const auto& [path, why] : unwatched) {
+      if (snapshot.unwatched.size() == SourceSnapshot::kUnwatchedListed) {
+        break;
+      }
+      snapshot.unwatched.emplace_back(path, why);
+    }
   }
   return snapshot;
 }

@@ -57,6 +57,13 @@ json SourceJson(const SourceSnapshot& source) {
   if (!source.parked_copies.empty()) {
     entry["parked_copies"] = source.parked_copies;
   }
+  if (source.unwatched_count > 0) {
+    json listed = json::array();
+    for (const auto& [path, why] : source.unwatched) {
+      listed.push_back({{"path", path}, {"why", why}});
+    }
+    entry["unwatched"] = {{"count", source.unwatched_count}, {"files", std::move(listed)}};
+  }
   return entry;
 }
 

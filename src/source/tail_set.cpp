@@ -107,6 +107,7 @@ void TailSet::Rescan() {
       }
       by_path_[path] = id;
       file.gone_since.reset();
+      gone_.erase(id);
       continue;
     }
     Follow(path);
@@ -118,12 +119,17 @@ void TailSet::Rescan() {
   for (auto& [id, file] : files_) {
     if (!present.count(id) && !file->gone_since) {
       file->gone_since = now;
+      gone_.insert(id);
       ReadFile(*file, kReadBudget);  // finish what it has now; Sweep reads the rest
     }
   }
   for (auto it = by_path_.begin(); it != by_path_.end();) {
     it = matched.count(it->first) ? std::next(it) : by_path_.erase(it);
   }
+  for (auto it = unwatched_.begin(); it != unwatched_.end();) {
+    it = matched.count(it->first) ? std::next(it) : unwatched_.erase(it);
+  }
+  ReportUnwatched();
   for (auto it = parked_.begin(); it != parked_.end();) {
     it = matched.count(*it) ? std::next(it) : parked_.erase(it);
   }
@@ -144,9 +150,13 @@ void TailSet::Follow(const std::string& path) {
     return;
   }
   const source::FileId id{info->device, info->inode};
+  if (budget_ && budget_->exhausted()) {
+    MarkUnwatched(path, BudgetSpent());
+    return;
+  }
   const Result<std::unique_ptr<ReadableFile>> probe = env_.fs().OpenForReading(path);
   if (!probe) {
-    spdlog::warn("source {}: cannot read {}", source_.name, probe.error().message);
+    MarkUnwatched(path, probe.error().message);
     return;
   }
   auto same = [&](const source::Fingerprint& fingerprint) {
@@ -271,16 +281,25 @@ bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) {
 
 void TailSet::Open(const std::string& path, std::optional<source::TailPosition> start,
                    std::optional<source::FileId> copy_of) {
+  DescriptorBudget::Lease descriptor;
+  if (budget_ && !budget_->Take(descriptor)) {
+    MarkUnwatched(path, BudgetSpent());
+    return;
+  }
   Result<source::FileTail> tail = source::FileTail::Open(env_.fs(), path, start, kChunkBytes);
   if (!tail) {
-    spdlog::warn("source {}: {}", source_.name, tail.error().message);
+    MarkUnwatched(path, tail.error().message);
     return;
+  }
+  if (unwatched_.erase(path) > 0) {
+    spdlog::info("source {}: {} can be watched now", source_.name, path);
   }
   if (copy_of) {
     tail->set_copy_of(*copy_of);
   }
   const source::FileId id = tail->id();
   auto file = std::make_unique<TailedFile>(std::move(*tail));
+  file->descriptor = std::move(descriptor);
   const source::Fingerprint fingerprint = file->tail.fingerprint();
   if (!hooks_.on_open(*file)) {
     return;
@@ -400,6 +419,7 @@ void TailSet::Sweep(SteadyTime now) {
   // Inotify reports growth as it happens; this is the safety net for what it misses (a full
   // event queue, a file renamed out of the watched directories), cheap enough at the rescan
   // pace and too costly for an idle daemon each second.
+  CloseDeleted();
   if (now - last_sweep_ < watch_.rescan_interval) {
     return;
   }
@@ -416,10 +436,37 @@ void TailSet::Sweep(SteadyTime now) {
       }
       if (info->links == 0 && !file->gone_since) {
         file->gone_since = now;  // deleted
+        gone_.insert(id);
       }
     }
     if (file->gone_since && now - *file->gone_since >= grace && !file->queued) {
       finished.push_back(id);
+    }
+  }
+  for (const source::FileId& id : finished) {
+    CloseFile(id);
+  }
+}
+
+void TailSet::CloseDeleted() {
+  // A deleted file is read to its end and closed once it stopped growing: churn of short
+  // files (created, written, deleted) must not pile up descriptors and page cache for the
+  // whole grace a renamed file gets. A writer that still holds it and writes after a quiet
+  // second finds nobody reading: nobody else could read that file either.
+  std::vector<source::FileId> finished;
+  for (const source::FileId& id : gone_) {
+    TailedFile& file = *files_.at(id);
+    const Result<FileStatus> info = file.tail.Status();
+    if (!info || info->links > 0) {
+      continue;  // renamed away: a writer may go on in it until it reopens its log
+    }
+    if (info->size != file.tail.read_offset() || file.queued) {
+      ReadFile(file, kReadBudget);
+      file.deleted_size.reset();
+    } else if (file.deleted_size == info->size) {
+      finished.push_back(id);  // read to its end, and unchanged for a tick
+    } else {
+      file.deleted_size = info->size;
     }
   }
   for (const source::FileId& id : finished) {
@@ -443,8 +490,12 @@ void TailSet::CloseFile(source::FileId id) {
     by_path_.erase(path);
   }
   fingerprints_.erase(id);
+  gone_.erase(id);
   Unindex(file);
   files_.erase(found);
+  if (!unwatched_.empty()) {
+    ScheduleRescan();  // its descriptor may be what a waiting file needs
+  }
 }
 
 TailSet::DirAndName TailSet::DirAndNameOf(const std::string& path) {

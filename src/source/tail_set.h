@@ -24,6 +24,7 @@
 
 #include "config/daemon_config.h"
 #include "core/env.h"
+#include "source/descriptor_budget.h"
 #include "source/file_tail.h"
 #include "source/line_batch.h"
 #include "source/tail_state.h"
@@ -33,8 +34,10 @@ namespace trainwatch::source {
 struct TailedFile {
   explicit TailedFile(source::FileTail t) : tail(std::move(t)) {}
   source::FileTail tail;
-  std::unique_ptr<ChangeWatch> poll;     // when the file is polled rather than watched
-  std::optional<SteadyTime> gone_since;  // no longer matched, renamed away or deleted
+  DescriptorBudget::Lease descriptor;         // its share of the budget, while it is open
+  std::unique_ptr<ChangeWatch> poll;          // when the file is polled rather than watched
+  std::optional<SteadyTime> gone_since;       // no longer matched, renamed away or deleted
+  std::optional<std::uint64_t> deleted_size;  // deleted: its size at the last tick
   bool queued = false;
   // Read to its end once, or new since the start: what comes now is written live.
   bool caught_up = false;
@@ -78,6 +81,10 @@ class TailSet {
   TailSet(const TailSet&) = delete;
   TailSet& operator=(const TailSet&) = delete;
 
+  // Logs are opened only within `budget` (shared by every source); before Start.
+  void UseDescriptorBudget(std::shared_ptr<DescriptorBudget> budget) {
+    budget_ = std::move(budget);
+  }
   void Start();
   // Never follow `path` (the log `wrap` writes: its lines arrive through the pipe already).
   void Exclude(const std::string& path) { excluded_.insert(path); }
@@ -97,6 +104,9 @@ class TailSet {
   const std::map<source::FileId, std::unique_ptr<TailedFile>>& files() const { return files_; }
   std::map<source::FileId, std::unique_ptr<TailedFile>>& files() { return files_; }
   const std::set<std::string>& parked_copies() const { return parked_; }
+  // Files the globs match that cannot be followed now, with why (the descriptor budget is
+  // spent, permission denied...); each is tried again at every rescan.
+  const std::map<std::string, std::string>& unwatched() const { return unwatched_; }
   // How many saved positions and followed files were looked at as a possible origin of a new
   // file (the same file before a restart, or the file it is a rotated copy of): the cost of
   // following N files must grow with N, not N squared.
@@ -132,12 +142,18 @@ class TailSet {
   // Whether a new file of `size` bytes could still turn out to be a copy of one we read.
   bool MayBecomeACopy(const std::string& path, std::uint64_t size);
   void StartPolling(TailedFile& file);
+  // Records that `path` cannot be followed, and why; ReportUnwatched logs what is new.
+  void MarkUnwatched(const std::string& path, std::string why);
+  std::string BudgetSpent() const;
+  void ReportUnwatched();
   // Reads up to `budget` bytes; queues the file when there is more.
   void ReadFile(TailedFile& file, std::size_t budget);
   void Enqueue(TailedFile& file);
   void DrainQueue();
   void Retire(TailedFile& file, source::Fingerprint old_fingerprint);
   void CloseFile(source::FileId id);
+  // Closes the deleted files read to their end that did not grow since the last tick.
+  void CloseDeleted();
   // A (directory, file name) pair: how IsRotatedCopyName compares a copy with its original.
   using DirAndName = std::pair<std::string, std::string>;
   static DirAndName DirAndNameOf(const std::string& path);
@@ -175,7 +191,11 @@ class TailSet {
   // Paths the globs match whose writer closed them (IN_CLOSE_WRITE) before they were followed.
   static constexpr std::size_t kClosedUnfollowedKept = 256;
   std::set<std::string> closed_unfollowed_;
-  std::map<std::string, SteadyTime> deferred_;  // short new files that may be copies
+  std::set<source::FileId> gone_;                 // the followed files with gone_since set
+  std::shared_ptr<DescriptorBudget> budget_;      // none: no limit of our own
+  std::map<std::string, std::string> unwatched_;  // path -> why
+  std::vector<std::string> newly_unwatched_;      // since the last report
+  std::map<std::string, SteadyTime> deferred_;    // short new files that may be copies
   std::deque<Retired> retired_;
   std::deque<source::FileId> queue_;         // files with more to read
   std::unique_ptr<LoopTimer> rescan_timer_;  // periodic rescan

@@ -20,7 +20,6 @@
 
 namespace trainwatch::source {
 
-
 class WrappedChild {
  public:
   struct Hooks {

@@ -3,21 +3,25 @@
 // soft limit to the hard one and watches every file.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <fstream>
+#include <optional>
 
 #include "integration/daemon_fixture.h"
 
 namespace trainwatch::testing {
 namespace {
 
-// Sets the soft RLIMIT_NOFILE of this process (and so of the daemon it starts) for a scope.
+// Sets the soft (and, given, the hard) RLIMIT_NOFILE of this process, and so of the daemon it
+// starts, for a scope. Raising the hard limit back needs root (CAP_SYS_RESOURCE).
 class SoftOpenFileLimit {
  public:
-  explicit SoftOpenFileLimit(rlim_t soft) {
+  explicit SoftOpenFileLimit(rlim_t soft, std::optional<rlim_t> hard = std::nullopt) {
     ::getrlimit(RLIMIT_NOFILE, &saved_);
     rlimit lowered = saved_;
     lowered.rlim_cur = soft;
+    lowered.rlim_max = hard.value_or(saved_.rlim_max);
     ::setrlimit(RLIMIT_NOFILE, &lowered);
   }
   ~SoftOpenFileLimit() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
@@ -52,6 +56,56 @@ TEST_F(DaemonTest, MoreFilesThanTheSoftDescriptorLimitAreAllWatched) {
   std::ofstream(Dir(name), std::ios::app) << "MARK 1 FIRE\n";
   EXPECT_TRUE(WaitUntil([&] { return IncidentsOf("test.marker").size() == 1; }, 10s))
       << daemon_->Log().substr(0, 4000);
+}
+
+TEST_F(DaemonTest, AHardDescriptorLimitTooLowForTheFilesLeavesSomeUnwatchedAndSaysSo) {
+  // 128 descriptors in all, hard: 48 for logs, the rest kept for the control socket, state
+  // files, collectors and bundles. Before, the logs took them all and the daemon exited 2
+  // (its control socket could not be made).
+  constexpr int kFiles = 300;
+  if (::geteuid() != 0) {
+    GTEST_SKIP() << "lowers the hard descriptor limit, which only root can raise back";
+  }
+  WriteConfig({.settle = "0s",
+               .cooldown = "0s",
+               .paths = "logs/*.log",
+               .capture = "capture: {commands: [], habana_logs: none}\n"});
+  char name[32];
+  for (int n = 0; n < kFiles; ++n) {
+    std::snprintf(name, sizeof name, "logs/rank%04d.log", n);
+    std::ofstream(Dir(name)) << "step 1 loss 0.5\n";
+  }
+  {
+    const SoftOpenFileLimit limit(128, 128);
+    StartDaemon();
+  }
+  const Json source = daemon_->Status(state())["sources"][0];
+  EXPECT_EQ(source["files"].size(), 48u) << daemon_->Log().substr(0, 4000);
+  ASSERT_TRUE(source.contains("unwatched")) << source.dump(1).substr(0, 4000);
+  EXPECT_EQ(source["unwatched"]["count"], kFiles - 48);
+  EXPECT_EQ(source["unwatched"]["files"].size(), 20u);
+  EXPECT_NE(source["unwatched"]["files"][0]["why"].get<std::string>().find("48 log files are open"),
+            std::string::npos)
+      << source["unwatched"].dump(1);
+  // Said once, as one line for all of them, not a line per file.
+  const std::string log = daemon_->Log();
+  EXPECT_NE(log.find("cannot watch 252 more files (252 in all)"), std::string::npos) << log;
+  EXPECT_EQ(log.find("Too many open files"), std::string::npos) << log;
+  // The watched ones fire, and the bundle gets the descriptors it needs.
+  std::ofstream(Dir("logs/rank0000.log"), std::ios::app) << "MARK 1 FIRE\n";
+  EXPECT_TRUE(WaitUntil([&] { return IncidentsOf("test.marker").size() == 1; }, 10s))
+      << daemon_->Log().substr(0, 4000);
+  const auto bundled = [&] {
+    std::ifstream in(state() + "/incidents.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("\"bundle_for\"") != std::string::npos &&
+          line.find(".tar.zst\"") != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(WaitUntil(bundled, 30s)) << daemon_->Log();
 }
 
 }  // namespace

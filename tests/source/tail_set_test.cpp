@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <map>
 
@@ -56,6 +57,7 @@ class TailSetTest : public ::testing::Test {
     hooks.on_close = [this](TailedFile& file) { closed_.push_back(file.tail.path()); };
     hooks.durable = [](const TailedFile& file) { return file.tail.position(); };
     tails_ = std::make_unique<TailSet>(env_, source, watch_, hooks, std::move(saved), first_start);
+    tails_->UseDescriptorBudget(budget_);
     tails_->Start();
     env_.RunUntilIdle();
   }
@@ -118,6 +120,7 @@ class TailSetTest : public ::testing::Test {
 
   FakeEnv env_;
   config::WatchConfig watch_;
+  std::shared_ptr<DescriptorBudget> budget_;
   std::unique_ptr<TailSet> tails_;
   std::vector<std::pair<std::string, std::string>> read_;  // line, the path it came from
   std::vector<std::string> closed_;
@@ -351,6 +354,93 @@ TEST_F(TailSetTest, AFastWriterIsReadInBudgetedTurns) {
   env_.files().Append("/logs/train.log", Lines(1, lines));
   Settle();
   EXPECT_TRUE(EachOnce(1, lines));
+}
+
+TEST_F(TailSetTest, FilesPastTheDescriptorBudgetAreListedAndFollowedWhenOneIsFree) {
+  budget_ = std::make_shared<DescriptorBudget>(2);
+  Start({"/logs/*.log"});
+  env_.files().Append("/logs/a.log", Line(1));
+  env_.files().Append("/logs/b.log", Line(2));
+  env_.files().Append("/logs/c.log", Line(3));
+  Settle();
+  EXPECT_EQ(tails_->files().size(), 2u);
+  EXPECT_EQ(budget_->used(), 2u);
+  ASSERT_EQ(tails_->unwatched().size(), 1u);
+  EXPECT_EQ(tails_->unwatched().begin()->first, "/logs/c.log");
+  EXPECT_NE(tails_->unwatched().begin()->second.find("2 log files are open"), std::string::npos)
+      << tails_->unwatched().begin()->second;
+  EXPECT_TRUE(EachOnce(1, 2));
+  // One is deleted and finished: its descriptor goes to the file that waited, read from its
+  // start (it was never read).
+  env_.files().Remove("/logs/a.log");
+  Settle();
+  SweepLater();
+  SweepLater();
+  Settle();
+  EXPECT_EQ(closed_, std::vector<std::string>{"/logs/a.log"});
+  EXPECT_TRUE(tails_->unwatched().empty());
+  EXPECT_EQ(budget_->used(), 2u);
+  EXPECT_TRUE(EachOnce(1, 3));
+}
+
+TEST_F(TailSetTest, AFileThatCannotBeOpenedIsListedWithWhyAndTriedAgain) {
+  Start({"/logs/*.log"});
+  env_.files().FailOpens("/logs/b.log", EMFILE);
+  env_.files().Append("/logs/a.log", Line(1));
+  env_.files().Append("/logs/b.log", Line(2));
+  Settle();
+  ASSERT_EQ(tails_->unwatched().size(), 1u);
+  EXPECT_NE(tails_->unwatched().at("/logs/b.log").find("Too many open files"), std::string::npos)
+      << tails_->unwatched().at("/logs/b.log");
+  env_.files().FailOpens("/logs/b.log", 0);
+  env_.files().Append("/logs/b.log", Line(3));  // its write brings a rescan
+  Settle();
+  EXPECT_TRUE(tails_->unwatched().empty());
+  EXPECT_TRUE(EachOnce(1, 3));
+}
+
+TEST_F(TailSetTest, ADeletedFileIsClosedOnceReadAndQuietNotAfterTheRenameGrace) {
+  Start({"/logs/*.log"});
+  auto writer = env_.files().OpenForWriting("/logs/a.log");
+  env_.files().AppendHeld(writer, Lines(1, 2));
+  Settle();
+  env_.files().Remove("/logs/a.log");
+  Settle();
+  env_.files().AppendHeld(writer, Line(3));  // its writer's last words, after the unlink
+  env_.Advance(std::chrono::seconds(1));
+  tails_->Sweep(env_.SteadyNow());
+  EXPECT_TRUE(closed_.empty()) << "it grew since the unlink: read, not closed";
+  EXPECT_TRUE(EachOnce(1, 3));
+  env_.Advance(std::chrono::seconds(1));
+  tails_->Sweep(env_.SteadyNow());
+  EXPECT_TRUE(closed_.empty()) << "quiet for one tick is not yet enough";
+  env_.Advance(std::chrono::seconds(1));
+  tails_->Sweep(env_.SteadyNow());
+  EXPECT_EQ(closed_, std::vector<std::string>{"/logs/a.log"});
+  EXPECT_TRUE(tails_->files().empty());
+}
+
+TEST(DescriptorBudget, LeasesAreGivenBackWhenDestroyedOrMoved) {
+  DescriptorBudget budget(2);
+  DescriptorBudget::Lease a;
+  DescriptorBudget::Lease b;
+  DescriptorBudget::Lease c;
+  EXPECT_TRUE(budget.Take(a));
+  EXPECT_TRUE(budget.Take(a)) << "a lease already held is not taken twice";
+  EXPECT_TRUE(budget.Take(b));
+  EXPECT_TRUE(budget.exhausted());
+  EXPECT_FALSE(budget.Take(c));
+  {
+    DescriptorBudget::Lease moved = std::move(a);
+    EXPECT_EQ(budget.used(), 2u);
+  }
+  EXPECT_EQ(budget.used(), 1u);
+  b = DescriptorBudget::Lease();
+  EXPECT_EQ(budget.used(), 0u);
+  // An eighth of the limit and 64 more are kept for the daemon's sockets, pipes and bundles.
+  EXPECT_EQ(DescriptorBudget::ForOpenFileLimit(1024), 1024u - 64 - 128);
+  EXPECT_EQ(DescriptorBudget::ForOpenFileLimit(128), 48u);
+  EXPECT_EQ(DescriptorBudget::ForOpenFileLimit(64), 0u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <array>
+#include <cerrno>
 
 namespace trainwatch::testing {
 namespace {
@@ -138,6 +139,18 @@ TEST(FakeFileSystem, TruncateCopyAndInodeReuse) {
   files.Remove("/logs/a.log");
   files.Append("/logs/b.log", "other", inode);
   EXPECT_EQ(files.InodeOf("/logs/b.log"), inode);
+}
+
+TEST(FakeFileSystem, OpensFailAsToldUntilToldOtherwise) {
+  FakeFileSystem files;
+  files.Append("/logs/a.log", "x\n");
+  files.FailOpens("/logs/a.log", EMFILE);
+  const Result<std::unique_ptr<ReadableFile>> refused = files.OpenForReading("/logs/a.log");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, "/logs/a.log: Too many open files");
+  EXPECT_TRUE(files.Stat("/logs/a.log").ok()) << "it is there; only opening fails";
+  files.FailOpens("/logs/a.log", 0);
+  EXPECT_TRUE(files.OpenForReading("/logs/a.log").ok());
 }
 
 TEST(FakeFileSystem, ListsEntriesWithTheirTypes) {

@@ -1,6 +1,7 @@
 #include "support/fake_file_system.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 namespace trainwatch::testing {
@@ -201,7 +202,18 @@ Result<std::unique_ptr<ReadableFile>> FakeFileSystem::OpenForReading(
   if (file == nullptr) {
     return Error{path + ": No such file or directory"};
   }
+  if (auto failing = failing_opens_.find(path); failing != failing_opens_.end()) {
+    return Error{path + ": " + std::strerror(failing->second)};
+  }
   return std::unique_ptr<ReadableFile>(std::make_unique<FakeReadableFile>(file));
+}
+
+void FakeFileSystem::FailOpens(const std::string& path, int error) {
+  if (error == 0) {
+    failing_opens_.erase(path);
+  } else {
+    failing_opens_[path] = error;
+  }
 }
 
 Result<FileSystemKind> FakeFileSystem::KindOf(const std::string& dir) const {

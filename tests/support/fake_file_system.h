@@ -49,6 +49,9 @@ class FakeFileSystem final : public FileSystem {
   // Appends through such a descriptor; reported only if the inode still has a name.
   void AppendHeld(const std::shared_ptr<Inode>& inode, std::string_view text);
   void SetKind(const std::string& dir, FileSystemKind kind) { kinds_[dir] = kind; }
+  // Opens of `path` for reading fail with `error` (EMFILE: the process is out of
+  // descriptors; EACCES...) until called again with 0.
+  void FailOpens(const std::string& path, int error);
 
   // What inotify would say: the directory, the entry's name, whether it was a rename.
   std::function<void(const std::string& dir, const std::string& name, bool renamed)> on_change;
@@ -72,6 +75,7 @@ class FakeFileSystem final : public FileSystem {
 
   std::map<std::string, std::shared_ptr<Inode>> entries_;  // absolute path → inode
   std::map<std::string, FileSystemKind> kinds_;
+  std::map<std::string, int> failing_opens_;  // path -> errno
   std::uint64_t next_inode_ = 100;
 };
 
