@@ -56,6 +56,9 @@ class FileSystem {
   // A regular file or whatever `path` names, non-blocking (a FIFO does not hang the caller).
   virtual Result<std::unique_ptr<ReadableFile>> OpenForReading(const std::string& path) const = 0;
   virtual Result<FileSystemKind> KindOf(const std::string& dir) const = 0;
+  // The path `path` names once every symlink in it is followed (realpath(3)): where a log
+  // reached through a link really is, and so which directory reports its writes.
+  virtual Result<std::string> ResolvePath(const std::string& path) const = 0;
 };
 
 class PosixFileSystem final : public FileSystem {
@@ -64,6 +67,7 @@ class PosixFileSystem final : public FileSystem {
   Result<std::vector<DirEntry>> List(const std::string& dir) const override;
   Result<std::unique_ptr<ReadableFile>> OpenForReading(const std::string& path) const override;
   Result<FileSystemKind> KindOf(const std::string& dir) const override;
+  Result<std::string> ResolvePath(const std::string& path) const override;
 };
 
 // The machine's file system, for callers given none.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/directory.h"
@@ -107,6 +108,15 @@ Result<FileStatus> PosixFileSystem::Stat(const std::string& path, bool follow) c
     return ErrnoError(path);
   }
   return StatusOf(info);
+}
+
+Result<std::string> PosixFileSystem::ResolvePath(const std::string& path) const {
+  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
+                                                       &std::free);
+  if (resolved == nullptr) {
+    return ErrnoError(path);
+  }
+  return std::string(resolved.get());
 }
 
 Result<std::vector<DirEntry>> PosixFileSystem::List(const std::string& dir) const {

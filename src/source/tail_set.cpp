@@ -80,6 +80,9 @@ void TailSet::Rescan() {
       dirs.insert(std::move(dir));
     }
   }
+  for (const auto& [target, id] : by_target_) {
+    dirs.insert(DirOf(target));  // a link's target reports its writes in its own directory
+  }
   if (watch_.mode != config::WatchMode::kPoll) {
     UpdateWatches(dirs);
   }
@@ -318,6 +321,7 @@ void TailSet::Open(const std::string& path, std::optional<source::TailPosition> 
   files_[id] = std::move(file);
   Index(opened);
   by_path_[path] = id;
+  NoteLinkTarget(opened);
   if (UsePolling(DirOf(path))) {
     StartPolling(opened);
   }
@@ -491,6 +495,10 @@ void TailSet::CloseFile(source::FileId id) {
   }
   fingerprints_.erase(id);
   gone_.erase(id);
+  if (auto target = by_target_.find(file.target);
+      target != by_target_.end() && target->second == id) {
+    by_target_.erase(target);
+  }
   Unindex(file);
   files_.erase(found);
   if (!unwatched_.empty()) {
@@ -530,6 +538,22 @@ std::vector<std::size_t> TailSet::SavedOriginalsOf(const std::string& path) {
   std::sort(originals.begin(), originals.end());
   originals.erase(std::unique(originals.begin(), originals.end()), originals.end());
   return originals;
+}
+
+void TailSet::NoteLinkTarget(TailedFile& file) {
+  const Result<FileStatus> link = env_.fs().Stat(file.tail.path(), /*follow=*/false);
+  if (!link || link->type != FileType::kSymlink) {
+    return;
+  }
+  Result<std::string> target = env_.fs().ResolvePath(file.tail.path());
+  if (!target) {
+    return;
+  }
+  file.target = std::move(*target);
+  by_target_[file.target] = file.tail.id();
+  if (!watches_.count(DirOf(file.target))) {
+    ScheduleRescan();  // which watches its directory
+  }
 }
 
 void TailSet::Unindex(const TailedFile& file) {

@@ -38,6 +38,9 @@ struct TailedFile {
   std::unique_ptr<ChangeWatch> poll;          // when the file is polled rather than watched
   std::optional<SteadyTime> gone_since;       // no longer matched, renamed away or deleted
   std::optional<std::uint64_t> deleted_size;  // deleted: its size at the last tick
+  // Where the path it was found at points, when that is a symlink: its writes are reported
+  // by that name, in that directory.
+  std::string target;
   bool queued = false;
   // Read to its end once, or new since the start: what comes now is written live.
   bool caught_up = false;
@@ -142,6 +145,8 @@ class TailSet {
   // Whether a new file of `size` bytes could still turn out to be a copy of one we read.
   bool MayBecomeACopy(const std::string& path, std::uint64_t size);
   void StartPolling(TailedFile& file);
+  // Records where `file`'s path points when it is a symlink (by_target_).
+  void NoteLinkTarget(TailedFile& file);
   // Records that `path` cannot be followed, and why; ReportUnwatched logs what is new.
   void MarkUnwatched(const std::string& path, std::string why);
   std::string BudgetSpent() const;
@@ -191,11 +196,12 @@ class TailSet {
   // Paths the globs match whose writer closed them (IN_CLOSE_WRITE) before they were followed.
   static constexpr std::size_t kClosedUnfollowedKept = 256;
   std::set<std::string> closed_unfollowed_;
-  std::set<source::FileId> gone_;                 // the followed files with gone_since set
-  std::shared_ptr<DescriptorBudget> budget_;      // none: no limit of our own
-  std::map<std::string, std::string> unwatched_;  // path -> why
-  std::vector<std::string> newly_unwatched_;      // since the last report
-  std::map<std::string, SteadyTime> deferred_;    // short new files that may be copies
+  std::set<source::FileId> gone_;                    // the followed files with gone_since set
+  std::map<std::string, source::FileId> by_target_;  // files reached through a symlink
+  std::shared_ptr<DescriptorBudget> budget_;         // none: no limit of our own
+  std::map<std::string, std::string> unwatched_;     // path -> why
+  std::vector<std::string> newly_unwatched_;         // since the last report
+  std::map<std::string, SteadyTime> deferred_;       // short new files that may be copies
   std::deque<Retired> retired_;
   std::deque<source::FileId> queue_;         // files with more to read
   std::unique_ptr<LoopTimer> rescan_timer_;  // periodic rescan

@@ -62,12 +62,17 @@ void TailSet::OnDirEvent(const std::string& dir, std::string_view name, Env::Dir
   }
   // "/" + "runs" must be "/runs": the globs compare paths as text.
   const std::string path = (dir.back() == '/' ? dir : dir + "/") + std::string(name);
-  auto known = by_path_.find(path);
-  if (known != by_path_.end()) {
-    auto file = files_.find(known->second);
+  std::optional<source::FileId> known;
+  if (auto named = by_path_.find(path); named != by_path_.end()) {
+    known = named->second;
+  } else if (auto target = by_target_.find(path); target != by_target_.end()) {
+    known = target->second;  // the target of a followed symlink
+  }
+  if (known) {
+    auto file = files_.find(*known);
     if (file != files_.end()) {
       ReadFile(*file->second, kReadBudget);
-      file = files_.find(known->second);  // a read may have closed it
+      file = files_.find(*known);  // a read may have closed it
       if (file != files_.end() && event == Env::DirEvent::kCloseWrite && hooks_.on_close_write) {
         hooks_.on_close_write(*file->second);  // its last words are read: judge its writer
       }

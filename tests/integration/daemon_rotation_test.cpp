@@ -38,7 +38,6 @@ void CopyFile(const std::string& from, const std::string& to) {
   out << in.rdbuf();
 }
 
-// How often each marker line fired, over all incidents.
 // How often each marker line fired, over all incidents; and how many firings incidents only
 // counted (an incident records its first 64: a daemon that reads a large backlog at once,
 // slowed down by a sanitizer, puts more marker lines than that into one incident).
@@ -226,6 +225,30 @@ TEST_F(DaemonTest, KillNineAndRestartLosesNothingAndFiresNothingTwice) {
       << daemon_->Log();
   std::this_thread::sleep_for(1s);
   ExpectEveryMarkerOnce(MarkersFired(ReadIncidents(state())), kLines);
+}
+
+TEST_F(DaemonTest, ALogSymlinkSwappedToANewRunIsFollowedAndTheOldRunStillRead) {
+  // logs/current.log -> runs/run-1.log, then re-pointed (ln -sfn) at runs/run-2.log while
+  // run 1 writes its last lines. Rescans only every 30 s here: what is seen sooner came by
+  // the watches on the targets' directory.
+  WriteConfig({.settle = "0s", .cooldown = "0s", .paths = "logs/current.log", .rescan = "30s"});
+  std::filesystem::create_directories(Dir("runs"));
+  std::ofstream(Dir("runs/run-1.log")) << NumberedLine(1);
+  std::filesystem::create_symlink(Dir("runs/run-1.log"), Dir("logs/current.log"));
+  StartDaemon();
+  auto fired = [&](std::size_t count) {
+    return WaitUntil([&] { return MarkersFired(ReadIncidents(state())).total() == count; }, 10s);
+  };
+  std::ofstream(Dir("runs/run-1.log"), std::ios::app) << NumberedLine(100);
+  ASSERT_TRUE(fired(1)) << daemon_->Log();
+  std::ofstream(Dir("runs/run-2.log")) << NumberedLine(101);
+  std::filesystem::create_symlink(Dir("runs/run-2.log"), Dir("logs/current.log.new"));
+  std::filesystem::rename(Dir("logs/current.log.new"), Dir("logs/current.log"));
+  std::ofstream(Dir("runs/run-2.log"), std::ios::app) << NumberedLine(200);
+  ASSERT_TRUE(fired(2)) << daemon_->Log();
+  std::ofstream(Dir("runs/run-1.log"), std::ios::app) << NumberedLine(300);  // run 1's last words
+  ASSERT_TRUE(fired(3)) << daemon_->Log();
+  ExpectEveryMarkerOnce(MarkersFired(ReadIncidents(state())), 300);
 }
 
 }  // namespace

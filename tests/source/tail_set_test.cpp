@@ -420,6 +420,32 @@ TEST_F(TailSetTest, ADeletedFileIsClosedOnceReadAndQuietNotAfterTheRenameGrace) 
   EXPECT_TRUE(tails_->files().empty());
 }
 
+TEST_F(TailSetTest, ALogReachedThroughASymlinkIsReadAsItsTargetGrowsAndAfterASwap) {
+  // Launchers point logs/current.log at each run's own file: the writes are reported by
+  // the target's name, and after the link is swapped the old run's last words still count.
+  env_.files().Append("/runs/run-1.log", Line(1));
+  env_.files().Symlink("/runs/run-1.log", "/logs/current.log");
+  Start({"/logs/current.log"}, {}, /*first_start=*/false);
+  Settle();  // the rescan that watches the target's directory too
+  EXPECT_TRUE(EachOnce(1, 1));
+  EXPECT_EQ(env_.watched_dirs(), (std::set<std::string>{"/logs", "/runs"}));
+  env_.files().Append("/runs/run-1.log", Line(2));
+  env_.RunUntilIdle();
+  EXPECT_TRUE(EachOnce(1, 2)) << "at its write, not at the next sweep";
+  // ln -sfn: a new link renamed over the old one.
+  env_.files().Append("/runs/run-2.log", Line(3));
+  env_.files().Symlink("/runs/run-2.log", "/logs/current.log.tmp");
+  env_.files().Rename("/logs/current.log.tmp", "/logs/current.log");
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 3)) << "the new run from its start";
+  env_.files().Append("/runs/run-1.log", Line(4));  // the old run, still writing
+  env_.RunUntilIdle();
+  EXPECT_TRUE(EachOnce(1, 4));
+  env_.files().Append("/runs/run-2.log", Line(5));
+  env_.RunUntilIdle();
+  EXPECT_TRUE(EachOnce(1, 5));
+}
+
 TEST(DescriptorBudget, LeasesAreGivenBackWhenDestroyedOrMoved) {
   DescriptorBudget budget(2);
   DescriptorBudget::Lease a;

@@ -153,6 +153,30 @@ TEST(FakeFileSystem, OpensFailAsToldUntilToldOtherwise) {
   EXPECT_TRUE(files.OpenForReading("/logs/a.log").ok());
 }
 
+TEST(FakeFileSystem, SymlinksLeadToTheirTargetsWhoseNameTheWatchesHear) {
+  FakeEnv env;
+  FakeFileSystem& files = env.files();
+  files.Append("/logs/run-1.log", "a\n");
+  files.Symlink("run-1.log", "/logs/current.log");
+  EXPECT_EQ(files.Stat("/logs/current.log")->inode, files.InodeOf("/logs/run-1.log"));
+  EXPECT_EQ(files.Stat("/logs/current.log", /*follow=*/false)->type, FileType::kSymlink);
+  EXPECT_EQ(*files.ResolvePath("/logs/current.log"), "/logs/run-1.log");
+  env.RunUntilIdle();  // what came before the watch is not its to hear
+  std::vector<std::pair<std::string, Env::DirEvent>> heard;
+  auto watch = env.WatchDirectory("/logs", [&](std::string_view name, Env::DirEvent event) {
+    heard.emplace_back(name, event);
+  });
+  ASSERT_TRUE(watch.ok());
+  files.Append("/logs/current.log", "b\n");  // a writer that opened the link
+  env.RunUntilIdle();
+  EXPECT_EQ(
+      heard,
+      (std::vector<std::pair<std::string, Env::DirEvent>>{{"run-1.log", Env::DirEvent::kWrite}}));
+  EXPECT_EQ(files.Stat("/logs/run-1.log")->size, 4u);
+  files.Symlink("/elsewhere/run-2.log", "/logs/next.log");
+  EXPECT_FALSE(files.ResolvePath("/logs/next.log").ok()) << "a dangling link";
+}
+
 TEST(FakeFileSystem, ListsEntriesWithTheirTypes) {
   FakeFileSystem files;
   files.Append("/runs/job1/rank0.log", "x");
@@ -174,9 +198,10 @@ TEST(FakeEnv, DirectoryWatchesHearChangesOnTheNextTurn) {
   FakeEnv env;
   env.files().MakeDirs("/logs");
   using DirEvent = Env::DirEvent;
-  std::vector<std::pair<std::string, DirEvent>> heard;
+  std::vector<std::pair<std::string, Env::DirEvent>> heard;
   Result<std::unique_ptr<ChangeWatch>> watch = env.WatchDirectory(
-      "/logs", [&](std::string_view name, DirEvent event) { heard.emplace_back(name, event); });
+      "/logs",
+      [&](std::string_view name, Env::DirEvent event) { heard.emplace_back(name, event); });
   ASSERT_TRUE(watch.ok());
   EXPECT_FALSE(env.WatchDirectory("/nowhere", [](std::string_view, DirEvent) {}).ok());
   env.files().Append("/logs/train.log", "a\n");  // created, then written

@@ -14,6 +14,13 @@ std::string ParentOf(const std::string& path) {
 
 std::string NameOf(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
+FileType TypeOf(const FakeFileSystem::Inode& inode) {
+  if (!inode.link_target.empty()) {
+    return FileType::kSymlink;
+  }
+  return inode.directory ? FileType::kDirectory : FileType::kRegular;
+}
+
 class FakeReadableFile final : public ReadableFile {
  public:
   explicit FakeReadableFile(std::shared_ptr<FakeFileSystem::Inode> inode)
@@ -51,6 +58,36 @@ std::shared_ptr<FakeFileSystem::Inode> FakeFileSystem::Find(const std::string& p
   return found == entries_.end() ? nullptr : found->second;
 }
 
+std::string FakeFileSystem::Resolved(const std::string& path) const {
+  std::string at = path;
+  for (int hops = 0; hops < 8; ++hops) {
+    std::shared_ptr<Inode> entry = Find(at);
+    if (entry == nullptr || entry->link_target.empty()) {
+      return at;
+    }
+    at = entry->link_target.front() == '/' ? entry->link_target
+                                           : ParentOf(at) + "/" + entry->link_target;
+  }
+  return at;
+}
+
+void FakeFileSystem::Symlink(const std::string& target, const std::string& link) {
+  MakeDirs(ParentOf(link));
+  auto made = std::make_shared<Inode>();
+  made->number = next_inode_++;
+  made->link_target = target;
+  entries_[link] = made;
+  Notify(link, true);
+}
+
+Result<std::string> FakeFileSystem::ResolvePath(const std::string& path) const {
+  const std::string resolved = Resolved(path);
+  if (Find(resolved) == nullptr) {
+    return Error{path + ": No such file or directory"};
+  }
+  return resolved;
+}
+
 void FakeFileSystem::Notify(const std::string& path, bool renamed) {
   if (on_change) {
     on_change(ParentOf(path), NameOf(path), renamed);
@@ -83,8 +120,9 @@ std::shared_ptr<FakeFileSystem::Inode>& FakeFileSystem::NewFile(
   return slot;
 }
 
-void FakeFileSystem::Append(const std::string& path, std::string_view text,
+void FakeFileSystem::Append(const std::string& named, std::string_view text,
                             std::optional<std::uint64_t> inode) {
+  const std::string path = Resolved(named);  // a writer opening a link writes its target
   std::shared_ptr<Inode> file = Find(path);
   if (file == nullptr) {
     file = NewFile(path, inode);
@@ -172,13 +210,12 @@ std::uint64_t FakeFileSystem::InodeOf(const std::string& path) const {
   return file->number;
 }
 
-Result<FileStatus> FakeFileSystem::Stat(const std::string& path, bool) const {
-  std::shared_ptr<Inode> file = Find(path);
+Result<FileStatus> FakeFileSystem::Stat(const std::string& path, bool follow) const {
+  std::shared_ptr<Inode> file = Find(follow ? Resolved(path) : path);
   if (file == nullptr) {
     return Error{path + ": No such file or directory"};
   }
-  return FileStatus{kDevice, file->number, file->content.size(), file->links,
-                    file->directory ? FileType::kDirectory : FileType::kRegular};
+  return FileStatus{kDevice, file->number, file->content.size(), file->links, TypeOf(*file)};
 }
 
 Result<std::vector<DirEntry>> FakeFileSystem::List(const std::string& dir) const {
@@ -189,8 +226,7 @@ Result<std::vector<DirEntry>> FakeFileSystem::List(const std::string& dir) const
   std::vector<DirEntry> entries;
   for (const auto& [path, inode] : entries_) {
     if (path != "/" && ParentOf(path) == dir) {
-      entries.push_back(
-          {NameOf(path), inode->directory ? FileType::kDirectory : FileType::kRegular});
+      entries.push_back({NameOf(path), TypeOf(*inode)});
     }
   }
   return entries;
@@ -198,7 +234,7 @@ Result<std::vector<DirEntry>> FakeFileSystem::List(const std::string& dir) const
 
 Result<std::unique_ptr<ReadableFile>> FakeFileSystem::OpenForReading(
     const std::string& path) const {
-  std::shared_ptr<Inode> file = Find(path);
+  std::shared_ptr<Inode> file = Find(Resolved(path));
   if (file == nullptr) {
     return Error{path + ": No such file or directory"};
   }

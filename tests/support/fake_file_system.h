@@ -42,6 +42,10 @@ class FakeFileSystem final : public FileSystem {
   void Copy(const std::string& from, const std::string& to,
             std::optional<std::uint64_t> bytes = std::nullopt);
   std::uint64_t InodeOf(const std::string& path) const;
+  // symlink(2): `link` names `target` (relative to the link's directory unless absolute).
+  // Stat, opens and writes through a link land on its target, whose own name the watches
+  // hear (as inotify reports them).
+  void Symlink(const std::string& target, const std::string& link);
 
   struct Inode;
   // A writer's open descriptor: it writes on to the same inode after a rename or a delete.
@@ -60,16 +64,20 @@ class FakeFileSystem final : public FileSystem {
   Result<std::vector<DirEntry>> List(const std::string& dir) const override;
   Result<std::unique_ptr<ReadableFile>> OpenForReading(const std::string& path) const override;
   Result<FileSystemKind> KindOf(const std::string& dir) const override;
+  Result<std::string> ResolvePath(const std::string& path) const override;
 
   struct Inode {
     std::uint64_t number = 0;
     bool directory = false;
     std::string content;
     std::uint64_t links = 1;
+    std::string link_target;  // a symlink: where it points
   };
 
  private:
   std::shared_ptr<Inode> Find(const std::string& path) const;
+  // `path` with its final symlinks followed (at most 8, as a loop would go on forever).
+  std::string Resolved(const std::string& path) const;
   std::shared_ptr<Inode>& NewFile(const std::string& path, std::optional<std::uint64_t> inode);
   void Notify(const std::string& path, bool renamed);
 
