@@ -130,6 +130,66 @@ TEST_F(JobTest, AJobKilledMidBarWithoutAWordIsAWriterExitCrash) {
   EXPECT_TRUE(IncidentsOf("test.stall").empty()) << daemon_->Log();
 }
 
+TEST_F(JobTest, AJobThatSegfaultsMidBarIsOneWriterExitCrash) {
+  WriteConfig({});
+  StartDaemon();
+  JobProcess job(JobScript("oom_killed.py"), {"--kill-at", "15", "--segfault"},
+                 Dir("logs/job.log"));
+  EXPECT_EQ(job.Wait(60s), 128 + SIGSEGV);
+  ASSERT_TRUE(WaitUntil([&] { return !ReadIncidents(state()).empty(); }, 10s)) << daemon_->Log();
+  std::this_thread::sleep_for(4s);  // past stall_after: one incident, no hang after it
+  const std::vector<Json> incidents = ReadIncidents(state());
+  ASSERT_EQ(incidents.size(), 1u) << daemon_->Log();
+  EXPECT_EQ(incidents[0]["kind"], "crash");
+  EXPECT_EQ(incidents[0]["rules"], Json::array({"writer.exited"})) << incidents[0].dump(1);
+}
+
+// Wrapped: the command's end is known exactly (its status), whatever its log shows.
+class WrapJobTest : public JobTest {
+ protected:
+  // Runs `trainwatch wrap -- python3 JOB ARGS` to its end; the incidents it recorded.
+  std::vector<Json> Wrap(const std::string& job, const std::vector<std::string>& args,
+                         int expected_status) {
+    WriteConfig({.settle = "500ms"});
+    std::ofstream(config(), std::ios::app) << "wrap: {log_file: \"logs/wrapped-{pid}.log\"}\n";
+    std::vector<std::string> argv = {"wrap", "--config",         config(),
+                                     "--",   "/usr/bin/python3", JobScript(job)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    DaemonProcess wrap(argv, Dir("wrap.out"));
+    EXPECT_EQ(wrap.Wait(90s), expected_status) << wrap.Log();
+    log_ = wrap.Log();
+    return ReadIncidents(state());
+  }
+  std::string log_;
+};
+
+TEST_F(WrapJobTest, ASegfaultIsOneCrashNamingTheSignal) {
+  const std::vector<Json> incidents =
+      Wrap("oom_killed.py", {"--kill-at", "15", "--segfault"}, 128 + SIGSEGV);
+  ASSERT_EQ(incidents.size(), 1u) << log_;
+  EXPECT_EQ(incidents[0]["kind"], "crash");
+  EXPECT_NE(incidents[0]["summary"].get<std::string>().find("signal 11"), std::string::npos)
+      << incidents[0].dump(1);
+}
+
+TEST_F(WrapJobTest, ASigkillLateInTheBarIsOneCrash) {
+  const std::vector<Json> incidents = Wrap("oom_killed.py", {"--kill-at", "35"}, 128 + SIGKILL);
+  ASSERT_EQ(incidents.size(), 1u) << log_;
+  EXPECT_EQ(incidents[0]["kind"], "crash");
+  EXPECT_NE(incidents[0]["summary"].get<std::string>().find("signal 9"), std::string::npos)
+      << incidents[0].dump(1);
+}
+
+TEST_F(WrapJobTest, AGlooTimeoutIsOneCrashNamedByItsError) {
+  const std::vector<Json> incidents =
+      Wrap("gloo_ranks.py", {"--mode", "timeout", "--timeout-seconds", "3"}, 1);
+  ASSERT_EQ(incidents.size(), 1u) << log_;
+  EXPECT_EQ(incidents[0]["kind"], "crash");
+  EXPECT_NE(incidents[0]["summary"].get<std::string>().find("Timed out waiting 3000ms"),
+            std::string::npos)
+      << incidents[0].dump(1);
+}
+
 // A stall and a silence of 3 s on the train source too: a job that ended must give neither.
 constexpr const char* kTrainSilence =
     "  - id: test.train_silence\n"

@@ -4,11 +4,15 @@ dies from SIGKILL in the middle of the bar, printing nothing more.
 
 Exists for trainwatch's integration tests: it ends the way a job killed by the
 kernel's OOM killer does: the log stops mid-bar (no newline, no traceback) and
-the process exits by signal 9 (a shell reports status 137).
+the process exits by signal 9 (a shell reports status 137). With --segfault it
+dies of a real invalid memory read instead (what a bad native extension does):
+signal 11, and again nothing printed (faulthandler is off by default).
 
 usage: /usr/bin/python3 oom_killed.py [--steps N] [--kill-at K] [--step-seconds S]
+                                      [--segfault]
 """
 import argparse
+import ctypes
 import os
 import signal
 import sys
@@ -23,6 +27,7 @@ def main():
     p.add_argument("--steps", type=int, default=40)
     p.add_argument("--kill-at", type=int, default=15)
     p.add_argument("--step-seconds", type=float, default=0.05)
+    p.add_argument("--segfault", action="store_true", help="die of SIGSEGV, not SIGKILL")
     args = p.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -33,6 +38,8 @@ def main():
     # stderr is a file, not a tty, so tqdm writes \r-separated refreshes.
     for step in tqdm(range(args.steps), desc="Epoch 0", file=sys.stderr, mininterval=0):
         if step == args.kill_at:
+            if args.segfault:
+                ctypes.string_at(0)  # reads address 0: a real SIGSEGV from the kernel
             # What the OOM killer does: SIGKILL, no chance to print anything.
             os.kill(os.getpid(), signal.SIGKILL)
         loss = torch.nn.functional.mse_loss(model(x), y)
