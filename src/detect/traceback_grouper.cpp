@@ -16,6 +16,12 @@ constexpr std::string_view kDirectCause =
 constexpr int kMaxNoise = 30;
 // Lines with none of its own before a traceback is given up: the log moved on.
 constexpr std::uint64_t kMaxGap = 500;
+// Lines of other writers after a traceback's exception line before it is over. A rank's
+// traceback ends at its exception (or goes on with "During handling...", which comes right
+// after it); waiting for a line of its own instead held it open while the other ranks wrote
+// on, until the whole file fell quiet or 500 lines passed: a second incident after `settle`,
+// or one held up to the collective watchdog's time.
+constexpr std::uint64_t kOthersAfterException = 8;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -377,7 +383,9 @@ void TracebackGrouper::OnLine(std::uint64_t line, std::string_view text,
                               std::span<const std::string_view> before,
                               std::vector<Traceback>& out) {
   for (std::size_t i = open_.size(); i-- > 0;) {
-    if (line - open_[i].last_line > kMaxGap) {
+    const std::uint64_t since = line - open_[i].last_line;
+    if (since > kMaxGap ||
+        (open_[i].state == State::kAfterException && since > kOthersAfterException)) {
       Close(i, out);
     }
   }

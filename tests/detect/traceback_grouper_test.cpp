@@ -58,6 +58,38 @@ TEST(Traceback, FollowsRankPrefixesThroughInterleavedRanks) {
       {{1, kCrash, "ValueError: rank one failed"}, {2, kCrash, "KeyError: 'rank zero'"}});
 }
 
+TEST(Traceback, ARanksTracebackEndsSoonAfterItsExceptionWhileOtherRanksWriteOn) {
+  // torchrun's combined output: rank 3's traceback ends at its exception line; rank 0 goes on
+  // stepping. It must close within a few lines, not when the file falls quiet.
+  const std::vector<std::string> lines = {
+      "[rank3]: Traceback (most recent call last):",
+      "[rank1]: Traceback (most recent call last):",
+      "[rank3]:   File \"train.py\", line 9, in <module>",
+      "[rank1]:   File \"train.py\", line 9, in <module>",
+      "[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered",
+      "[rank1]: RuntimeError: NCCL communicator was aborted",
+  };
+  TracebackGrouper grouper;
+  std::vector<Traceback> out;
+  std::uint64_t line = 0;
+  for (const std::string& text : lines) {
+    ++line;
+    const std::size_t header = text.find("Traceback (");
+    grouper.OnLine(line, text, header == std::string::npos ? std::nullopt : std::optional(header),
+                   {}, out);
+  }
+  for (int step = 12; step < 12 + 12 && out.size() < 2; ++step) {
+    grouper.OnLine(++line, "[rank0]: step " + std::to_string(step) + " loss 0.3", std::nullopt, {},
+                   out);
+  }
+  ASSERT_EQ(out.size(), 2u) << "still open after " << line << " lines";
+  EXPECT_LE(line, 6u + 10u);
+  EXPECT_EQ(out[0].summary, "RuntimeError: CUDA error: an illegal memory access was encountered");
+  EXPECT_EQ(out[0].header_line, 1u);
+  EXPECT_EQ(out[1].summary, "RuntimeError: NCCL communicator was aborted");
+  EXPECT_FALSE(grouper.active());
+}
+
 TEST(Traceback, RankIdsAreNotTimestamps) {
   // Another rank's indented line must not teach rank 0's traceback that digits may differ.
   ExpectTracebacks(
