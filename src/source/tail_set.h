@@ -162,6 +162,8 @@ class TailSet {
   // A (directory, file name) pair: how IsRotatedCopyName compares a copy with its original.
   using DirAndName = std::pair<std::string, std::string>;
   static DirAndName DirAndNameOf(const std::string& path);
+  // Whether `copy` is named as a rotated copy of `original` (train.log.1 of train.log).
+  static bool IsCopyNameOf(const std::string& copy, const std::string& original);
   // The followed files whose name `path` could be a rotated copy of, in FileId order; and
   // the saved positions, in their order. Looked up by name: comparing each new file with
   // every followed one made start-up quadratic.
