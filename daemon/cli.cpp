@@ -13,7 +13,32 @@ void AddLogFormat(CLI::App& command, std::string& log_format) {
       ->capture_default_str();
 }
 
+// What `--config` falls back to, for every command that reads one (config::ConfigPath).
+constexpr const char* kConfigDefault =
+    " (default: $TRAINWATCH_CONFIG, /etc/trainwatch/trainwatch.yaml, else the shipped default)";
+
+std::string WithConfigDefault(const std::string& what) { return what + kConfigDefault; }
+
 }  // namespace
+
+std::string UnknownCommandError(const CLI::App& app, int argc, const char* const* argv) {
+  if (argc < 2 || argv[1][0] == '-') {
+    return "";
+  }
+  const std::string word = argv[1];
+  std::string names;
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (command->check_name(word)) {
+      return "";
+    }
+    if (!command->get_group().empty()) {  // the hidden `manual` is not offered
+      names += names.empty() ? "" : ", ";
+      names += command->get_name();
+    }
+  }
+  return "trainwatch: unknown command '" + word + "' (the commands: " + names +
+         "; trainwatch --help says what each does)";
+}
 
 std::unique_ptr<CommandLine> BuildCommandLine() {
   auto cli = std::make_unique<CommandLine>();
@@ -26,13 +51,13 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
   cli->check_cmd->add_option("--rules", cli->check.rule_paths,
                              "Rule file or directory (repeatable; default: the shipped packs)");
   cli->check_cmd->add_option("--config", cli->check_config,
-                             "Validate this daemon config and the rules it names instead");
+                             "Validate this daemon config and the rules it names instead "
+                             "(no default: without it, the rules are checked)");
 
   cli->daemon_cmd = app.add_subcommand(
       "daemon", "Watch the configured sources in the foreground; record incidents");
   cli->daemon_cmd->add_option("--config", cli->daemon.config_path,
-                              "Config file (default: $TRAINWATCH_CONFIG, "
-                              "/etc/trainwatch/trainwatch.yaml, else the shipped default)");
+                              WithConfigDefault("Config file"));
   cli->daemon_cmd->add_option("--kmsg-device", cli->daemon.kmsg_device, "Kernel log device")
       ->capture_default_str();
   AddLogFormat(*cli->daemon_cmd, cli->log_format);
@@ -50,13 +75,17 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
 
   cli->status_cmd =
       app.add_subcommand("status", "Ask the running daemon what it watches and what it saw");
-  cli->status_cmd->add_option("--config", cli->control.config_path, "The daemon's config file");
+  cli->status_cmd->add_option("--config", cli->control.config_path,
+                              WithConfigDefault("The daemon's config file, naming its socket"));
   cli->status_cmd->add_flag("--json", cli->control.json, "Print the daemon's answer as JSON");
 
   cli->snapshot_cmd =
-      app.add_subcommand("snapshot", "Ask the running daemon to record an incident now");
+      app.add_subcommand("snapshot",
+                         "Record an incident and its bundle now: by the running daemon, or "
+                         "here when none answers (or with --out)");
   CLI::App& snapshot = *cli->snapshot_cmd;
-  snapshot.add_option("--config", cli->control.config_path, "The daemon's config file");
+  snapshot.add_option("--config", cli->control.config_path,
+                      WithConfigDefault("The daemon's config file, naming its socket"));
   snapshot.add_option("--reason", cli->control.reason, "Why (recorded with the incident)")
       ->capture_default_str();
   snapshot.add_option("--container", cli->control.container,
@@ -71,7 +100,8 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
   cli->bundles_list_cmd = bundles_cmd->add_subcommand("list", "The bundles, oldest first");
   cli->bundles_show_cmd = bundles_cmd->add_subcommand("show", "A bundle's manifest, readable");
   for (auto* command : {cli->bundles_list_cmd, cli->bundles_show_cmd}) {
-    command->add_option("--config", cli->bundles.config_path, "The config naming the bundles dir");
+    command->add_option("--config", cli->bundles.config_path,
+                        WithConfigDefault("The config naming the bundles dir"));
     command->add_option("--dir", cli->bundles.dir,
                         "The bundles directory (instead of the config's)");
     command->add_flag("--json", cli->bundles.json, "Print JSON");

@@ -45,4 +45,8 @@ struct CommandLine {
 // CLI::App cannot move.
 std::unique_ptr<CommandLine> BuildCommandLine();
 
+// CLI11 answers a mistyped command ("trainwatch stauts") with "A subcommand is required":
+// the message naming the word and the commands instead, or "" when argv[1] is no such slip.
+std::string UnknownCommandError(const CLI::App& app, int argc, const char* const* argv);
+
 }  // namespace trainwatch::cli

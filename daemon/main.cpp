@@ -11,6 +11,11 @@
 int main(int argc, char** argv) {
   using trainwatch::cli::EventFormat;
   const auto cli = trainwatch::cli::BuildCommandLine();
+  if (const std::string unknown = trainwatch::cli::UnknownCommandError(cli->app, argc, argv);
+      !unknown.empty()) {
+    std::cerr << unknown << "\n";
+    return trainwatch::cli::kExitError;
+  }
   try {
     cli->app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

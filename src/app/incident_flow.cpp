@@ -163,7 +163,7 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
     spdlog::error("incident {} could not be recorded: {}", incident.id, written.error().message);
   } else {
     spdlog::warn("incident {}: {} — {} ({} firing lines, rules: {})", incident.id,
-                 rules::RuleKindName(incident.kind), incident.summary,
+                 detect::IncidentKindName(incident), incident.summary,
                  incident.firings.size() + incident.more_firings,
                  fmt::format("{}", fmt::join(incident.rules, ", ")));
   }
@@ -270,8 +270,8 @@ void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
   snapshot.last_incident = last_incident_;
   snapshot.firings_without_incident = firing_log_.quiet_firings();
   if (const auto& open = builder_.open()) {
-    snapshot.open_incident = ops::OpenIncidentSnapshot{
-        open->id, std::string(rules::RuleKindName(open->kind)), open->summary, open->rules};
+    snapshot.open_incident = ops::OpenIncidentSnapshot{open->id, detect::IncidentKindName(*open),
+                                                       open->summary, open->rules};
   }
   snapshot.counters = counters_;
   snapshot.collectors = NamesOf(config_.capture.commands);

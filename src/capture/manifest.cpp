@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/time_format.h"
+#include "detect/incident_json.h"
 
 namespace trainwatch::capture {
 
@@ -81,7 +82,7 @@ std::string ManifestJson(const CaptureRequest& request,
                    {"container", container.empty() ? json(nullptr) : json(container)},
                    {"incident",
                     {{"id", incident.id},
-                     {"kind", rules::RuleKindName(incident.kind)},
+                     {"kind", detect::IncidentKindName(incident)},
                      {"summary", incident.summary},
                      {"rules", incident.rules},
                      {"opened", FormatUtc(incident.opened, TimeFormat::kIsoSeconds)},

@@ -45,7 +45,7 @@ std::string IncidentJson(const Incident& incident) {
     firings.push_back(std::move(entry));
   }
   json record = {{"id", incident.id},
-                 {"kind", rules::RuleKindName(incident.kind)},
+                 {"kind", IncidentKindName(incident)},
                  {"summary", incident.summary},
                  {"rules", incident.rules},
                  {"opened", FormatUtc(incident.opened)},

@@ -106,6 +106,13 @@ TEST_F(DaemonTest, StatusAndSnapshotGoThroughThePrivateControlSocket) {
   // It answers once the bundle is written, and names it.
   EXPECT_NE(snapshot.out.find("bundle " + state() + "/bundles/"), std::string::npos)
       << snapshot.out;
+  // One kind everywhere: the record, the log, the bundle list (and the hooks and metrics,
+  // which were "manual" already).
+  EXPECT_EQ(incidents[0]["kind"], "manual");
+  EXPECT_NE(daemon_->Log().find(": manual — "), std::string::npos) << daemon_->Log();
+  const RunResult list =
+      RunBinary({TrainwatchBinary(), "bundles", "list", "--config", config()}, "", 30s);
+  EXPECT_NE(list.out.find("  manual  "), std::string::npos) << list.out;
 }
 
 TEST_F(DaemonTest, PollModeSeesGrowthWithinThePollInterval) {

@@ -154,7 +154,21 @@ TEST_F(ScanCliTest, KernelLogTagSelectsKernelRules) {
 TEST_F(ScanCliTest, UsageErrorsExit2) {
   EXPECT_EQ(RunBinary({TrainwatchBinary(), "scan", "--format", "xml", "x.log"}).exit_code, 2);
   EXPECT_EQ(RunBinary({TrainwatchBinary(), "scan"}).exit_code, 2);
-  EXPECT_EQ(RunBinary({TrainwatchBinary(), "frobnicate"}).exit_code, 2);
+  // A mistyped command is named, with the real ones (CLI11 alone says "A subcommand is
+  // required").
+  const testing::RunResult typo = RunBinary({TrainwatchBinary(), "stauts"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("unknown command 'stauts' (the commands: check, daemon, wrap, status,"),
+            std::string::npos)
+      << typo.err;
+  EXPECT_EQ(typo.err.find("manual"), std::string::npos) << typo.err;
+  // Every command that reads a config says where it looks without --config.
+  for (const char* command : {"status", "snapshot"}) {
+    EXPECT_NE(RunBinary({TrainwatchBinary(), command, "--help"})
+                  .out.find("(default: $TRAINWATCH_CONFIG, /etc/trainwatch/trainwatch.yaml"),
+              std::string::npos)
+        << command;
+  }
   EXPECT_EQ(RunBinary({TrainwatchBinary(), "--help"}).exit_code, 0);
 }
 

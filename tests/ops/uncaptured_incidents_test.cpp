@@ -44,10 +44,11 @@ TEST(UncapturedIncidents, AnInterruptedOrMissingCaptureIsFoundOnceReported) {
           Incident("told", "crash") + Bundle("told", std::string(kInterruptedCapture)) +
           Bundle("told", std::string(kReportedAtStart)) +  // reported at an earlier start
           Incident("warned", "warning") +                  // a warning has no bundle
-          Incident("asked", "warning", /*manual=*/true) +  // but a snapshot does
+          Incident("asked", "warning", /*manual=*/true) +  // but a snapshot does (as written
+          Incident("snap", "manual", /*manual=*/true) +    // before 0.1.1, and now)
           Incident("failed", "crash") + Bundle("failed", "disk full") + "{not json\n");
   const std::vector<UncapturedIncident> found = FindUncapturedIncidents(log, 1 << 20);
-  EXPECT_EQ(Ids(found), (std::vector<std::string>{"cut", "killed", "asked"}));
+  EXPECT_EQ(Ids(found), (std::vector<std::string>{"cut", "killed", "asked", "snap"}));
   ASSERT_FALSE(found.empty());
   EXPECT_EQ(found[0].summary, "boom");
   EXPECT_EQ(found[0].opened, "2026-11-23T20:00:00.000Z");
