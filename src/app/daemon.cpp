@@ -417,6 +417,7 @@ ops::DaemonSnapshot Daemon::Snapshot() {
   snapshot.uptime_seconds =
       std::chrono::duration_cast<std::chrono::seconds>(now - started_).count();
   snapshot.started = started_wall_;
+  snapshot.taken = env_->WallNow();
   for (const rules::Rule& rule : setup_.rules) {
     snapshot.rules.push_back(rule.id);
   }

@@ -39,6 +39,16 @@ std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
   start.samples.push_back({{{"version", snapshot.version}}, Seconds(snapshot.started)});
   families.push_back(std::move(start));
 
+  // The liveness signal: the textfile is rewritten at least every minute while the daemon
+  // runs (MetricsTextfile::kHeartbeat), so this stays within a minute of time() unless the
+  // daemon is stopped or stuck.
+  MetricFamily written = Family("trainwatch_metrics_written_timestamp_seconds",
+                                "When these metrics were written, in seconds since the epoch; "
+                                "at least every 60 s while the daemon runs.",
+                                "gauge");
+  written.samples.push_back({{}, Seconds(snapshot.taken)});
+  families.push_back(std::move(written));
+
   MetricFamily firings =
       Family("trainwatch_rule_firings_total",
              "Lines (or events) each rule fired on, incidents or not.", "counter");

@@ -29,25 +29,32 @@ void MetricsTextfile::Tick(SteadyTime now, std::uint64_t activity,
                            const std::function<std::string()>& render) {
   if (now >= next_) {
     next_ = now + interval_;
-    Write(activity, render);
+    if (WriteIfMoved(activity, render, now - written_at_ >= kHeartbeat)) {
+      written_at_ = now;
+    }
   }
 }
 
 void MetricsTextfile::Write(std::uint64_t activity, const std::function<std::string()>& render) {
+  WriteIfMoved(activity, render, false);
+}
+
+bool MetricsTextfile::WriteIfMoved(std::uint64_t activity,
+                                   const std::function<std::string()>& render, bool heartbeat) {
   if (!enabled_) {
-    return;
+    return false;
   }
   // A few kilobytes to a local file, like the offsets: not worth a thread-pool round trip. An
   // idle daemon's numbers do not change: neither rendering nor rewriting them again would be
   // its main cost (unless someone removed the file).
   const bool same_file = written_path_ == path_ && ::access(path_.c_str(), F_OK) == 0;
-  if (same_file && activity == activity_) {
-    return;
+  if (same_file && activity == activity_ && !heartbeat) {
+    return false;
   }
   std::string text = render();
-  if (same_file && text == text_) {
+  if (same_file && text == text_ && !heartbeat) {
     activity_ = activity;
-    return;
+    return false;
   }
   const Status written = WriteFileAtomically(path_, text, 0644);
   if (!written && written.error().message != error_) {
@@ -62,6 +69,7 @@ void MetricsTextfile::Write(std::uint64_t activity, const std::function<std::str
     text_ = std::move(text);
     activity_ = activity;
   }
+  return true;
 }
 
 }  // namespace trainwatch::ops

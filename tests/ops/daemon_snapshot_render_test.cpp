@@ -23,6 +23,7 @@ DaemonSnapshot Snapshot() {
   snapshot.state_dir = "/var/lib/trainwatch";
   snapshot.uptime_seconds = 90;
   snapshot.started = kStart;
+  snapshot.taken = kStart + std::chrono::minutes(2);
   snapshot.rules = {"python.traceback", "progress.stall"};
   snapshot.incidents_written = 1;
   snapshot.incidents_file = "/var/lib/trainwatch/incidents.jsonl";
@@ -110,6 +111,7 @@ TEST(DaemonMetricFamilies, KnownSeriesStartAtZeroAndGoneFilesShowNoBars) {
            "trainwatch_source_files{source=\"train\"} 2\n",
            "trainwatch_source_lines_total{source=\"kernel\"} 0\n",
            "trainwatch_start_time_seconds{version=\"0.1.0\"} 1714566896\n",
+           "trainwatch_metrics_written_timestamp_seconds 1714567016\n",
            // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one line, split at the column limit
            "trainwatch_progress_position{source=\"train\",stream=\"/logs/"
            "rank0.log\",bar=\"tqdm:\"} "

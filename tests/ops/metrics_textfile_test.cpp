@@ -47,6 +47,30 @@ TEST(MetricsTextfile, WritesOnItsIntervalOnlyWhatMoved) {
   EXPECT_EQ(trainwatch::testing::ReadFile(path), "a 2\n") << "a removed file comes back";
 }
 
+TEST(MetricsTextfile, AnIdleDaemonRewritesItEveryMinuteAsItsHeartbeat) {
+  TempDir dir;
+  const std::string path = dir.PathOf("tw.prom");
+  MetricsTextfile file;
+  file.Configure(true, path, seconds(5));
+  int renders = 0;
+  auto render = [&] { return "written " + std::to_string(++renders) + "\n"; };
+  file.Tick(kT0, 1, render);
+  for (int tick = 1; tick < 12; ++tick) {  // 55 s with nothing moving
+    file.Tick(kT0 + seconds(5 * tick), 1, render);
+  }
+  EXPECT_EQ(renders, 1);
+  file.Tick(kT0 + seconds(60), 1, render);
+  EXPECT_EQ(renders, 2) << "a minute since the last write: written though nothing moved";
+  EXPECT_EQ(trainwatch::testing::ReadFile(path), "written 2\n");
+  // A write because something moved also counts: the next heartbeat is a minute after it.
+  file.Tick(kT0 + seconds(90), 2, render);
+  EXPECT_EQ(renders, 3);
+  file.Tick(kT0 + seconds(145), 2, render);
+  EXPECT_EQ(renders, 3);
+  file.Tick(kT0 + seconds(150), 2, render);
+  EXPECT_EQ(renders, 4);
+}
+
 TEST(MetricsTextfile, AMovedOrDisabledFileIsRemoved) {
   TempDir dir;
   MetricsTextfile file;
