@@ -79,6 +79,13 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
                               WithConfigDefault("The daemon's config file, naming its socket"));
   cli->status_cmd->add_flag("--json", cli->control.json, "Print the daemon's answer as JSON");
 
+  cli->reload_cmd = app.add_subcommand(
+      "reload",
+      "Make the running daemon reload its config and rules, and wait for its verdict: exit 1 "
+      "if it refused them (it keeps the old ones), as systemctl reload does");
+  cli->reload_cmd->add_option("--config", cli->control.config_path,
+                              WithConfigDefault("The daemon's config file, naming its socket"));
+
   cli->snapshot_cmd =
       app.add_subcommand("snapshot",
                          "Record an incident and its bundle now: by the running daemon, or "

@@ -34,6 +34,7 @@ struct CommandLine {
   CLI::App* daemon_cmd = nullptr;
   CLI::App* wrap_cmd = nullptr;
   CLI::App* status_cmd = nullptr;
+  CLI::App* reload_cmd = nullptr;
   CLI::App* snapshot_cmd = nullptr;
   CLI::App* bundles_list_cmd = nullptr;
   CLI::App* bundles_show_cmd = nullptr;

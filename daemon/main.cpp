@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   if (*cli->status_cmd) {
     return trainwatch::cli::RunStatus(cli->control, std::cout, std::cerr);
   }
+  if (*cli->reload_cmd) {
+    return trainwatch::cli::RunReload(cli->control, std::cout, std::cerr);
+  }
   if (*cli->snapshot_cmd) {
     return trainwatch::cli::RunSnapshot(cli->control, std::cout, std::cerr);
   }

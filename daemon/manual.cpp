@@ -166,7 +166,8 @@ constexpr std::string_view kProse = R"(# FILES
 :   Success; **scan**: no crash, hang or device rule fired; **daemon**: stopped by a signal.
 
 **1**
-:   **scan**: a crash, hang or device rule fired.
+:   **scan**: a crash, hang or device rule fired; **reload**: the daemon refused the config
+    or rules (it keeps the old ones), or the config does not load.
 
 **2**
 :   An error: bad command line, unusable config or rules, no daemon answering.
@@ -177,7 +178,8 @@ constexpr std::string_view kProse = R"(# FILES
 
 **SIGHUP**
 :   **daemon**: reload the config and the rules; a broken config is logged with its
-    file:line:col and the old one stays in use.
+    file:line:col and the old one stays in use. **trainwatch reload** does the same and
+    waits for the verdict (exit 1 when refused): the unit's ExecReload=.
 
 **SIGTERM**, **SIGINT**
 :   **daemon**: save the read positions, close everything, exit 0. **wrap**: forwarded to

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "app/incident_flow.h"
@@ -49,8 +50,14 @@ class Daemon {
   // SIGHUP: the config and rules are read on the loop (tens of milliseconds), the rules'
   // examples run on the pool (hundreds: they would stall every file and the control socket),
   // and the new setup is applied on the loop. A SIGHUP meanwhile reloads once more after.
-  void Reload();
-  void ApplyReload(rules::ConfiguredRules setup, const std::vector<Diagnostic>& problems);
+  // `done` (a control client's `reload`, which systemd's ExecReload= waits for) gets the
+  // verdict of the reload that reads the files as they are now.
+  using ReloadDone = std::function<void(const Result<std::string>& verdict)>;
+  void Reload(ReloadDone done = nullptr);
+  // What now runs ("3 sources, 85 rules"), or why the old config and rules stay.
+  Result<std::string> ApplyReload(rules::ConfiguredRules setup,
+                                  const std::vector<Diagnostic>& problems);
+  void FinishReload(const Result<std::string>& verdict);
   void Stop(int exit_code);
   // SIGTERM: a capture under way may finish first, within the config's stop_grace.
   void StopAfterCaptures(int exit_code);
@@ -95,9 +102,11 @@ class Daemon {
   bool stop_after_settle_ = false;
   bool said_waiting_ = false;  // wrap: "waiting for hooks" was logged
   int exit_code_ = 0;
-  std::uint64_t setups_applied_ = 0;  // the start and each reload
-  bool reloading_ = false;            // examples of a reload are being checked on the pool
-  bool reload_again_ = false;         // a SIGHUP came meanwhile
+  std::uint64_t setups_applied_ = 0;        // the start and each reload
+  bool reloading_ = false;                  // examples of a reload are being checked on the pool
+  bool reload_again_ = false;               // a SIGHUP came meanwhile
+  std::vector<ReloadDone> reload_waiters_;  // for the reload under way
+  std::vector<ReloadDone> queued_waiters_;  // for the one after it (reload_again_)
   std::string last_status_;
   SteadyTime started_;
   WallTime started_wall_;
@@ -154,16 +163,25 @@ Status Daemon::Apply(rules::ConfiguredRules setup, bool initial) {
   return Status::Ok();
 }
 
-void Daemon::Reload() {
+void Daemon::Reload(ReloadDone done) {
   if (reloading_) {
+    // The reload under way may have read the files before they were changed.
     reload_again_ = true;
+    if (done) {
+      queued_waiters_.push_back(std::move(done));
+    }
     return;
   }
-  spdlog::info("SIGHUP: reloading {}", setup_.config.file);
+  if (done) {
+    reload_waiters_.push_back(std::move(done));
+  }
+  spdlog::info("reloading {}", setup_.config.file);
   Result<rules::ConfiguredRules> setup = rules::LoadConfiguredRules(setup_.config.file);
   if (!setup) {
     spdlog::error("reload rejected, still running on the previous config and rules:\n{}",
                   setup.error().message);
+    FinishReload(Error{"reload rejected, still running on the previous config and rules:\n" +
+                       setup.error().message});
     return;
   }
   // A rule's examples are its tests (as `trainwatch check --config` runs them): a rule that
@@ -182,41 +200,58 @@ void Daemon::Reload() {
       [this, checked] {
         reloading_ = false;
         if (stopping_) {
+          FinishReload(Error{"the daemon is stopping; the reload was not applied"});
           return;
         }
-        ApplyReload(std::move(checked->setup), checked->problems);
+        FinishReload(ApplyReload(std::move(checked->setup), checked->problems));
         if (reload_again_) {
           reload_again_ = false;
+          reload_waiters_ = std::move(queued_waiters_);
+          queued_waiters_.clear();
           Reload();
         }
       });
 }
 
-void Daemon::ApplyReload(rules::ConfiguredRules setup, const std::vector<Diagnostic>& problems) {
+void Daemon::FinishReload(const Result<std::string>& verdict) {
+  std::vector<ReloadDone> waiters = std::move(reload_waiters_);
+  reload_waiters_.clear();
+  for (const ReloadDone& done : waiters) {
+    done(verdict);
+  }
+}
+
+Result<std::string> Daemon::ApplyReload(rules::ConfiguredRules setup,
+                                        const std::vector<Diagnostic>& problems) {
   if (!problems.empty()) {
     std::string text;
     for (const Diagnostic& problem : problems) {
       text += "\n";
       text += FormatDiagnostic(problem);
     }
-    spdlog::error(
+    const std::string message = fmt::format(
         "reload rejected, still running on the previous config and rules: {} rule "
         "example(s) did not behave:{}",
         problems.size(), text);
-    return;
+    spdlog::error("{}", message);
+    return Error{message};
   }
   const std::size_t rules = setup.rules.size();
   if (guest_) {
     setup.config.sources.clear();
   }
   if (Status applied = Apply(std::move(setup), /*initial=*/false); !applied) {
-    spdlog::error("reload rejected, still running on the previous config and rules: {}",
-                  applied.error().message);
-    return;
+    const std::string message =
+        "reload rejected, still running on the previous config and rules: " +
+        applied.error().message;
+    spdlog::error("{}", message);
+    return Error{message};
   }
-  spdlog::info("reloaded: {} sources, {} rules", sources_->size(), rules);
+  std::string running = fmt::format("{} sources, {} rules", sources_->size(), rules);
+  spdlog::info("reloaded: {}", running);
   malloc_trim(0);
   UpdateStatus();
+  return running;
 }
 
 void Daemon::Stop(int exit_code) {
@@ -226,6 +261,10 @@ void Daemon::Stop(int exit_code) {
   stopping_ = true;
   exit_code_ = exit_code;
   stop_grace_.reset();
+  // Answered while the control socket still can.
+  reload_waiters_.insert(reload_waiters_.end(), queued_waiters_.begin(), queued_waiters_.end());
+  queued_waiters_.clear();
+  FinishReload(Error{"the daemon is stopping; the reload was not applied"});
   SaveState();
   incidents_->Abort();
   WriteMetrics(/*now=*/true);  // the final counts, before the sources go
@@ -474,6 +513,10 @@ void Daemon::HandleControl(const std::string& request, const ops::ControlServer:
   Result<ops::ControlCommand> command = ops::ParseControlRequest(request);
   if (!command) {
     reply(command.error().message);
+    return;
+  }
+  if (command->kind == ops::ControlCommand::Kind::kReload) {
+    Reload([reply](const Result<std::string>& verdict) { reply(ops::ReloadReply(verdict)); });
     return;
   }
   if (command->kind == ops::ControlCommand::Kind::kStatus) {

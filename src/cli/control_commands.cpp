@@ -165,6 +165,19 @@ int RunStatus(const ControlOptions& options, std::ostream& out, std::ostream& er
   return 0;
 }
 
+int RunReload(const ControlOptions& options, std::ostream& out, std::ostream& err) {
+  bool no_daemon = false;
+  // The examples of a big rule set take seconds on a busy machine; systemd's own timeout
+  // (TimeoutStartSec=, 90 s) is the longer one.
+  Result<json> reply = Ask(options, {{"command", "reload"}}, err, 120, &no_daemon);
+  if (!reply) {
+    err << "trainwatch reload: " << reply.error().message << "\n";
+    return no_daemon ? kExitError : 1;
+  }
+  out << "reloaded: " << reply->value("reloaded", "?") << "\n";
+  return 0;
+}
+
 int RunSnapshot(const ControlOptions& options, std::ostream& out, std::ostream& err) {
   if (options.out_dir.empty()) {
     bool no_daemon = false;

@@ -1,4 +1,5 @@
-// The CLI side of the control socket: `trainwatch status [--json]` and `trainwatch snapshot`,
+// The CLI side of the control socket: `trainwatch status [--json]`, `trainwatch reload` and
+// `trainwatch snapshot`,
 // which find the running daemon through the config's state_dir. Without a daemon (or with
 // --out), snapshot captures on its own: the one-command replacement of Habana's
 // gather_info_docker.py / gather_info_host.py.
@@ -24,5 +25,10 @@ struct ControlOptions {
 // Exit status 0, or 2 with a message when no daemon answers.
 int RunStatus(const ControlOptions& options, std::ostream& out, std::ostream& err);
 int RunSnapshot(const ControlOptions& options, std::ostream& out, std::ostream& err);
+// Asks the daemon to reload its config and rules and waits for its verdict: exit 0 when it
+// runs on them, 1 when it refused them or the config does not even load here (the daemon
+// keeps the old ones; the reason is printed), 2 when no daemon answers. systemd's ExecReload=, so
+// that `systemctl reload` fails on a broken config.
+int RunReload(const ControlOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace trainwatch::cli

@@ -204,12 +204,13 @@ Result<ControlCommand> ParseControlRequest(const std::string& line) {
   const json request = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded()) {
     return Error{ControlErrorReply(
-        "bad request: not JSON (expected one line {\"command\": \"status\" or \"snapshot\"})")};
+        "bad request: not JSON (expected one line {\"command\": \"status\", \"snapshot\" or "
+        "\"reload\"})")};
   }
   if (!request.is_object()) {
     return Bad("request", "a JSON object {\"command\": ...}", Described(request));
   }
-  const std::string expected = "\"status\" or \"snapshot\"";
+  const std::string expected = "\"status\", \"snapshot\" or \"reload\"";
   if (!request.contains("command")) {
     return Bad("command", expected, "no command");
   }
@@ -224,6 +225,14 @@ Result<ControlCommand> ParseControlRequest(const std::string& line) {
     }
     return ControlCommand{};
   }
+  if (command == "reload") {
+    if (Status fields = OnlyFields(request, "reload", {"command"}); !fields) {
+      return fields.error();
+    }
+    ControlCommand reload;
+    reload.kind = ControlCommand::Kind::kReload;
+    return reload;
+  }
   if (command == "snapshot") {
     return Snapshot(request);
   }
@@ -236,6 +245,13 @@ Result<ControlCommand> ParseControlRequest(const std::string& line) {
 
 std::string ControlErrorReply(const std::string& message) {
   return json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string ReloadReply(const Result<std::string>& verdict) {
+  if (!verdict) {
+    return ControlErrorReply(verdict.error().message);
+  }
+  return json{{"reloaded", *verdict}}.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string SnapshotReply(const capture::CaptureOutcome& outcome,

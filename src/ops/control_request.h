@@ -1,8 +1,9 @@
 // The control socket's protocol, daemon side: a request line parsed into what it asks, and the
 // replies as JSON lines. `trainwatch status` asks {"command": "status"}; `trainwatch snapshot`
-// {"command": "snapshot", "reason", "container", "copy": [...], "log": [...]}. Pure functions;
-// any thread. Every field is checked for its type and value: a bad one gets an error reply naming
-// the field and what it must be; nothing a client sends can throw.
+// {"command": "snapshot", "reason", "container", "copy": [...], "log": [...]}; `trainwatch
+// reload` (the unit's ExecReload=) {"command": "reload"}, answered with the verdict. Pure
+// functions; any thread. Every field is checked for its type and value: a bad one gets an error
+// reply naming the field and what it must be; nothing a client sends can throw.
 #pragma once
 
 #include <cstddef>
@@ -25,7 +26,7 @@ inline constexpr std::size_t kMaxControlPaths = 64;
 inline constexpr std::size_t kMaxControlPathBytes = 4096;
 
 struct ControlCommand {
-  enum class Kind { kStatus, kSnapshot };
+  enum class Kind { kStatus, kSnapshot, kReload };
   Kind kind = Kind::kStatus;
   // kSnapshot.
   std::string reason = "manual snapshot";
@@ -41,6 +42,8 @@ Result<ControlCommand> ParseControlRequest(const std::string& line);
 
 // {"error": message}.
 std::string ControlErrorReply(const std::string& message);
+// A reload's answer: {"reloaded": what now runs}, or {"error": why the old config stays}.
+std::string ReloadReply(const Result<std::string>& verdict);
 // A snapshot's answer: the incident, and the bundle's path and size or why there is none.
 std::string SnapshotReply(const capture::CaptureOutcome& outcome,
                           const std::string& incidents_file);

@@ -208,6 +208,41 @@ TEST_F(DaemonTest, ABrokenConfigOnSighupIsRejectedAndTheOldOneKeepsWorking) {
   EXPECT_EQ(daemon_->Wait(5s), 0);
 }
 
+// `trainwatch reload` (the unit's ExecReload=) answers with the daemon's verdict, so that
+// `systemctl reload` fails on what the daemon refused (a SIGHUP is only logged).
+TEST_F(DaemonTest, ReloadWaitsForTheVerdictAndFailsOnWhatTheDaemonRefused) {
+  WriteConfig({});
+  StartDaemon();
+  auto reload = [&] {
+    return RunBinary({TrainwatchBinary(), "reload", "--config", config()}, "", 60s);
+  };
+  const RunResult good = reload();
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find("reloaded: 2 sources, "), std::string::npos) << good.out;
+
+  // Refused by the daemon: a rule whose example misses.
+  WriteConfig({.extra_rules =
+                   "  - id: test.untested\n    kind: crash\n    tags: [train]\n"
+                   "    description: its example misses\n    pattern: 'UNTESTED'\n"
+                   "    examples: {fires: ['untested, lower case'], quiet: ['nothing']}\n"});
+  const RunResult refused = reload();
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.err.find("reload rejected, still running on the previous config"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("test-rules.yaml:23:24: rule 'test.untested'"), std::string::npos)
+      << refused.err;
+
+  // Refused before asking: the config itself does not parse.
+  std::ofstream(config()) << "state_dir: state\nsources:\n  - name: train\n    tags: train]\n";
+  const RunResult broken = reload();
+  EXPECT_EQ(broken.exit_code, 1) << broken.out;
+  EXPECT_NE(broken.err.find("trainwatch.yaml:4:"), std::string::npos) << broken.err;
+  EXPECT_FALSE(daemon_->Status(state()).is_null()) << daemon_->Log();
+  EXPECT_EQ(daemon_->Log().find("reloaded: "), daemon_->Log().rfind("reloaded: "))
+      << daemon_->Log();
+}
+
 TEST_F(DaemonTest, SigtermSavesOffsetsAndExitsCleanlyWithinTwoSeconds) {
   WriteConfig({});
   StartDaemon();

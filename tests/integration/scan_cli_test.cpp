@@ -158,8 +158,9 @@ TEST_F(ScanCliTest, UsageErrorsExit2) {
   // required").
   const testing::RunResult typo = RunBinary({TrainwatchBinary(), "stauts"});
   EXPECT_EQ(typo.exit_code, 2);
-  EXPECT_NE(typo.err.find("unknown command 'stauts' (the commands: check, daemon, wrap, status,"),
-            std::string::npos)
+  EXPECT_NE(
+      typo.err.find("unknown command 'stauts' (the commands: check, daemon, wrap, status, reload,"),
+      std::string::npos)
       << typo.err;
   EXPECT_EQ(typo.err.find("manual"), std::string::npos) << typo.err;
   // Every command that reads a config says where it looks without --config.

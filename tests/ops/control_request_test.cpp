@@ -36,6 +36,14 @@ TEST(ControlRequest, StatusAndSnapshot) {
   Result<ControlCommand> bare = ParseControlRequest(R"({"command": "snapshot"})");
   ASSERT_TRUE(bare.ok());
   EXPECT_EQ(bare->reason, "manual snapshot");
+
+  Result<ControlCommand> reload = ParseControlRequest(R"({"command": "reload"})");
+  ASSERT_TRUE(reload.ok());
+  EXPECT_EQ(reload->kind, ControlCommand::Kind::kReload);
+  EXPECT_FALSE(ParseControlRequest(R"({"command": "reload", "reason": "x"})").ok());
+  EXPECT_EQ(ReloadReply(std::string("2 sources, 85 rules")),
+            R"({"reloaded":"2 sources, 85 rules"})");
+  EXPECT_EQ(ReloadReply(Error{"refused"}), R"({"error":"refused"})");
 }
 
 TEST(ControlRequest, EmptyContainerMeansNone) {
@@ -72,8 +80,9 @@ TEST(ControlRequest, EachMalformedRequestGetsAnErrorNamingTheField) {
       {"[1, 2]", R"("request" must be a JSON object)"},
       {"\"status\"", R"("request" must be a JSON object)"},
       {"null", R"("request" must be a JSON object)"},
-      {R"({"reason": "x"})", R"("command" must be "status" or "snapshot" (got no command))"},
-      {R"({"command": 1})", R"("command" must be "status" or "snapshot" (got a number))"},
+      {R"({"reason": "x"})",
+       R"("command" must be "status", "snapshot" or "reload" (got no command))"},
+      {R"({"command": 1})", R"("command" must be "status", "snapshot" or "reload" (got a number))"},
       {R"({"command": null})", "(got null)"},
       {R"({"command": ["status"]})", "(got an array)"},
       {R"({"command": "reboot"})", R"(got unknown command "reboot")"},

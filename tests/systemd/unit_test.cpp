@@ -110,7 +110,7 @@ TEST_F(SystemdUnitTest, HasTheSettingsTheDaemonReliesOn) {
   EXPECT_EQ(Setting("StateDirectory"), "trainwatch");
   EXPECT_EQ(Setting("ConfigurationDirectory"), "trainwatch");
   EXPECT_EQ(Setting("ExecStart"), kInstalledBinary + " daemon --config " + kInstalledConfig);
-  EXPECT_EQ(Setting("ExecReload"), "/bin/kill -HUP $MAINPID");
+  EXPECT_EQ(Setting("ExecReload"), kInstalledBinary + " reload --config " + kInstalledConfig);
   EXPECT_EQ(Setting("Restart"), "on-failure");
   EXPECT_EQ(Setting("ProtectHome"), "read-only");  // training logs live in home directories
   EXPECT_EQ(Setting("DevicePolicy"), "closed");
@@ -124,6 +124,7 @@ TEST_F(SystemdUnitTest, SystemdAnalyzeVerifyAcceptsIt) {
   // verify insists that ExecStart's program exists: point it at the built binary.
   std::string text = ReadText(kUnit);
   Replace(text, "ExecStart=" + kInstalledBinary, "ExecStart=" + TrainwatchBinary());
+  Replace(text, "ExecReload=" + kInstalledBinary, "ExecReload=" + TrainwatchBinary());
   const std::string copy = Dir("trainwatch.service");
   std::ofstream(copy) << text;
   const RunResult result = RunBinary({analyze, "verify", copy}, "", 60s);
@@ -186,12 +187,22 @@ TEST_F(SystemdUnitTest, ItsExecStartAndExecReloadLinesRunTheDaemon) {
   EXPECT_TRUE(std::filesystem::exists(state + "/control.sock")) << daemon.Log();
   EXPECT_FALSE(daemon.Status(state).is_null()) << daemon.Log();
 
-  std::string reload = Setting("ExecReload");
-  Replace(reload, "$MAINPID", std::to_string(daemon.pid()));
-  const RunResult reloaded = RunBinary(Words(reload), "", 10s);
+  // ExecReload waits for the verdict; like ExecStart it finds the daemon through the
+  // config's state_dir, which follows STATE_DIRECTORY.
+  std::vector<std::string> reload = Words(Setting("ExecReload"));
+  ASSERT_GE(reload.size(), 2u);
+  ASSERT_EQ(reload[0], kInstalledBinary);
+  reload[0] = TrainwatchBinary();
+  for (std::string& word : reload) {
+    Replace(word, kInstalledConfig,
+            std::string(TRAINWATCH_TEST_SOURCE_DIR) + "/../daemon/trainwatch.yaml");
+  }
+  ::setenv("STATE_DIRECTORY", state.c_str(), 1);
+  const RunResult reloaded = RunBinary(reload, "", 60s);
+  ::unsetenv("STATE_DIRECTORY");
   EXPECT_EQ(reloaded.exit_code, 0) << reloaded.err;
-  EXPECT_TRUE(WaitUntil([&] { return daemon.Log().find("reloaded:") != std::string::npos; }, 30s))
-      << daemon.Log();
+  EXPECT_NE(reloaded.out.find("reloaded:"), std::string::npos) << reloaded.out;
+  EXPECT_NE(daemon.Log().find("reloaded:"), std::string::npos) << daemon.Log();
 
   daemon.Signal(SIGTERM);  // KillSignal='s default
   EXPECT_EQ(daemon.Wait(10s), 0) << daemon.Log();
