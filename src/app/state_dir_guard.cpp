@@ -2,13 +2,40 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <spdlog/fmt/fmt.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
 namespace trainwatch::app {
+
+namespace {
+
+// A state_dir this user may not write (a fresh container volume is root's, and the image is
+// run with --user): say whose it is and what to do, not only "Permission denied".
+std::string NotWritable(const std::string& dir, const std::string& path, int error) {
+  std::string message = path + ": " + std::strerror(error);
+  struct stat info {};
+  if ((error != EACCES && error != EPERM) || ::stat(dir.c_str(), &info) != 0) {
+    return message;
+  }
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", info.st_mode & 07777);
+  const std::string uid = std::to_string(::geteuid());
+  const std::string gid = std::to_string(::getegid());
+  message += fmt::format(
+      ": the state_dir {} is owned by uid {}, gid {} with mode {}, and this daemon runs as "
+      "uid {}, gid {}; make it writable for that user (chown {}:{} {}; in a container, a "
+      "volume owned by the --user the image runs as) or point state_dir elsewhere",
+      dir, info.st_uid, info.st_gid, mode, uid, gid, uid, gid, dir);
+  return message;
+}
+
+}  // namespace
 
 Result<bool> StateDirGuard::Acquire() {
   std::error_code made;
@@ -18,7 +45,7 @@ Result<bool> StateDirGuard::Acquire() {
   }
   UniqueFd fd(::open(LockPath().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (fd.get() < 0) {
-    return Error{LockPath() + ": " + std::strerror(errno)};
+    return Error{NotWritable(dir_, LockPath(), errno)};
   }
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) {

@@ -10,6 +10,8 @@ const char* CollectorStatusName(CollectorStatus status) {
       return "ok";
     case CollectorStatus::kFailed:
       return "failed";
+    case CollectorStatus::kNotPermitted:
+      return "not_permitted";
     case CollectorStatus::kMissing:
       return "missing";
     case CollectorStatus::kTimedOut:

@@ -169,6 +169,14 @@ void CommandRunner::Finish(Child& child) {
     const std::string first_line = child.stderr_bytes.substr(0, child.stderr_bytes.find('\n'));
     if (result.status == collect::CollectorStatus::kFailed && !first_line.empty()) {
       result.detail += ": " + first_line.substr(0, 300);
+      // strerror's words for EPERM and EACCES, as tools print them ("dmesg: read kernel
+      // buffer failed: Operation not permitted").
+      if (child.exit_status != 0 &&
+          (child.stderr_bytes.find("Operation not permitted") != std::string::npos ||
+           child.stderr_bytes.find("Permission denied") != std::string::npos)) {
+        result.status = collect::CollectorStatus::kNotPermitted;
+        result.detail = "not permitted here (" + result.detail + ")";
+      }
     }
     collect::AddText(result, child.command.as + ".stderr", std::move(child.stderr_bytes));
   }

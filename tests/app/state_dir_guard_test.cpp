@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
+#include <string>
 
 #include "support/temp_dir.h"
 
@@ -68,6 +72,52 @@ TEST(StateDirGuard, ADirectoryThatCannotBeMadeIsSaid) {
   std::string why;
   EXPECT_EQ(guard.Check(&why), StateDirGuard::Verdict::kCannotRestore);
   EXPECT_FALSE(why.empty());
+}
+
+// `docker run --user 1000:1000` with a fresh (root's) state volume: the reason names the
+// directory's owner and mode and this process's ids, and what to do.
+TEST(StateDirGuard, ADirectoryOfAnotherUserIsSaidWithItsOwnerAndMode) {
+  if (::geteuid() != 0) {
+    GTEST_SKIP() << "needs root, to try it as another user";
+  }
+  testing::TempDir temp;
+  const std::string dir = temp.PathOf("state");
+  fs::create_directories(dir);
+  fs::permissions(temp.path(), fs::perms::all);  // the child may reach it, not write it
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                           fs::perms::others_read | fs::perms::others_exec);
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    if (::setresgid(1000, 1000, 1000) != 0 || ::setresuid(1000, 1000, 1000) != 0) {
+      ::_exit(3);
+    }
+    StateDirGuard guard(dir);
+    const Result<bool> taken = guard.Acquire();
+    const std::string why = taken ? "acquired" : taken.error().message;
+    const bool written = ::write(pipe_fds[1], why.data(), why.size()) ==
+                         static_cast<ssize_t>(why.size());
+    ::_exit(written ? 0 : 4);
+  }
+  ::close(pipe_fds[1]);
+  std::string why;
+  char buffer[1024];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;) {
+    why.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_NE(why.find("Permission denied: the state_dir " + dir +
+                     " is owned by uid 0, gid 0 with mode 0755, and this daemon runs as uid "
+                     "1000, gid 1000; make it writable for that user (chown 1000:1000 " + dir),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(why.find("another"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -212,10 +212,13 @@ TEST_F(CommandRunnerTest, MissingToolsFailuresAndSignals) {
   ASSERT_TRUE(results_);
   EXPECT_EQ(Result(0).status, CollectorStatus::kMissing);
   EXPECT_EQ(Result(0).detail, "npu-smi is not installed here (not on PATH)");
-  EXPECT_EQ(Result(1).status, CollectorStatus::kFailed);
+  // Refused by the kernel (a container without CAP_SYSLOG): not a failure of the tool.
+  EXPECT_EQ(Result(1).status, CollectorStatus::kNotPermitted);
+  EXPECT_STREQ(CollectorStatusName(Result(1).status), "not_permitted");
   EXPECT_EQ(Result(1).exit_code, 1);
   EXPECT_EQ(Result(1).detail,
-            "exit status 1: dmesg: read kernel buffer failed: Operation not permitted");
+            "not permitted here (exit status 1: dmesg: read kernel buffer failed: Operation not "
+            "permitted)");
   EXPECT_EQ(Text(Result(1), "device/dmesg.txt.stderr"),
             "dmesg: read kernel buffer failed: Operation not permitted\n");
   EXPECT_EQ(Result(2).status, CollectorStatus::kFailed);
