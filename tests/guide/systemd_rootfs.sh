@@ -28,8 +28,8 @@ mkdir -p "$cache"
 scratch=$rootfs.partial
 rm -rf "$scratch"
 echo "systemd_rootfs: debootstrap of bookworm into $scratch (once per machine)" >&2
-debootstrap --variant=minbase --include="$packages" bookworm "$scratch" "$mirror" >&2 ||
-  { tail -20 "$scratch/debootstrap/debootstrap.log" >&2 2>/dev/null; exit 1; }
+debootstrap --variant=minbase --include="$packages" bookworm "$scratch" "$mirror" \
+  >"$cache/debootstrap.out" 2>&1 || { tail -20 "$cache/debootstrap.out" >&2; exit 1; }
 cp /etc/resolv.conf "$scratch/etc/resolv.conf"
 chroot "$scratch" apt-get update -qq >&2
 # The machine's name inside, and no first-boot questions.

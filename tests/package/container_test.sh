@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# No Docker or Kubernetes here, so check what can be checked without them: the sidecar
+# The container files, read without an engine or a cluster (image_test.sh builds and runs the
+# image with the real engine; no cluster is here for the Pod): the sidecar
 # ConfigMap's trainwatch.yaml passes `trainwatch check --config`, the Pod shares its process
 # namespace and is not privileged, and the Dockerfile builds with the commands the other
 # package tests run (cpack -G DEB -B, install-deps --build-only).
