@@ -126,11 +126,17 @@ work offline on logs and rule files.
 constexpr std::string_view kProse = R"(# FILES
 
 */etc/trainwatch/trainwatch.yaml*
-:   The daemon's config, used when neither **--config** nor **$TRAINWATCH\_CONFIG** names
-    one. Check a change with **trainwatch check --config** *FILE*.
+:   The host's config, installed by the Debian package and used by the systemd unit and by
+    any command given neither **--config** nor **$TRAINWATCH\_CONFIG**. It watches
+    */var/log/training/\*\*/\*.log*, **$HABANA\_LOGS** (default */var/log/habana\_logs*) and
+    the kernel log, and keeps its state in */var/lib/trainwatch*. Check a change with
+    **trainwatch check --config** *FILE*.
 
 */usr/share/trainwatch/trainwatch.yaml*
-:   The shipped default config, used when */etc/trainwatch/trainwatch.yaml* does not exist.
+:   The per-user default, used when */etc/trainwatch/trainwatch.yaml* does not exist (an
+    installation from source, a user's own run): it watches *~/trainwatch-logs*,
+    *~/.habana\_logs* and the kernel log, and keeps its state in
+    *~/.local/state/trainwatch*. The environment variables below apply to both.
 
 */usr/share/trainwatch/rules*
 :   The shipped rule packs, used when the config names no **rules**; found next to the
@@ -151,11 +157,12 @@ constexpr std::string_view kProse = R"(# FILES
     systemd sets, else *~/.local/state/trainwatch*).
 
 **TRAINWATCH\_LOGS**
-:   The training logs the shipped config watches (default *~/trainwatch-logs*).
+:   The training logs the shipped configs watch (default */var/log/training* in the host's
+    config, *~/trainwatch-logs* in the per-user one).
 
 **HABANA\_LOGS**
 :   The Habana stack's log directory, watched and added to bundles (default
-    *~/.habana\_logs*).
+    */var/log/habana\_logs* in the host's config, *~/.habana\_logs* in the per-user one).
 
 **TRAINWATCH\_LOG\_FORMAT**
 :   **human** or **json**: the daemon's own log lines, as **--log-format**.

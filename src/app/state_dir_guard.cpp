@@ -1,8 +1,8 @@
 #include "app/state_dir_guard.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <spdlog/fmt/fmt.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -26,8 +26,8 @@ struct Artifact {
 };
 
 enum class CollectorStatus {
-  kOk,         // ran and answered
-  kFailed,     // ran and exited non-zero, or an in-process read failed
+  kOk,      // ran and answered
+  kFailed,  // ran and exited non-zero, or an in-process read failed
   // Ran and was refused by the kernel (it said EPERM or EACCES and exited non-zero): dmesg
   // without CAP_SYSLOG in a container. Where the daemon runs, not what the tool does.
   kNotPermitted,

@@ -82,7 +82,7 @@ struct DaemonSnapshot {
   std::int64_t uptime_seconds = 0;
   std::chrono::system_clock::time_point started{};
   std::chrono::system_clock::time_point taken{};  // when this snapshot was made (wall clock)
-  std::vector<std::string> rules;  // ids of the loaded rules
+  std::vector<std::string> rules;                 // ids of the loaded rules
   std::uint64_t incidents_written = 0;
   std::string incidents_file;
   std::string last_incident;

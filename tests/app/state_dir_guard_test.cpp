@@ -3,7 +3,6 @@
 #include "app/state_dir_guard.h"
 
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,8 +97,8 @@ TEST(StateDirGuard, ADirectoryOfAnotherUserIsSaidWithItsOwnerAndMode) {
     StateDirGuard guard(dir);
     const Result<bool> taken = guard.Acquire();
     const std::string why = taken ? "acquired" : taken.error().message;
-    const bool written = ::write(pipe_fds[1], why.data(), why.size()) ==
-                         static_cast<ssize_t>(why.size());
+    const bool written =
+        ::write(pipe_fds[1], why.data(), why.size()) == static_cast<ssize_t>(why.size());
     ::_exit(written ? 0 : 4);
   }
   ::close(pipe_fds[1]);
@@ -114,7 +113,8 @@ TEST(StateDirGuard, ADirectoryOfAnotherUserIsSaidWithItsOwnerAndMode) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_NE(why.find("Permission denied: the state_dir " + dir +
                      " is owned by uid 0, gid 0 with mode 0755, and this daemon runs as uid "
-                     "1000, gid 1000; make it writable for that user (chown 1000:1000 " + dir),
+                     "1000, gid 1000; make it writable for that user (chown 1000:1000 " +
+                     dir),
             std::string::npos)
       << why;
   EXPECT_EQ(why.find("another"), std::string::npos) << why;
