@@ -58,6 +58,8 @@ struct Capturer::Job {
   collect::RedactionCounts env_redactions;
   bool commands_done = false;
   bool builtins_done = false;
+  bool ranks_done = false;
+  std::optional<RankReport> ranks;
   bool reduced = false;
   std::string reduced_why;
   std::vector<std::string> deleted;
@@ -69,7 +71,7 @@ struct Capturer::Job {
 };
 
 Capturer::Capturer(Env& env, config::CaptureConfig config)
-    : env_(env), config_(std::move(config)), runner_(env) {}
+    : env_(env), config_(std::move(config)), runner_(env), ranks_(env) {}
 
 Capturer::~Capturer() { Abort(); }
 
@@ -111,6 +113,7 @@ void Capturer::Abort() {
   aborted_ = true;
   queue_.clear();
   runner_.Abort();
+  ranks_.Abort();
 }
 
 void Capturer::Capture(CaptureRequest request, Done done) {
@@ -216,6 +219,15 @@ void Capturer::StartNext() {
   runner_.Run(CommandsFor(*job_), [this](std::vector<collect::CollectorResult> results) {
     OnCommandsDone(std::move(results));
   });
+  if (job_->config.stacks && (job_->request.incident.kind != rules::RuleKind::kWarning ||
+                              !job_->request.reason.empty())) {
+    ranks_.Run(job_->request.pids, job_->redactor,
+               [this](RankReport report, const collect::RedactionCounts& counts) {
+                 OnRanksDone(std::move(report), counts);
+               });
+  } else {
+    job_->ranks_done = true;
+  }
   // The job stays in job_ until the pool is done with it (OnBuiltinsDone, OnWritten).
   Job& job = *job_;
   env_.RunOnPool(
@@ -271,7 +283,21 @@ void Capturer::OnCommandsDone(std::vector<collect::CollectorResult> results) {
     }
   }
   job_->commands_done = true;
-  if (job_->builtins_done) {
+  MaybeWrite();
+}
+
+void Capturer::OnRanksDone(RankReport report, const collect::RedactionCounts& counts) {
+  if (!job_) {
+    return;
+  }
+  job_->env_redactions.Merge(counts);
+  job_->ranks = std::move(report);
+  job_->ranks_done = true;
+  MaybeWrite();
+}
+
+void Capturer::MaybeWrite() {
+  if (job_->commands_done && job_->builtins_done && job_->ranks_done) {
     WriteBundle();
   }
 }
@@ -286,13 +312,14 @@ void Capturer::OnBuiltinsDone() {
     running_ = false;
     return;
   }
-  if (job_->commands_done) {
-    WriteBundle();
-  }
+  MaybeWrite();
 }
 
 void Capturer::WriteBundle() {
   Job& job = *job_;
+  if (job.ranks && !job.ranks->ranks.empty()) {
+    job.builtins.push_back(std::move(job.ranks->result));
+  }
   std::vector<collect::Artifact> artifacts;
   std::uint64_t estimate = 0;
   for (auto* results : {&job.builtins, &job.commands}) {
@@ -343,7 +370,8 @@ void Capturer::WriteBundle() {
           redactions.Merge(bundle_job.env_redactions);
           return ManifestJson(bundle_job.request, collectors, summary, redactions,
                               bundle_job.reduced, bundle_job.reduced_why, bundle_job.host,
-                              bundle_job.self_container, created);
+                              bundle_job.self_container, created,
+                              bundle_job.ranks ? RanksJson(*bundle_job.ranks) : std::string());
         };
         bundle_job.written = bundle::WriteBundle(request);
       },
@@ -362,6 +390,11 @@ void Capturer::OnWritten() {
     outcome.since_first_firing =
         std::chrono::duration<double>(env_.WallNow() - job->request.incident.firings.front().time)
             .count();
+  }
+  if (job->ranks) {
+    outcome.ranks_summary = job->ranks->diagnosis.Summary();
+    outcome.suspects = job->ranks->diagnosis.suspects;
+    outcome.ranks_seconds = job->ranks->seconds;
   }
   for (const collect::CollectorResult& result : job->commands) {
     if (result.status == collect::CollectorStatus::kTimedOut ||

@@ -15,12 +15,14 @@
 #include <vector>
 
 #include "bundle/bundle_writer.h"
+#include "capture/rank_capture.h"
 #include "collect/artifact.h"
 #include "collect/command_runner.h"
 #include "collect/redactor.h"
 #include "config/capture_config.h"
 #include "core/env.h"
 #include "detect/incident.h"
+#include "diagnose/suspects.h"
 #include "source/writers.h"
 
 namespace trainwatch::capture {
@@ -48,6 +50,10 @@ struct CaptureOutcome {
   double since_first_firing = 0;       // from the incident's first firing line to the bundle
   std::vector<std::string> deleted;    // old bundles removed to make room
   std::vector<std::string> timed_out;  // collectors killed at their deadline or abandoned
+  // The ranks (capture.stacks): where each group of ranks is, and the suspects.
+  std::string ranks_summary;  // "ranks 0-2: all_reduce at train.py:88; rank 3: sleep at ..."
+  std::vector<diagnose::Suspect> suspects;
+  double ranks_seconds = 0;
 };
 
 class Capturer {
@@ -76,6 +82,8 @@ class Capturer {
   void StartNext();
   void OnCommandsDone(std::vector<collect::CollectorResult> results);
   void OnBuiltinsDone();
+  void OnRanksDone(RankReport report, const collect::RedactionCounts& counts);
+  void MaybeWrite();
   void WriteBundle();
   void OnWritten();
   std::vector<config::CommandConfig> CommandsFor(const Job& job) const;
@@ -84,6 +92,7 @@ class Capturer {
   config::CaptureConfig config_;
   std::shared_ptr<const collect::Redactor> redactor_;
   collect::CommandRunner runner_;
+  RankCapture ranks_;
   std::deque<std::pair<CaptureRequest, Done>> queue_;
   std::unique_ptr<Job> job_;
   bool running_ = false;

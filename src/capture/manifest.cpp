@@ -35,7 +35,8 @@ std::string ManifestJson(const CaptureRequest& request,
                          const bundle::BundleSummary& summary,
                          const collect::RedactionCounts& redactions, bool reduced,
                          const std::string& reduced_why, const std::string& host,
-                         const std::string& container, WallTime created) {
+                         const std::string& container, WallTime created,
+                         const std::string& ranks_json) {
   const detect::Incident& incident = request.incident;
   json firings = json::array();
   for (const detect::Firing& firing : incident.firings) {
@@ -99,6 +100,9 @@ std::string ManifestJson(const CaptureRequest& request,
   }
   if (!request.container.empty()) {
     manifest["job_container"] = request.container;
+  }
+  if (!ranks_json.empty()) {
+    manifest["ranks"] = json::parse(ranks_json, nullptr, false);
   }
   return manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

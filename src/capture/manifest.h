@@ -14,13 +14,15 @@
 
 namespace trainwatch::capture {
 
-// The manifest's fields, from the capture's results (schema_version 1).
+// The manifest's fields, from the capture's results (schema_version 1); `ranks_json`, when
+// not empty, is its "ranks" (capture/rank_report.h: RanksJson).
 std::string ManifestJson(const CaptureRequest& request,
                          const std::vector<collect::CollectorResult>& collectors,
                          const bundle::BundleSummary& summary,
                          const collect::RedactionCounts& redactions, bool reduced,
                          const std::string& reduced_why, const std::string& host,
-                         const std::string& container, WallTime created);
+                         const std::string& container, WallTime created,
+                         const std::string& ranks_json = {});
 
 std::string FiringLines(const detect::Incident& incident);
 

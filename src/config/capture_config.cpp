@@ -38,7 +38,7 @@ class CaptureParser {
         node,
         {"enabled", "bundles_dir", "max_count", "max_bytes", "min_free", "log_tail_bytes",
          "habana_logs", "habana_logs_max_bytes", "extra_paths", "extra_max_bytes",
-         "process_pattern", "redact", "commands", "compression_level", "stop_grace"},
+         "process_pattern", "stacks", "redact", "commands", "compression_level", "stop_grace"},
         "capture");
     if (const YAML::Node grace = node["stop_grace"]) {
       if (auto value = yaml_.DurationField(grace, "capture stop_grace")) {
@@ -49,6 +49,15 @@ class CaptureParser {
                      "capture stop_grace must be at most 25s (the unit's stop timeout is 30s)");
         } else {
           out.stop_grace = *value;
+        }
+      }
+    }
+    if (const YAML::Node stacks = node["stacks"]) {
+      if (auto text = yaml_.Scalar(stacks, "capture stacks")) {
+        if (*text == "true" || *text == "false") {
+          out.stacks = *text == "true";
+        } else {
+          yaml_.Fail(stacks, "capture stacks must be true or false");
         }
       }
     }

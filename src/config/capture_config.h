@@ -54,6 +54,9 @@ struct CaptureConfig {
   // Command lines (RE2) of the training processes whose environment, command line and stacks
   // are captured, besides the writers of the watched logs and the wrapped command.
   std::string process_pattern;
+  // At every capture, the rank map, each rank's Python and native stacks (py-spy, gdb,
+  // eu-stack: each pauses a rank for its run) and the suspects (capture/rank_capture.h).
+  bool stacks = true;
   std::vector<std::string> redact_names;
   std::vector<std::string> redact_patterns;
   std::vector<CommandConfig> commands;

@@ -1,0 +1,220 @@
+#include "capture/rank_capture.h"
+
+#include <unistd.h>
+
+#include <csignal>
+
+#include <filesystem>
+
+#include "core/proc_files.h"
+
+namespace trainwatch::capture {
+namespace {
+
+using collect::CollectorResult;
+using collect::CollectorStatus;
+
+std::string PythonOf(pid_t pid, const std::string& proc_root) {
+  std::error_code error;
+  const std::string exe =
+      std::filesystem::read_symlink(ProcPath(proc_root, pid, "exe"), error).string();
+  const std::size_t slash = exe.rfind('/');
+  return error || exe.empty() ? "python3" : exe.substr(slash == std::string::npos ? 0 : slash + 1);
+}
+
+}  // namespace
+
+struct RankCapture::Job {
+  std::vector<int> pids;
+  std::shared_ptr<const collect::Redactor> redactor;
+  Done done;
+  SteadyTime started;
+  collect::RankMap map;
+  std::vector<std::optional<std::uint64_t>> ticks_before;
+  SteadyTime sampled_at;
+  RankReport report;
+  // Per rank (as in map.ranks): the tools' results.
+  std::vector<CollectorResult> native;
+  std::vector<CollectorResult> py_spy;
+  std::vector<std::optional<CollectorResult>> gdb;
+  std::vector<std::size_t> need_gdb;  // ranks py-spy did not do
+  bool native_by_gdb = false;         // eu-stack is not installed: gdb prints native stacks too
+  std::string proc_root;
+  collect::RedactionCounts counts;  // of the environments written
+};
+
+RankCapture::RankCapture(Env& env) : env_(env), runner_(env) {}
+
+RankCapture::~RankCapture() { Abort(); }
+
+void RankCapture::Abort() {
+  runner_.Abort();
+  timer_.reset();
+  job_.reset();  // a pool task still holds its own reference
+}
+
+void RankCapture::Run(std::vector<int> pids, std::shared_ptr<const collect::Redactor> redactor,
+                      Done done) {
+  auto job = std::make_shared<Job>();
+  job->pids = std::move(pids);
+  job->redactor = std::move(redactor);
+  job->done = std::move(done);
+  job->proc_root = env_.proc_root();
+  job->started = env_.SteadyNow();
+  job_ = job;
+  env_.RunOnPool(
+      [job, &env = env_] {
+        const collect::ProcessTree tree = collect::ProcessTree::Read(job->proc_root);
+        job->map = collect::BuildRankMap(job->pids, tree, job->proc_root);
+        job->report.launchers = job->map.launchers;
+        job->report.notes = job->map.notes;
+        for (const collect::RankProcess& rank : job->map.ranks) {
+          job->ticks_before.push_back(collect::ReadCpuTicks(rank.pid, job->proc_root));
+        }
+        job->sampled_at = env.SteadyNow();
+      },
+      [this, job] {
+        if (job != job_) {
+          return;  // aborted
+        }
+        if (job->map.ranks.empty()) {
+          return Finish();
+        }
+        timer_ = env_.NewTimer([this] { SampleAgain(); });
+        timer_->Start(kCpuWindow, {});
+      });
+}
+
+void RankCapture::SampleAgain() {
+  std::shared_ptr<Job> job = job_;
+  env_.RunOnPool(
+      [job, &env = env_] {
+        const double seconds =
+            std::chrono::duration<double>(env.SteadyNow() - job->sampled_at).count();
+        job->report.cpu_window_seconds = seconds;
+        const double ticks_per_second = static_cast<double>(::sysconf(_SC_CLK_TCK));
+        for (std::size_t i = 0; i < job->map.ranks.size(); ++i) {
+          RankEvidence evidence;
+          evidence.process = job->map.ranks[i];
+          const std::optional<std::uint64_t> after =
+              collect::ReadCpuTicks(evidence.process.pid, job->proc_root);
+          evidence.alive = after.has_value();
+          if (after && job->ticks_before[i] && seconds > 0) {
+            evidence.cpu_percent = 100.0 * static_cast<double>(*after - *job->ticks_before[i]) /
+                                   ticks_per_second / seconds;
+          }
+          job->report.ranks.push_back(std::move(evidence));
+        }
+      },
+      [this, job] {
+        if (job == job_) {
+          RunNative();
+        }
+      });
+}
+
+void RankCapture::RunNative() {
+  std::vector<config::CommandConfig> commands;
+  for (const RankEvidence& rank : job_->report.ranks) {
+    config::CommandConfig command;
+    command.name = "eu-stack";
+    command.argv = {"eu-stack", "-p", std::to_string(rank.process.pid)};
+    command.as = RankFolder(rank.process) + "/eu-stack.txt";
+    command.timeout = kNativeTimeout;
+    commands.push_back(std::move(command));
+  }
+  runner_.Run(std::move(commands), [this](std::vector<CollectorResult> results) {
+    job_->native = std::move(results);
+    job_->native_by_gdb =
+        !job_->native.empty() && job_->native.front().status == CollectorStatus::kMissing;
+    RunPySpy();
+  });
+}
+
+void RankCapture::RunPySpy() {
+  std::vector<config::CommandConfig> commands;
+  for (const RankEvidence& rank : job_->report.ranks) {
+    config::CommandConfig command;
+    command.name = "py-spy";
+    // --nonblocking: py-spy reads the interpreter's memory without stopping the rank.
+    command.argv = {"py-spy", "dump", "--nonblocking", "--pid", std::to_string(rank.process.pid)};
+    command.as = RankFolder(rank.process) + "/py-spy.txt";
+    command.timeout = kNativeTimeout;
+    commands.push_back(std::move(command));
+  }
+  runner_.Run(std::move(commands), [this](std::vector<CollectorResult> results) {
+    job_->py_spy = std::move(results);
+    job_->gdb.resize(job_->report.ranks.size());
+    for (std::size_t i = 0; i < job_->py_spy.size(); ++i) {
+      if (job_->py_spy[i].status != CollectorStatus::kOk || job_->native_by_gdb) {
+        job_->need_gdb.push_back(i);
+      }
+    }
+    RunPython(0);
+  });
+}
+
+void RankCapture::RunPython(std::size_t next) {
+  if (next >= job_->need_gdb.size()) {
+    return Finish();
+  }
+  std::vector<config::CommandConfig> commands;
+  std::vector<std::size_t> batch;
+  for (std::size_t i = next; i < job_->need_gdb.size() && batch.size() < kParallelAttach; ++i) {
+    const std::size_t rank_index = job_->need_gdb[i];
+    const RankEvidence& rank = job_->report.ranks[rank_index];
+    config::CommandConfig command;
+    command.name = "gdb";
+    // -nx: no ~/.gdbinit; the auto-load path lets the CPython helpers (python3.X-dbg's
+    // python3.X-gdb.py) load; debuginfod would go to the network.
+    command.argv = {"gdb", "-p", std::to_string(rank.process.pid), "-batch", "-nx",
+                    "-iex", "set auto-load safe-path /", "-iex", "set debuginfod enabled off"};
+    if (job_->py_spy[rank_index].status != CollectorStatus::kOk) {
+      command.argv.insert(command.argv.end(), {"-ex", "thread apply all py-bt"});
+    }
+    if (job_->native_by_gdb) {
+      command.argv.insert(command.argv.end(), {"-ex", "thread apply all bt"});
+    }
+    command.as = RankFolder(rank.process) + "/gdb.txt";
+    command.timeout = kPythonTimeout;
+    commands.push_back(std::move(command));
+    batch.push_back(rank_index);
+  }
+  runner_.Run(std::move(commands), [this, next, batch](std::vector<CollectorResult> results) {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (results[i].status != CollectorStatus::kOk) {
+        // A debugger killed at its deadline may leave the rank stopped (its SIGSTOP).
+        env_.Signal(job_->report.ranks[batch[i]].process.pid, SIGCONT);
+      }
+      job_->gdb[batch[i]] = std::move(results[i]);
+    }
+    RunPython(next + batch.size());
+  });
+}
+
+void RankCapture::Finish() {
+  std::shared_ptr<Job> job = job_;
+  timer_.reset();
+  job->report.seconds = std::chrono::duration<double>(env_.SteadyNow() - job->started).count();
+  env_.RunOnPool(
+      [job] {
+        std::vector<RankToolResults> tools(job->report.ranks.size());
+        std::vector<std::string> pythons;
+        for (std::size_t i = 0; i < tools.size(); ++i) {
+          tools[i].native = i < job->native.size() ? &job->native[i] : nullptr;
+          tools[i].py_spy = i < job->py_spy.size() ? &job->py_spy[i] : nullptr;
+          tools[i].gdb = i < job->gdb.size() && job->gdb[i] ? &*job->gdb[i] : nullptr;
+          pythons.push_back(PythonOf(job->report.ranks[i].process.pid, job->proc_root));
+        }
+        AssembleRankReport(job->report, std::move(tools), *job->redactor, job->counts, pythons);
+      },
+      [this, job] {
+        if (job != job_) {
+          return;  // aborted
+        }
+        job_.reset();
+        job->done(std::move(job->report), job->counts);
+      });
+}
+
+}  // namespace trainwatch::capture

@@ -1,0 +1,269 @@
+#include "capture/rank_report.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "collect/stack_text.h"
+
+namespace trainwatch::capture {
+namespace {
+
+using collect::CollectorResult;
+using collect::CollectorStatus;
+using json = nlohmann::ordered_json;
+
+std::string Why(const CollectorResult& result) {
+  std::string why = result.detail.empty() ? CollectorStatusName(result.status) : result.detail;
+  return why.substr(0, 300);
+}
+
+// The output of a tool (its stdout artifact), empty when there is none.
+std::string_view OutputOf(const CollectorResult& result) {
+  for (const collect::Artifact& artifact : result.artifacts) {
+    if (!artifact.path.ends_with(".stderr")) {
+      return artifact.content;
+    }
+  }
+  return {};
+}
+
+void MoveArtifacts(CollectorResult& from, CollectorResult& to) {
+  for (collect::Artifact& artifact : from.artifacts) {
+    to.bytes += artifact.content.size();
+    to.artifacts.push_back(std::move(artifact));
+  }
+  from.artifacts.clear();
+}
+
+std::vector<collect::StackFrame> MainFrames(const std::vector<collect::ThreadStack>& threads,
+                                            long pid) {
+  const collect::ThreadStack* main = collect::MainThread(threads, pid);
+  return main == nullptr ? std::vector<collect::StackFrame>{} : main->frames;
+}
+
+std::string Identity(const collect::RankProcess& process) {
+  const collect::RankIdentity& id = process.identity;
+  std::string text = process.rank_source.empty() ? "rank unknown"
+                                                  : "rank from " + process.rank_source;
+  if (id.local_rank) {
+    text += fmt::format(", local rank {}", *id.local_rank);
+  }
+  if (id.world_size) {
+    text += fmt::format(", world size {}", *id.world_size);
+  }
+  if (id.node_rank) {
+    text += fmt::format(", node {}", *id.node_rank);
+  }
+  for (const auto& [name, value] : id.devices) {
+    text += fmt::format(", {}={}", name, value);
+  }
+  return text;
+}
+
+std::string SummaryText(const RankReport& report) {
+  std::string text = "# The ranks at the moment of capture (trainwatch)\n\n";
+  for (const RankEvidence& rank : report.ranks) {
+    text += fmt::format("{} pid {} ({}): {}\n", rank.process.label(), rank.process.pid,
+                        rank.process.comm, Identity(rank.process));
+    text += fmt::format("  where: {}\n", rank.where);
+    text += fmt::format("  cpu: {}\n", rank.cpu_percent
+                                           ? fmt::format("{:.0f}% over {:.1f} s", *rank.cpu_percent,
+                                                         report.cpu_window_seconds)
+                                           : std::string(rank.alive ? "unknown" : "exited"));
+    text += fmt::format("  python stacks: {}; native stacks: {}; paused {:.2f} s\n",
+                        rank.python_route.empty() ? "none" : rank.python_route,
+                        rank.native_route.empty() ? "none" : rank.native_route,
+                        rank.paused_seconds);
+    for (const std::string& note : rank.route_notes) {
+      text += "  not by " + note + "\n";
+    }
+  }
+  text += "\n# Groups (by where each rank's main thread is)\n";
+  for (const diagnose::RankGroup& group : report.diagnosis.groups) {
+    text += fmt::format("{}: {}{}\n", diagnose::JoinLabels(group.labels), group.where,
+                        group.in_collective ? " (in a collective)" : "");
+  }
+  text += "\n# Suspects\n";
+  if (report.diagnosis.suspects.empty()) {
+    text += "none: every rank is where its peers are\n";
+  }
+  for (const diagnose::Suspect& suspect : report.diagnosis.suspects) {
+    text += fmt::format("{} (pid {}): {}\n", suspect.label, suspect.pid, suspect.reason);
+  }
+  for (const std::string& note : report.notes) {
+    text += "note: " + note + "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string RankFolder(const collect::RankProcess& process) {
+  return process.rank ? fmt::format("ranks/{}", *process.rank)
+                      : fmt::format("ranks/pid-{}", process.pid);
+}
+
+void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
+                        const collect::Redactor& redactor, collect::RedactionCounts& counts,
+                        const std::vector<std::string>& pythons) {
+  CollectorResult& result = report.result;
+  result.name = "ranks";
+  std::vector<diagnose::RankState> states;
+  for (std::size_t i = 0; i < report.ranks.size(); ++i) {
+    RankEvidence& rank = report.ranks[i];
+    const long pid = rank.process.pid;
+    RankToolResults& tool = tools[i];
+    diagnose::RankState state{rank.process.label(), rank.process.rank, rank.process.pid,
+                              rank.alive, {}, {}, rank.cpu_percent};
+    if (tool.native != nullptr) {
+      rank.paused_seconds += tool.native->duration_seconds;
+      if (tool.native->status == CollectorStatus::kOk) {
+        rank.native_route = "eu-stack";
+        state.native = MainFrames(collect::ParseEuStack(OutputOf(*tool.native)), pid);
+      } else {
+        rank.route_notes.push_back("eu-stack: " + Why(*tool.native));
+      }
+    }
+    if (tool.py_spy != nullptr) {
+      if (tool.py_spy->status == CollectorStatus::kOk) {
+        rank.python_route = "py-spy";
+        state.python = MainFrames(collect::ParsePySpyDump(OutputOf(*tool.py_spy)), pid);
+      } else {
+        rank.route_notes.push_back("py-spy: " + Why(*tool.py_spy));
+      }
+    }
+    if (tool.gdb != nullptr) {
+      rank.paused_seconds += tool.gdb->duration_seconds;
+      const std::string_view output = OutputOf(*tool.gdb);
+      if (rank.native_route.empty() && tool.gdb->status == CollectorStatus::kOk) {
+        std::vector<collect::StackFrame> native =
+            MainFrames(collect::ParseGdbNativeStacks(output), pid);
+        if (!native.empty()) {
+          rank.native_route = "gdb";
+          state.native = std::move(native);
+        }
+      }
+      if (rank.python_route.empty()) {
+        std::vector<collect::StackFrame> python =
+            MainFrames(collect::ParseGdbPythonStacks(output), pid);
+        if (!python.empty()) {
+          rank.python_route = "gdb";
+          state.python = std::move(python);
+        } else if (tool.gdb->status != CollectorStatus::kOk) {
+          rank.route_notes.push_back("gdb: " + Why(*tool.gdb));
+        } else if (output.find("Undefined command: \"py-bt\"") != std::string_view::npos) {
+          rank.route_notes.push_back(fmt::format(
+              "gdb: it has no py-bt: install {}-dbg (the CPython gdb helpers)", pythons[i]));
+        } else {
+          rank.route_notes.push_back("gdb: no Python frame in any thread (not Python?)");
+        }
+      }
+    }
+    for (CollectorResult* ran : {tool.native, tool.py_spy, tool.gdb}) {
+      if (ran != nullptr && ran->status == CollectorStatus::kOk) {
+        MoveArtifacts(*ran, result);
+      }
+    }
+    const std::string folder = RankFolder(rank.process);
+    collect::AddText(result, folder + "/cmdline.txt", rank.process.cmdline + "\n");
+    if (!rank.process.environ.empty()) {
+      collect::AddText(result, folder + "/environ.txt",
+                       redactor.RedactEnvironment(rank.process.environ, counts), false);
+    }
+    collect::AddText(result, folder + "/cpu.txt",
+                     rank.cpu_percent ? fmt::format("{:.1f}% of a CPU over {:.2f} s\n",
+                                                    *rank.cpu_percent, report.cpu_window_seconds)
+                                      : std::string(rank.alive ? "unknown\n" : "exited\n"));
+    states.push_back(std::move(state));
+  }
+  report.diagnosis = diagnose::Diagnose(states);
+  for (std::size_t i = 0; i < report.ranks.size(); ++i) {
+    report.ranks[i].where =
+        report.ranks[i].alive ? diagnose::DescribeStack(states[i].python, states[i].native)
+                              : "exited";
+  }
+  collect::AddText(result, "ranks/summary.txt", SummaryText(report));
+  for (const std::string& note : report.notes) {
+    collect::AddDetail(result, note);
+  }
+  std::size_t stacked = 0;
+  for (const RankEvidence& rank : report.ranks) {
+    stacked += rank.python_route.empty() && rank.native_route.empty() ? 0 : 1;
+    if (rank.python_route.empty() && !rank.route_notes.empty()) {
+      collect::AddDetail(result, rank.process.label() + ": no Python stack: " +
+                                     rank.route_notes.back());
+    }
+  }
+  if (report.ranks.empty()) {
+    result.status = CollectorStatus::kSkipped;
+    result.detail = "no training process known";
+  } else if (stacked == 0) {
+    result.status = CollectorStatus::kFailed;
+  }
+  result.duration_seconds = report.seconds;
+}
+
+std::string RanksJson(const RankReport& report) {
+  json ranks = json::array();
+  for (const RankEvidence& rank : report.ranks) {
+    const collect::RankIdentity& id = rank.process.identity;
+    json entry = {{"label", rank.process.label()},
+                  {"rank", rank.process.rank ? json(*rank.process.rank) : json(nullptr)},
+                  {"rank_source", rank.process.rank_source},
+                  {"pid", rank.process.pid},
+                  {"comm", rank.process.comm},
+                  {"local_rank", id.local_rank ? json(*id.local_rank) : json(nullptr)},
+                  {"world_size", id.world_size ? json(*id.world_size) : json(nullptr)},
+                  {"node_rank", id.node_rank ? json(*id.node_rank) : json(nullptr)},
+                  {"launcher", rank.process.launcher},
+                  {"alive", rank.alive},
+                  {"cpu_percent", rank.cpu_percent ? json(*rank.cpu_percent) : json(nullptr)},
+                  {"python_route", rank.python_route},
+                  {"native_route", rank.native_route},
+                  {"route_notes", rank.route_notes},
+                  {"paused_seconds", rank.paused_seconds},
+                  {"where", rank.where},
+                  {"folder", RankFolder(rank.process)}};
+    json devices = json::object();
+    for (const auto& [name, value] : id.devices) {
+      devices[name] = value;
+    }
+    entry["devices"] = std::move(devices);
+    if (!id.run_id.empty()) {
+      entry["run_id"] = id.run_id;
+    }
+    if (!id.master.empty()) {
+      entry["master"] = id.master;
+    }
+    if (!id.slurm_job.empty()) {
+      entry["slurm_job"] = id.slurm_job;
+    }
+    ranks.push_back(std::move(entry));
+  }
+  json groups = json::array();
+  for (const diagnose::RankGroup& group : report.diagnosis.groups) {
+    groups.push_back(
+        {{"ranks", group.labels}, {"where", group.where}, {"in_collective", group.in_collective}});
+  }
+  json suspects = json::array();
+  for (const diagnose::Suspect& suspect : report.diagnosis.suspects) {
+    suspects.push_back({{"label", suspect.label},
+                        {"rank", suspect.rank ? json(*suspect.rank) : json(nullptr)},
+                        {"pid", suspect.pid},
+                        {"reason", suspect.reason}});
+  }
+  json out = {{"ranks", std::move(ranks)},
+              {"launchers", report.launchers},
+              {"groups", std::move(groups)},
+              {"suspects", std::move(suspects)},
+              {"summary", report.diagnosis.Summary()},
+              {"cpu_window_seconds", report.cpu_window_seconds},
+              {"seconds", report.seconds}};
+  if (!report.notes.empty()) {
+    out["notes"] = report.notes;
+  }
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace trainwatch::capture

@@ -1,0 +1,64 @@
+// What a capture learnt of the ranks (RankCapture gathers it): per rank its identity, CPU
+// share, stacks and the routes that gave them; the groups and suspects; and how it goes into
+// the bundle (ranks/<rank>/..., ranks/summary.txt) and the manifest's "ranks". Pure; any
+// thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collect/artifact.h"
+#include "collect/rank_map.h"
+#include "collect/redactor.h"
+#include "diagnose/suspects.h"
+
+namespace trainwatch::capture {
+
+struct RankEvidence {
+  collect::RankProcess process;
+  std::optional<double> cpu_percent;
+  bool alive = true;
+  std::string python_route;  // "py-spy", "gdb"; empty when no route worked
+  std::string native_route;  // "eu-stack", "gdb"
+  // Why the routes before the one that worked (or all of them) did not: "py-spy: py-spy is
+  // not installed here (not on PATH)".
+  std::vector<std::string> route_notes;
+  double paused_seconds = 0;  // how long debuggers held it stopped (their run time, at most)
+  std::string where;          // its group's "all_reduce at train.py:88"
+};
+
+struct RankReport {
+  std::vector<RankEvidence> ranks;
+  std::vector<pid_t> launchers;
+  std::vector<std::string> notes;  // processes that could not be read
+  double cpu_window_seconds = 0;
+  double seconds = 0;  // the whole ranks capture
+  diagnose::RankDiagnosis diagnosis;
+  // "ranks": its artifacts (ranks/<rank>/..., ranks/summary.txt) and status.
+  collect::CollectorResult result;
+};
+
+// The tools' results for one rank; null for a tool that did not run for it.
+struct RankToolResults {
+  collect::CollectorResult* native = nullptr;  // eu-stack
+  collect::CollectorResult* py_spy = nullptr;
+  collect::CollectorResult* gdb = nullptr;
+};
+
+// The folder of a rank in the bundle: "ranks/3", or "ranks/pid-4242" when its rank is unknown.
+std::string RankFolder(const collect::RankProcess& process);
+
+// Reads the tools' outputs (`tools[i]` for `report.ranks[i]`) into routes and stacks, names
+// the groups and suspects, and fills `report.result` with every rank's files: the tools'
+// outputs, cmdline.txt, environ.txt (redacted here, counted in `counts`), cpu.txt; and
+// ranks/summary.txt. `python_of(i)` names rank i's interpreter ("python3.11"), for the
+// package that would give gdb its py-bt.
+void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
+                        const collect::Redactor& redactor, collect::RedactionCounts& counts,
+                        const std::vector<std::string>& pythons);
+
+// The manifest's "ranks": {"ranks": [...], "groups": [...], "suspects": [...], ...} as JSON.
+std::string RanksJson(const RankReport& report);
+
+}  // namespace trainwatch::capture

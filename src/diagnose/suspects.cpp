@@ -1,0 +1,204 @@
+#include "diagnose/suspects.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace trainwatch::diagnose {
+namespace {
+
+constexpr double kBusyPercent = 50;  // a rank this busy...
+constexpr double kIdlePercent = 10;  // ...while every peer is at most this, is suspect
+
+bool IsLibraryFile(const std::string& file) {
+  return file.empty() || file.find("/site-packages/") != std::string::npos ||
+         file.find("/dist-packages/") != std::string::npos ||
+         file.find("/lib/python3") != std::string::npos || file.rfind("<frozen", 0) == 0;
+}
+
+std::string Basename(const std::string& file) {
+  const std::size_t slash = file.rfind('/');
+  return slash == std::string::npos ? file : file.substr(slash + 1);
+}
+
+std::string Percent(double value) {
+  return std::to_string(static_cast<int>(std::lround(value))) + "%";
+}
+
+}  // namespace
+
+std::string DescribeStack(const std::vector<collect::StackFrame>& python,
+                          const std::vector<collect::StackFrame>& native) {
+  for (std::size_t i = 0; i < python.size(); ++i) {
+    if (IsLibraryFile(python[i].file)) {
+      continue;
+    }
+    const std::string at = Basename(python[i].file) + ":" + std::to_string(python[i].line);
+    if (i == 0) {
+      return "in " + python[i].function + " at " + at;
+    }
+    return python[i - 1].function + " at " + at;
+  }
+  if (!python.empty()) {  // library frames only (a launcher, a worker thread)
+    const collect::StackFrame& top = python.front();
+    return top.file.empty() ? top.function
+                            : top.function + " at " + Basename(top.file) + ":" +
+                                  std::to_string(top.line);
+  }
+  // Native only: the first frame that is not the C library's waiting.
+  for (const collect::StackFrame& frame : native) {
+    if (frame.function != "??" && frame.function.rfind("__", 0) != 0 &&
+        frame.function.find("pthread_") == std::string::npos) {
+      return frame.function + " (native)";
+    }
+  }
+  return native.empty() ? "no stack" : native.front().function + " (native)";
+}
+
+bool InCollective(const std::vector<collect::StackFrame>& python,
+                  const std::vector<collect::StackFrame>& native) {
+  static const std::set<std::string> kCollectives = {
+      "all_reduce", "all_gather", "all_gather_into_tensor", "_all_gather_base", "all_to_all",
+      "all_to_all_single", "broadcast", "barrier", "monitored_barrier", "reduce",
+      "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base", "gather", "scatter",
+      "send", "recv", "isend", "irecv", "all_gather_object", "broadcast_object_list"};
+  for (const collect::StackFrame& frame : python) {
+    if (kCollectives.count(frame.function) != 0 &&
+        frame.file.find("distributed") != std::string::npos) {
+      return true;
+    }
+  }
+  for (const collect::StackFrame& frame : native) {
+    for (const char* marker : {"c10d::", "gloo::", "nccl", "hccl", "ProcessGroup"}) {
+      if (frame.function.find(marker) != std::string::npos) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::string JoinLabels(const std::vector<std::string>& labels) {
+  // Consecutive ranks collapse into a range; anything else is listed.
+  std::vector<int> ranks;
+  std::vector<std::string> others;
+  for (const std::string& label : labels) {
+    if (label.rfind("rank ", 0) == 0) {
+      ranks.push_back(std::stoi(label.substr(5)));
+    } else {
+      others.push_back(label);
+    }
+  }
+  std::sort(ranks.begin(), ranks.end());
+  std::string text;
+  if (!ranks.empty()) {
+    text = ranks.size() == 1 ? "rank " : "ranks ";
+    for (std::size_t i = 0; i < ranks.size();) {
+      std::size_t j = i;
+      while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) {
+        ++j;
+      }
+      if (i > 0) {
+        text += ", ";
+      }
+      text += std::to_string(ranks[i]);
+      if (j > i) {
+        text += j == i + 1 ? ", " : "-";
+        text += std::to_string(ranks[j]);
+      }
+      i = j + 1;
+    }
+  }
+  for (const std::string& other : others) {
+    text += text.empty() ? "" : ", ";
+    text += other;
+  }
+  return text;
+}
+
+std::string RankDiagnosis::Summary() const {
+  std::string text;
+  for (const RankGroup& group : groups) {
+    if (!text.empty()) {
+      text += "; ";
+    }
+    text += JoinLabels(group.labels) + ": " + group.where;
+  }
+  return text;
+}
+
+RankDiagnosis Diagnose(const std::vector<RankState>& ranks) {
+  RankDiagnosis diagnosis;
+  std::map<std::string, std::size_t> group_of;  // where -> index in groups
+  std::vector<std::string> where_of;
+  for (const RankState& rank : ranks) {
+    std::string where = rank.alive ? DescribeStack(rank.python, rank.native) : "exited";
+    where_of.push_back(where);
+    auto [at, added] = group_of.emplace(where, diagnosis.groups.size());
+    if (added) {
+      diagnosis.groups.push_back({{}, where, rank.alive && InCollective(rank.python, rank.native)});
+    }
+    diagnosis.groups[at->second].labels.push_back(rank.label);
+  }
+  std::stable_sort(diagnosis.groups.begin(), diagnosis.groups.end(),
+                   [](const RankGroup& a, const RankGroup& b) {
+                     return a.labels.size() > b.labels.size();
+                   });
+  const bool any_in_collective = std::any_of(
+      diagnosis.groups.begin(), diagnosis.groups.end(),
+      [](const RankGroup& group) { return group.in_collective; });
+  // The majority: the one largest group, when it is larger than every other.
+  const RankGroup* majority = nullptr;
+  if (diagnosis.groups.size() > 1 &&
+      diagnosis.groups[0].labels.size() > diagnosis.groups[1].labels.size()) {
+    majority = &diagnosis.groups[0];
+  }
+  const RankGroup* waiting = nullptr;  // the largest group waiting in a collective
+  for (const RankGroup& group : diagnosis.groups) {
+    if (group.in_collective) {
+      waiting = &group;
+      break;
+    }
+  }
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const RankState& rank = ranks[i];
+    const RankGroup& group = *std::find_if(
+        diagnosis.groups.begin(), diagnosis.groups.end(),
+        [&](const RankGroup& candidate) { return candidate.where == where_of[i]; });
+    std::vector<std::string> reasons;
+    if (!rank.alive) {
+      reasons.push_back("exited while its peers ran on");
+    } else if (any_in_collective && !group.in_collective && group.where != "no stack") {
+      reasons.push_back("not inside a collective (" + group.where + ") while " +
+                        JoinLabels(waiting->labels) + " wait in " + waiting->where);
+    } else if (majority != nullptr && &group != majority && group.where != "no stack") {
+      reasons.push_back("a different stack (" + group.where + ") from " +
+                        JoinLabels(majority->labels) + " (" + majority->where + ")");
+    }
+    if (rank.alive && rank.cpu_percent && *rank.cpu_percent >= kBusyPercent && ranks.size() > 1) {
+      bool peers_idle = true;
+      for (const RankState& peer : ranks) {
+        if (&peer != &rank && peer.alive &&
+            (!peer.cpu_percent || *peer.cpu_percent > kIdlePercent)) {
+          peers_idle = false;
+        }
+      }
+      if (peers_idle) {
+        std::string busy = "busy (";
+        busy += Percent(*rank.cpu_percent) + " CPU) while its peers are idle";
+        reasons.push_back(std::move(busy));
+      }
+    }
+    if (!reasons.empty()) {
+      std::string reason = reasons[0];
+      for (std::size_t r = 1; r < reasons.size(); ++r) {
+        reason += "; " + reasons[r];
+      }
+      diagnosis.suspects.push_back({rank.label, rank.rank, rank.pid, reason});
+    }
+  }
+  return diagnosis;
+}
+
+}  // namespace trainwatch::diagnose

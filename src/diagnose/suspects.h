@@ -1,0 +1,61 @@
+// The suspect ranks of a hang or a crash: the ranks grouped by where their main thread is
+// ("ranks 0-2: all_reduce at train.py:88; rank 3: sleep at data.py:41"), and those that differ
+// named with the reason — outside a collective while its peers wait in one, a stack unlike the
+// majority's, busy while its peers sit idle, gone. Pure; any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collect/stack_text.h"
+
+namespace trainwatch::diagnose {
+
+// What is known of one rank at the moment of capture.
+struct RankState {
+  std::string label;  // "rank 3", or "pid 4242" when its rank is unknown
+  std::optional<int> rank;
+  int pid = 0;
+  bool alive = true;
+  std::vector<collect::StackFrame> python;  // its main thread, innermost first; empty: unknown
+  std::vector<collect::StackFrame> native;  // the same, native
+  std::optional<double> cpu_percent;        // over the sampling window; nullopt: unknown
+};
+
+struct RankGroup {
+  std::vector<std::string> labels;  // in rank order
+  std::string where;                // "all_reduce at train.py:88", "no stack", "exited"
+  bool in_collective = false;
+};
+
+struct Suspect {
+  std::string label;
+  std::optional<int> rank;
+  int pid = 0;
+  std::string reason;
+};
+
+struct RankDiagnosis {
+  std::vector<RankGroup> groups;  // the largest first
+  std::vector<Suspect> suspects;
+  // One line for logs and status: "ranks 0-2: all_reduce at hang.py:9; rank 3: sleep at
+  // hang.py:8".
+  std::string Summary() const;
+};
+
+// Where a stack is, in a few words: the call the innermost frame of the job's own code makes
+// ("all_reduce at train.py:88"), the library frames inside it left out.
+std::string DescribeStack(const std::vector<collect::StackFrame>& python,
+                          const std::vector<collect::StackFrame>& native);
+// Whether the stack waits in a collective: torch.distributed's Python API, or c10d, gloo,
+// NCCL, HCCL in the native frames.
+bool InCollective(const std::vector<collect::StackFrame>& python,
+                  const std::vector<collect::StackFrame>& native);
+
+RankDiagnosis Diagnose(const std::vector<RankState>& ranks);
+
+// "ranks 0-2, 5" / "rank 3" / "pid 4242, pid 4243".
+std::string JoinLabels(const std::vector<std::string>& labels);
+
+}  // namespace trainwatch::diagnose
