@@ -227,6 +227,13 @@ void IncidentFlow::OnCaptured(const capture::CaptureOutcome& outcome) {
   } else {
     spdlog::error("incident {}: no bundle: {}", outcome.incident_id, outcome.error);
   }
+  if (!outcome.ranks_summary.empty()) {
+    spdlog::warn("incident {}: {}", outcome.incident_id, outcome.ranks_summary);
+  }
+  for (const diagnose::Suspect& suspect : outcome.suspects) {
+    spdlog::warn("incident {}: suspect {} (pid {}): {}", outcome.incident_id, suspect.label,
+                 suspect.pid, suspect.reason);
+  }
   for (const std::string& deleted : outcome.deleted) {
     spdlog::info("retention: removed {}", deleted);
   }

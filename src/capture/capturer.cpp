@@ -391,6 +391,7 @@ void Capturer::OnWritten() {
         std::chrono::duration<double>(env_.WallNow() - job->request.incident.firings.front().time)
             .count();
   }
+  outcome.host = job->host;
   if (job->ranks) {
     outcome.ranks_summary = job->ranks->diagnosis.Summary();
     outcome.suspects = job->ranks->diagnosis.suspects;

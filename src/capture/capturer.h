@@ -54,6 +54,7 @@ struct CaptureOutcome {
   std::string ranks_summary;  // "ranks 0-2: all_reduce at train.py:88; rank 3: sleep at ..."
   std::vector<diagnose::Suspect> suspects;
   double ranks_seconds = 0;
+  std::string host;  // where it was captured
 };
 
 class Capturer {

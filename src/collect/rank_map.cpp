@@ -127,7 +127,7 @@ RankMap BuildRankMap(const std::vector<pid_t>& seeds, const ProcessTree& tree,
       process.comm = stat->comm;
       if (std::find(map.launchers.begin(), map.launchers.end(), stat->ppid) !=
               map.launchers.end() ||
-          (stat->ppid > 1 && source == "spawn order")) {
+          (stat->ppid > 1 && process.rank_source == "spawn order")) {
         process.launcher = stat->ppid;
       }
     }

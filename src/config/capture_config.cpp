@@ -394,13 +394,10 @@ std::vector<CommandConfig> DefaultCommands() {
       Command("docker-ps", {"docker", "ps", "--no-trunc"}, "docker/ps.txt"),
       Command("docker-stats", {"docker", "stats", "--no-stream", "--no-trunc"}, "docker/stats.txt"),
       Command("docker-inspect", {"docker", "inspect", "{container}"}, "docker/inspect.json"),
-      Command("py-spy", {"py-spy", "dump", "--pid", "{pid}"}, "processes/{pid}-py-spy.txt",
-              seconds(20)),
   };
   commands[7].keep_tail = true;  // dmesg: the newest messages matter
   commands[7].max_output_bytes = 1ull << 20;
-  // Stacks of a hung job are what a hang needs; for a crash the process is usually gone.
-  commands.back().when = When{false, true, false, true, false};
+  // The ranks' stacks are not commands here: capture.stacks takes them (py-spy, gdb, eu-stack).
   return commands;
 }
 

@@ -35,6 +35,18 @@ Status IncidentLog::AppendBundle(const capture::CaptureOutcome& outcome) {
   if (!outcome.timed_out.empty()) {
     record["timed_out"] = outcome.timed_out;
   }
+  if (!outcome.ranks_summary.empty()) {
+    record["ranks"] = outcome.ranks_summary;
+    json suspects = json::array();
+    for (const diagnose::Suspect& suspect : outcome.suspects) {
+      suspects.push_back({{"rank", suspect.rank ? json(*suspect.rank) : json(nullptr)},
+                          {"label", suspect.label},
+                          {"pid", suspect.pid},
+                          {"host", outcome.host},
+                          {"reason", suspect.reason}});
+    }
+    record["suspects"] = std::move(suspects);
+  }
   return AppendLine(record.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 

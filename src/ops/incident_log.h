@@ -42,7 +42,8 @@ class IncidentLog {
   Status Append(const detect::Incident& incident);
   // The incident's bundle, once written (or why there is none), as a record of its own:
   // {"bundle_for": id, "bundle": path, "bytes", "reduced", "error", "capture_seconds",
-  //  "firing_to_bundle_seconds", "timed_out"}. Incident records are written at once, so
+  //  "firing_to_bundle_seconds", "timed_out", "ranks" (where each group of ranks is),
+  //  "suspects": [{rank, label, pid, host, reason}]}. Incident records are written at once, so
   // detection is not delayed by the capture.
   Status AppendBundle(const capture::CaptureOutcome& outcome);
   // Reads the last kTailBytes of the log (older incidents are past every cooldown and far

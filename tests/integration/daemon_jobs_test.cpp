@@ -181,11 +181,13 @@ TEST_F(WrapJobTest, ASigkillLateInTheBarIsOneCrash) {
 }
 
 TEST_F(WrapJobTest, AGlooTimeoutIsOneCrashNamedByItsError) {
+  // A gloo timeout well inside the test's 3 s stall: with both at 3 s, the stall won the race
+  // on a loaded machine (a hang incident before the crash's).
   const std::vector<Json> incidents =
-      Wrap("gloo_ranks.py", {"--mode", "timeout", "--timeout-seconds", "3"}, 1);
+      Wrap("gloo_ranks.py", {"--mode", "timeout", "--timeout-seconds", "1"}, 1);
   ASSERT_EQ(incidents.size(), 1u) << log_;
   EXPECT_EQ(incidents[0]["kind"], "crash");
-  EXPECT_NE(incidents[0]["summary"].get<std::string>().find("Timed out waiting 3000ms"),
+  EXPECT_NE(incidents[0]["summary"].get<std::string>().find("Timed out waiting 1000ms"),
             std::string::npos)
       << incidents[0].dump(1);
 }

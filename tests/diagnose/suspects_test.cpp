@@ -1,0 +1,76 @@
+#include "diagnose/suspects.h"
+
+#include <gtest/gtest.h>
+
+namespace trainwatch::diagnose {
+namespace {
+
+using collect::StackFrame;
+
+const std::vector<StackFrame> kAllReduce = {
+    {"wait", "", 0},
+    {"all_reduce", "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 1541},
+    {"step", "/job/train.py", 88},
+    {"<module>", "/job/train.py", 120}};
+const std::vector<StackFrame> kSleep = {{"sleep", "", 0},
+                                        {"next_batch", "/job/data.py", 41},
+                                        {"step", "/job/train.py", 80}};
+
+RankState Rank(int rank, std::vector<StackFrame> python, double cpu = 0) {
+  return {"rank " + std::to_string(rank), rank, 100 + rank, true, std::move(python), {}, cpu};
+}
+
+TEST(DescribeStack, NamesTheCallTheJobsOwnCodeMakes) {
+  EXPECT_EQ(DescribeStack(kAllReduce, {}), "all_reduce at train.py:88");
+  EXPECT_EQ(DescribeStack(kSleep, {}), "sleep at data.py:41");
+  EXPECT_EQ(DescribeStack({{"spin", "/job/train.py", 5}}, {}), "in spin at train.py:5");
+  EXPECT_EQ(DescribeStack({}, {{"__futex_wait", "", 0}, {"ncclGroupEnd", "", 0}}),
+            "ncclGroupEnd (native)");
+  EXPECT_EQ(DescribeStack({}, {}), "no stack");
+  EXPECT_TRUE(InCollective(kAllReduce, {}));
+  EXPECT_FALSE(InCollective(kSleep, {}));
+  EXPECT_TRUE(InCollective({}, {{"gloo::transport::tcp::Pair::recv", "", 0}}));
+}
+
+TEST(Diagnose, NamesTheRankOutsideTheCollective) {
+  const RankDiagnosis diagnosis =
+      Diagnose({Rank(0, kAllReduce), Rank(1, kAllReduce), Rank(2, kAllReduce), Rank(3, kSleep)});
+  ASSERT_EQ(diagnosis.groups.size(), 2u);
+  EXPECT_EQ(diagnosis.Summary(),
+            "ranks 0-2: all_reduce at train.py:88; rank 3: sleep at data.py:41");
+  ASSERT_EQ(diagnosis.suspects.size(), 1u);
+  EXPECT_EQ(diagnosis.suspects[0].rank, 3);
+  EXPECT_EQ(diagnosis.suspects[0].pid, 103);
+  EXPECT_EQ(diagnosis.suspects[0].reason,
+            "not inside a collective (sleep at data.py:41) while ranks 0-2 wait in all_reduce at "
+            "train.py:88");
+}
+
+TEST(Diagnose, NamesABusyRankAmongIdlePeersAndAnExitedOne) {
+  std::vector<RankState> ranks = {Rank(0, kAllReduce, 1), Rank(1, kAllReduce, 0),
+                                  Rank(2, kAllReduce, 99)};
+  RankDiagnosis diagnosis = Diagnose(ranks);
+  ASSERT_EQ(diagnosis.suspects.size(), 1u);
+  EXPECT_EQ(diagnosis.suspects[0].reason, "busy (99% CPU) while its peers are idle");
+  ranks[2].alive = false;
+  diagnosis = Diagnose(ranks);
+  ASSERT_EQ(diagnosis.suspects.size(), 1u);
+  EXPECT_EQ(diagnosis.suspects[0].reason, "exited while its peers ran on");
+  EXPECT_EQ(diagnosis.Summary(), "ranks 0, 1: all_reduce at train.py:88; rank 2: exited");
+}
+
+TEST(Diagnose, NoSuspectWhenEveryRankIsInTheSamePlace) {
+  EXPECT_TRUE(Diagnose({Rank(0, kAllReduce), Rank(1, kAllReduce)}).suspects.empty());
+  // Stacks differ but no majority and no collective: nobody to blame.
+  EXPECT_TRUE(Diagnose({Rank(0, kSleep), Rank(1, {{"f", "/job/a.py", 1}})}).suspects.empty());
+}
+
+TEST(JoinLabels, CollapsesRuns) {
+  EXPECT_EQ(JoinLabels({"rank 3"}), "rank 3");
+  EXPECT_EQ(JoinLabels({"rank 0", "rank 1", "rank 2", "rank 5", "rank 7", "rank 8"}),
+            "ranks 0-2, 5, 7, 8");
+  EXPECT_EQ(JoinLabels({"pid 4", "pid 5"}), "pid 4, pid 5");
+}
+
+}  // namespace
+}  // namespace trainwatch::diagnose
