@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""gloo_ranks.py: a tiny real two-rank PyTorch DDP-style job (CPU, gloo backend,
-torch.multiprocessing.spawn) where rank 1 stops taking part after --stall-at
-steps. Only rank 0 draws a tqdm bar, as in most real launchers.
+"""gloo_ranks.py: a tiny real PyTorch DDP-style job of --ranks ranks (2 by
+default; CPU, gloo backend, torch.multiprocessing.spawn) where the last rank
+stops taking part after --stall-at steps. Only rank 0 draws a tqdm bar, as in
+most real launchers.
 
 Exists for trainwatch's integration tests of distributed hangs:
-  --mode stall    rank 1 sleeps forever; rank 0 blocks in all_reduce (1 h gloo
-                  timeout), so the bar freezes at --stall-at and the job hangs
-                  until it is killed.
+  --mode stall    the last rank sleeps forever (in time.sleep); the others
+                  block in all_reduce (1 h gloo timeout), so the bar freezes at
+                  --stall-at and the job hangs until it is killed.
   --mode timeout  same, but collectives use a --timeout-seconds gloo timeout:
                   rank 0's all_reduce raises gloo's real timeout RuntimeError,
-                  mp.spawn terminates rank 1 and re-raises in the parent, so the
+                  mp.spawn terminates the others and re-raises in the parent, so the
                   log ends with a traceback and the job exits with status 1.
 
 Stopping it: the ranks set PR_SET_PDEATHSIG=SIGKILL, so SIGKILL (or SIGTERM) to
@@ -18,6 +19,7 @@ the job with setsid/setpgid) works as well and is the most robust.
 
 usage: /usr/bin/python3 gloo_ranks.py --mode {stall,timeout} [--stall-at N]
            [--steps N] [--step-seconds S] [--timeout-seconds T] [--port P]
+           [--ranks N]
 """
 import os
 import sys
@@ -54,11 +56,11 @@ def worker(rank, args):
     # Init with a generous timeout (rank start-up skew on a slow machine must
     # not trip it); the collectives run on a group with the mode's timeout.
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{args.port}",
-                            rank=rank, world_size=2, timeout=timedelta(minutes=5))
+                            rank=rank, world_size=args.ranks, timeout=timedelta(minutes=5))
     op_timeout = (timedelta(hours=1) if args.mode == "stall"
                   else timedelta(seconds=args.timeout_seconds))
-    group = dist.new_group(ranks=[0, 1], timeout=op_timeout)
-    print(f"rank {rank}: process group ready (gloo, world_size 2)", flush=True)
+    group = dist.new_group(ranks=list(range(args.ranks)), timeout=op_timeout)
+    print(f"rank {rank}: process group ready (gloo, world_size {args.ranks})", flush=True)
 
     torch.manual_seed(rank)
     model = torch.nn.Linear(16, 4)
@@ -68,8 +70,8 @@ def worker(rank, args):
     if rank == 0:  # only rank 0 shows progress; stderr is a file, so \r refreshes
         steps = tqdm(steps, desc="Epoch 0", file=sys.stderr, mininterval=0)
     for step in steps:
-        if rank == 1 and step == args.stall_at:
-            # Rank 1 "hangs" (think: stuck dataloader) and never joins the
+        if rank == args.ranks - 1 and step == args.stall_at:
+            # The last rank "hangs" (think: stuck dataloader) and never joins the
             # next all_reduce. In timeout mode it gives up after a bounded
             # while in case nobody terminates it.
             deadline = time.time() + (3 * args.timeout_seconds
@@ -82,7 +84,7 @@ def worker(rank, args):
         loss.backward()
         for p in model.parameters():  # what DDP does: average the gradients
             dist.all_reduce(p.grad, group=group)
-            p.grad /= 2
+            p.grad /= args.ranks
         opt.step()
         time.sleep(args.step_seconds)
     print(f"rank {rank}: done, loss {loss.item():.4f}", flush=True)
@@ -103,12 +105,13 @@ def main():
     p.add_argument("--step-seconds", type=float, default=0.05)
     p.add_argument("--timeout-seconds", type=float, default=3)
     p.add_argument("--port", type=int, default=0, help="default: a free port")
+    p.add_argument("--ranks", type=int, default=2)
     args = p.parse_args()
     args.port = args.port or free_port()
     os.environ["GLOO_RANKS_PARENT"] = str(os.getpid())
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # no hostname-lookup warning
-    print(f"launching 2 ranks (mode {args.mode}, port {args.port})", flush=True)
-    mp.spawn(worker, args=(args,), nprocs=2)
+    print(f"launching {args.ranks} ranks (mode {args.mode}, port {args.port})", flush=True)
+    mp.spawn(worker, args=(args,), nprocs=args.ranks)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,150 @@
+// Hang forensics on a real job: a gloo job whose last rank sleeps while the others block in
+// all_reduce, watched by the real daemon; its hang bundle must hold every rank's stacks, the
+// groups and the sleeping rank as the suspect. With the stack tools absent, the bundle says
+// which ones and still lands. Skipped with a message where PyTorch is not installed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "integration/daemon_fixture.h"
+#include "support/file_text.h"
+
+namespace trainwatch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool OnPath(const std::string& tool) {
+  return std::system(("command -v " + tool + " > /dev/null 2>&1").c_str()) == 0;
+}
+
+class RankStacksTest : public DaemonTest {
+ protected:
+  void SetUp() override {
+    if (!HavePyTorch()) {
+      GTEST_SKIP() << kNoPyTorch;
+    }
+  }
+  // The first bundle record of incidents.jsonl, once there.
+  Json WaitForBundle() {
+    Json found;
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          for (const Json& record : ReadRecords()) {
+            if (record.contains("bundle_for")) {
+              found = record;
+              return true;
+            }
+          }
+          return false;
+        },
+        180s))
+        << daemon_->Log();
+    return found;
+  }
+  std::vector<Json> ReadRecords() const {
+    std::vector<Json> records;
+    std::ifstream in(state() + "/incidents.jsonl");
+    std::string line;
+    while (std::getline(in, line) && !in.eof()) {
+      records.push_back(Json::parse(line, nullptr, false));
+    }
+    return records;
+  }
+  std::string Unpack(const std::string& bundle) const {
+    const std::string into = Dir("unpacked");
+    fs::create_directories(into);
+    const std::string command = "tar --zstd -xf '" + bundle + "' -C '" + into + "'";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    return into;
+  }
+};
+
+TEST_F(RankStacksTest, AHangBundleHoldsEveryRanksStacksAndNamesTheSleepingRank) {
+  const bool gdb = OnPath("gdb");
+  const bool py_bt = fs::exists("/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py");
+  WriteConfig({.capture = "capture: {commands: [], habana_logs: none}\n"});
+  StartDaemon();
+  JobProcess job(JobScript("gloo_ranks.py"), {"--mode", "stall", "--stall-at", "5", "--ranks", "4"},
+                 Dir("logs/ranks.log"));
+  const Json record = WaitForBundle();
+  ASSERT_TRUE(record["bundle"].is_string()) << record.dump(1) << daemon_->Log();
+  const std::string root = Unpack(record["bundle"]);
+  const Json manifest = Json::parse(ReadFile(root + "/manifest.json"));
+  const Json& ranks = manifest["ranks"];
+  ASSERT_EQ(ranks["ranks"].size(), 4u) << ranks.dump(1);
+  for (int rank = 0; rank < 4; ++rank) {
+    const Json& entry = ranks["ranks"][rank];
+    EXPECT_EQ(entry["rank"], rank);
+    EXPECT_EQ(entry["rank_source"], "spawn order");
+    const std::string folder = root + "/ranks/" + std::to_string(rank);
+    EXPECT_TRUE(fs::exists(folder + "/cmdline.txt"));
+    EXPECT_TRUE(fs::exists(folder + "/cpu.txt"));
+    if (OnPath("eu-stack")) {
+      EXPECT_EQ(entry["native_route"], "eu-stack") << entry.dump(1);
+    }
+    if (gdb && py_bt) {
+      EXPECT_EQ(entry["python_route"], "gdb") << entry.dump(1);
+      EXPECT_NE(ReadFile(folder + "/gdb.txt").find("gloo_ranks.py"), std::string::npos);
+      RecordProperty("paused_seconds_rank" + std::to_string(rank),
+                     std::to_string(entry["paused_seconds"].get<double>()));
+    }
+  }
+  if (!gdb || !py_bt) {
+    GTEST_SKIP() << "gdb or python3.11-dbg is not installed: no Python stacks to group "
+                    "(apt-get install gdb python3.11-dbg elfutils)";
+  }
+  // Ranks 0-2 wait in all_reduce; rank 3 sleeps: the one suspect, in the bundle, the record
+  // and the log.
+  ASSERT_EQ(ranks["suspects"].size(), 1u) << ranks.dump(1);
+  EXPECT_EQ(ranks["suspects"][0]["rank"], 3);
+  EXPECT_NE(ranks["summary"].get<std::string>().find("ranks 0-2: all_reduce at gloo_ranks.py:"),
+            std::string::npos)
+      << ranks.dump(1);
+  ASSERT_EQ(record["suspects"].size(), 1u) << record.dump(1);
+  EXPECT_EQ(record["suspects"][0]["rank"], 3);
+  // Caught in time.sleep or between two sleeps: in its loop in gloo_ranks.py either way.
+  const std::string reason = record["suspects"][0]["reason"];
+  EXPECT_EQ(reason.rfind("not inside a collective (", 0), 0u) << reason;
+  EXPECT_NE(reason.find("gloo_ranks.py:"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("while ranks 0-2 wait in all_reduce at gloo_ranks.py:"), std::string::npos)
+      << reason;
+  EXPECT_NE(ReadFile(root + "/ranks/summary.txt").find("rank 3 (pid "), std::string::npos);
+  EXPECT_NE(daemon_->Log().find("suspect rank 3 (pid"), std::string::npos) << daemon_->Log();
+}
+
+TEST_F(RankStacksTest, WithoutTheStackToolsTheBundleNamesThemAndStillLands) {
+  // A PATH holding none of py-spy, gdb and eu-stack.
+  fs::create_directories(Dir("empty-bin"));
+  WriteConfig({.capture = "capture: {commands: [], habana_logs: none}\n"});
+  StartDaemon({"PATH=" + Dir("empty-bin")});
+  JobProcess job(JobScript("gloo_ranks.py"), {"--mode", "stall", "--stall-at", "5"},
+                 Dir("logs/ranks.log"));
+  const Json record = WaitForBundle();
+  ASSERT_TRUE(record["bundle"].is_string()) << record.dump(1) << daemon_->Log();
+  const std::string root = Unpack(record["bundle"]);
+  const Json manifest = Json::parse(ReadFile(root + "/manifest.json"));
+  ASSERT_EQ(manifest["ranks"]["ranks"].size(), 2u) << manifest["ranks"].dump(1);
+  const std::string notes = manifest["ranks"]["ranks"][1]["route_notes"].dump();
+  for (const char* tool : {"eu-stack", "py-spy", "gdb"}) {
+    EXPECT_NE(notes.find(std::string(tool) + " is not installed here"), std::string::npos)
+        << notes;
+  }
+  bool listed = false;
+  for (const Json& collector : manifest["collectors"]) {
+    if (collector["name"] == "ranks") {
+      listed = true;
+      EXPECT_EQ(collector["status"], "failed") << collector.dump();
+      EXPECT_NE(collector["detail"].get<std::string>().find("gdb is not installed here"),
+                std::string::npos)
+          << collector.dump();
+    }
+  }
+  EXPECT_TRUE(listed);
+  EXPECT_TRUE(fs::exists(root + "/ranks/1/environ.txt"));
+  EXPECT_TRUE(fs::exists(root + "/incident/incident.json"));
+}
+
+}  // namespace
+}  // namespace trainwatch::testing
