@@ -21,7 +21,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # zstd opens bundles (tar --zstd); procps and pciutils are the ps and lspci collectors.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "zstd, procps")
+# gdb with python3.11-dbg (py-bt) and elfutils (eu-stack): the ranks' stacks at a hang.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "zstd, procps, gdb, python3.11-dbg, elfutils")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pciutils, python3-pip")
 
 # The install runs with prefix /usr under DESTDIR, so that InstallSystemFiles.cmake puts the
