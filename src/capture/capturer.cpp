@@ -219,8 +219,8 @@ void Capturer::StartNext() {
   runner_.Run(CommandsFor(*job_), [this](std::vector<collect::CollectorResult> results) {
     OnCommandsDone(std::move(results));
   });
-  if (job_->config.stacks && (job_->request.incident.kind != rules::RuleKind::kWarning ||
-                              !job_->request.reason.empty())) {
+  if (job_->config.stacks &&
+      (job_->request.incident.kind != rules::RuleKind::kWarning || !job_->request.reason.empty())) {
     ranks_.Run(job_->request.pids, job_->redactor,
                [this](RankReport report, const collect::RedactionCounts& counts) {
                  OnRanksDone(std::move(report), counts);

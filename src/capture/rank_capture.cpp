@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <csignal>
-
 #include <filesystem>
 
 #include "core/proc_files.h"
@@ -113,16 +112,24 @@ void RankCapture::SampleAgain() {
       });
 }
 
-void RankCapture::RunNative() {
+std::vector<config::CommandConfig> RankCapture::PerRank(
+    const std::string& tool, const std::vector<std::string>& argv_before_pid) const {
   std::vector<config::CommandConfig> commands;
   for (const RankEvidence& rank : job_->report.ranks) {
     config::CommandConfig command;
-    command.name = "eu-stack";
-    command.argv = {"eu-stack", "-p", std::to_string(rank.process.pid)};
-    command.as = RankFolder(rank.process) + "/eu-stack.txt";
+    command.name = tool;
+    command.argv = argv_before_pid;
+    command.argv.push_back(std::to_string(rank.process.pid));
+    command.as = RankFolder(rank.process) + "/" + tool + ".txt";
     command.timeout = kNativeTimeout;
     commands.push_back(std::move(command));
   }
+  return commands;
+}
+
+void RankCapture::RunNative() {
+  // eu-stack stops each thread for the moment it takes to read its stack.
+  std::vector<config::CommandConfig> commands = PerRank("eu-stack", {"eu-stack", "-p"});
   runner_.Run(std::move(commands), [this](std::vector<CollectorResult> results) {
     job_->native = std::move(results);
     job_->native_by_gdb =
@@ -132,16 +139,9 @@ void RankCapture::RunNative() {
 }
 
 void RankCapture::RunPySpy() {
-  std::vector<config::CommandConfig> commands;
-  for (const RankEvidence& rank : job_->report.ranks) {
-    config::CommandConfig command;
-    command.name = "py-spy";
-    // --nonblocking: py-spy reads the interpreter's memory without stopping the rank.
-    command.argv = {"py-spy", "dump", "--nonblocking", "--pid", std::to_string(rank.process.pid)};
-    command.as = RankFolder(rank.process) + "/py-spy.txt";
-    command.timeout = kNativeTimeout;
-    commands.push_back(std::move(command));
-  }
+  // --nonblocking: py-spy reads the interpreter's memory without stopping the rank.
+  std::vector<config::CommandConfig> commands =
+      PerRank("py-spy", {"py-spy", "dump", "--nonblocking", "--pid"});
   runner_.Run(std::move(commands), [this](std::vector<CollectorResult> results) {
     job_->py_spy = std::move(results);
     job_->gdb.resize(job_->report.ranks.size());
@@ -167,8 +167,15 @@ void RankCapture::RunPython(std::size_t next) {
     command.name = "gdb";
     // -nx: no ~/.gdbinit; the auto-load path lets the CPython helpers (python3.X-dbg's
     // python3.X-gdb.py) load; debuginfod would go to the network.
-    command.argv = {"gdb", "-p", std::to_string(rank.process.pid), "-batch", "-nx",
-                    "-iex", "set auto-load safe-path /", "-iex", "set debuginfod enabled off"};
+    command.argv = {"gdb",
+                    "-p",
+                    std::to_string(rank.process.pid),
+                    "-batch",
+                    "-nx",
+                    "-iex",
+                    "set auto-load safe-path /",
+                    "-iex",
+                    "set debuginfod enabled off"};
     if (job_->py_spy[rank_index].status != CollectorStatus::kOk) {
       command.argv.insert(command.argv.end(), {"-ex", "thread apply all py-bt"});
     }

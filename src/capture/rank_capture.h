@@ -45,6 +45,9 @@ class RankCapture {
  private:
   struct Job;
   void SampleAgain();
+  // `tool` for every rank: `argv_before_pid` and the rank's pid, into ranks/<rank>/<tool>.txt.
+  std::vector<config::CommandConfig> PerRank(const std::string& tool,
+                                             const std::vector<std::string>& argv_before_pid) const;
   void RunNative();
   void RunPySpy();
   void RunPython(std::size_t next);

@@ -44,8 +44,8 @@ std::vector<collect::StackFrame> MainFrames(const std::vector<collect::ThreadSta
 
 std::string Identity(const collect::RankProcess& process) {
   const collect::RankIdentity& id = process.identity;
-  std::string text = process.rank_source.empty() ? "rank unknown"
-                                                  : "rank from " + process.rank_source;
+  std::string text =
+      process.rank_source.empty() ? "rank unknown" : "rank from " + process.rank_source;
   if (id.local_rank) {
     text += fmt::format(", local rank {}", *id.local_rank);
   }
@@ -71,10 +71,10 @@ std::string SummaryText(const RankReport& report) {
                                            ? fmt::format("{:.0f}% over {:.1f} s", *rank.cpu_percent,
                                                          report.cpu_window_seconds)
                                            : std::string(rank.alive ? "unknown" : "exited"));
-    text += fmt::format("  python stacks: {}; native stacks: {}; paused {:.2f} s\n",
-                        rank.python_route.empty() ? "none" : rank.python_route,
-                        rank.native_route.empty() ? "none" : rank.native_route,
-                        rank.paused_seconds);
+    text +=
+        fmt::format("  python stacks: {}; native stacks: {}; paused {:.2f} s\n",
+                    rank.python_route.empty() ? "none" : rank.python_route,
+                    rank.native_route.empty() ? "none" : rank.native_route, rank.paused_seconds);
     for (const std::string& note : rank.route_notes) {
       text += "  not by " + note + "\n";
     }
@@ -114,8 +114,9 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
     RankEvidence& rank = report.ranks[i];
     const long pid = rank.process.pid;
     RankToolResults& tool = tools[i];
-    diagnose::RankState state{rank.process.label(), rank.process.rank, rank.process.pid,
-                              rank.alive, {}, {}, rank.cpu_percent};
+    diagnose::RankState state{
+        rank.process.label(), rank.process.rank, rank.process.pid, rank.alive, {}, {},
+        rank.cpu_percent};
     if (tool.native != nullptr) {
       rank.paused_seconds += tool.native->duration_seconds;
       if (tool.native->status == CollectorStatus::kOk) {
@@ -179,9 +180,9 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
   }
   report.diagnosis = diagnose::Diagnose(states);
   for (std::size_t i = 0; i < report.ranks.size(); ++i) {
-    report.ranks[i].where =
-        report.ranks[i].alive ? diagnose::DescribeStack(states[i].python, states[i].native)
-                              : "exited";
+    report.ranks[i].where = report.ranks[i].alive
+                                ? diagnose::DescribeStack(states[i].python, states[i].native)
+                                : "exited";
   }
   collect::AddText(result, "ranks/summary.txt", SummaryText(report));
   for (const std::string& note : report.notes) {
@@ -191,8 +192,8 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
   for (const RankEvidence& rank : report.ranks) {
     stacked += rank.python_route.empty() && rank.native_route.empty() ? 0 : 1;
     if (rank.python_route.empty() && !rank.route_notes.empty()) {
-      collect::AddDetail(result, rank.process.label() + ": no Python stack: " +
-                                     rank.route_notes.back());
+      collect::AddDetail(result,
+                         rank.process.label() + ": no Python stack: " + rank.route_notes.back());
     }
   }
   if (report.ranks.empty()) {

@@ -18,9 +18,9 @@ struct ProcessStat {
   pid_t pid = 0;
   pid_t ppid = 0;
   std::string comm;
-  char state = '?';              // R running, S sleeping, D disk sleep, Z zombie, T stopped
-  std::uint64_t cpu_ticks = 0;   // utime + stime, in clock ticks
-  std::uint64_t start_ticks = 0; // since boot, in clock ticks: orders siblings by start
+  char state = '?';               // R running, S sleeping, D disk sleep, Z zombie, T stopped
+  std::uint64_t cpu_ticks = 0;    // utime + stime, in clock ticks
+  std::uint64_t start_ticks = 0;  // since boot, in clock ticks: orders siblings by start
 };
 
 // One line of /proc/PID/stat; nullopt when it does not parse. The comm may hold spaces and

@@ -6,10 +6,10 @@
 namespace trainwatch::collect {
 namespace {
 
-constexpr const char* kDeviceVariables[] = {
-    "HABANA_VISIBLE_MODULES", "HABANA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
-    "NVIDIA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES",
-    "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"};
+constexpr const char* kDeviceVariables[] = {"HABANA_VISIBLE_MODULES",    "HABANA_VISIBLE_DEVICES",
+                                            "CUDA_VISIBLE_DEVICES",      "NVIDIA_VISIBLE_DEVICES",
+                                            "ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES",
+                                            "ROCR_VISIBLE_DEVICES",      "HIP_VISIBLE_DEVICES"};
 
 std::optional<int> Number(const std::map<std::string_view, std::string_view>& env,
                           std::string_view name) {

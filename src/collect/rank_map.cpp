@@ -62,7 +62,8 @@ RankMap BuildRankMap(const std::vector<pid_t>& seeds, const ProcessTree& tree,
       read_facts.environ = std::move(environ->text);
       read_facts.identity = ParseRankIdentity(read_facts.environ);
     } else if (tree.Find(pid) != nullptr) {
-      map.notes.push_back(std::string("pid ") + std::to_string(pid) + ": " + environ.error().message);
+      map.notes.push_back(std::string("pid ") + std::to_string(pid) + ": " +
+                          environ.error().message);
     }
     return facts.emplace(pid, std::move(read_facts)).first->second;
   };

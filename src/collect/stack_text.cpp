@@ -110,7 +110,8 @@ std::vector<ThreadStack> ParseEuStack(std::string_view text) {
 }
 
 std::vector<ThreadStack> ParseFaulthandler(std::string_view text) {
-  static const RE2 kThread(R"re(^(Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):\s*$)re");
+  static const RE2 kThread(
+      R"re(^(Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):\s*$)re");
   static const RE2 kFrame(R"re(^  File "(.*)", line (\d+) in (.+)$)re");
   std::vector<ThreadStack> threads;
   for (std::string_view line : Lines(text)) {

@@ -29,6 +29,21 @@ class CaptureParser {
       const std::function<std::optional<std::string>(const YAML::Node&, const std::string&)>& path)
       : yaml_(yaml), path_(path) {}
 
+  // `capture.<key>: true|false` into `out`, when the key is there.
+  void Flag(const YAML::Node& node, const std::string& key, bool& out) {
+    const YAML::Node value = node[key];
+    if (!value) {
+      return;
+    }
+    if (auto text = yaml_.Scalar(value, "capture " + key)) {
+      if (*text == "true" || *text == "false") {
+        out = *text == "true";
+      } else {
+        yaml_.Fail(value, "capture " + key + " must be true or false");
+      }
+    }
+  }
+
   void Parse(const YAML::Node& node, CaptureConfig& out) {
     if (!node.IsMap()) {
       yaml_.Fail(node, "'capture' must be a mapping {bundles_dir, max_count, commands, ...}");
@@ -52,24 +67,8 @@ class CaptureParser {
         }
       }
     }
-    if (const YAML::Node stacks = node["stacks"]) {
-      if (auto text = yaml_.Scalar(stacks, "capture stacks")) {
-        if (*text == "true" || *text == "false") {
-          out.stacks = *text == "true";
-        } else {
-          yaml_.Fail(stacks, "capture stacks must be true or false");
-        }
-      }
-    }
-    if (const YAML::Node enabled = node["enabled"]) {
-      if (auto text = yaml_.Scalar(enabled, "capture enabled")) {
-        if (*text == "true" || *text == "false") {
-          out.enabled = *text == "true";
-        } else {
-          yaml_.Fail(enabled, "capture enabled must be true or false");
-        }
-      }
-    }
+    Flag(node, "stacks", out.stacks);
+    Flag(node, "enabled", out.enabled);
     if (const YAML::Node dir = node["bundles_dir"]) {
       if (auto value = path_(dir, "capture bundles_dir")) {
         out.bundles_dir = *value;

@@ -42,9 +42,9 @@ std::string DescribeStack(const std::vector<collect::StackFrame>& python,
   }
   if (!python.empty()) {  // library frames only (a launcher, a worker thread)
     const collect::StackFrame& top = python.front();
-    return top.file.empty() ? top.function
-                            : top.function + " at " + Basename(top.file) + ":" +
-                                  std::to_string(top.line);
+    return top.file.empty()
+               ? top.function
+               : top.function + " at " + Basename(top.file) + ":" + std::to_string(top.line);
   }
   // Native only: the first frame that is not the C library's waiting.
   for (const collect::StackFrame& frame : native) {
@@ -58,11 +58,27 @@ std::string DescribeStack(const std::vector<collect::StackFrame>& python,
 
 bool InCollective(const std::vector<collect::StackFrame>& python,
                   const std::vector<collect::StackFrame>& native) {
-  static const std::set<std::string> kCollectives = {
-      "all_reduce", "all_gather", "all_gather_into_tensor", "_all_gather_base", "all_to_all",
-      "all_to_all_single", "broadcast", "barrier", "monitored_barrier", "reduce",
-      "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base", "gather", "scatter",
-      "send", "recv", "isend", "irecv", "all_gather_object", "broadcast_object_list"};
+  static const std::set<std::string> kCollectives = {"all_reduce",
+                                                     "all_gather",
+                                                     "all_gather_into_tensor",
+                                                     "_all_gather_base",
+                                                     "all_to_all",
+                                                     "all_to_all_single",
+                                                     "broadcast",
+                                                     "barrier",
+                                                     "monitored_barrier",
+                                                     "reduce",
+                                                     "reduce_scatter",
+                                                     "reduce_scatter_tensor",
+                                                     "_reduce_scatter_base",
+                                                     "gather",
+                                                     "scatter",
+                                                     "send",
+                                                     "recv",
+                                                     "isend",
+                                                     "irecv",
+                                                     "all_gather_object",
+                                                     "broadcast_object_list"};
   for (const collect::StackFrame& frame : python) {
     if (kCollectives.count(frame.function) != 0 &&
         frame.file.find("distributed") != std::string::npos) {
@@ -141,13 +157,12 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks) {
     }
     diagnosis.groups[at->second].labels.push_back(rank.label);
   }
-  std::stable_sort(diagnosis.groups.begin(), diagnosis.groups.end(),
-                   [](const RankGroup& a, const RankGroup& b) {
-                     return a.labels.size() > b.labels.size();
-                   });
-  const bool any_in_collective = std::any_of(
+  std::stable_sort(
       diagnosis.groups.begin(), diagnosis.groups.end(),
-      [](const RankGroup& group) { return group.in_collective; });
+      [](const RankGroup& a, const RankGroup& b) { return a.labels.size() > b.labels.size(); });
+  const bool any_in_collective =
+      std::any_of(diagnosis.groups.begin(), diagnosis.groups.end(),
+                  [](const RankGroup& group) { return group.in_collective; });
   // The majority: the one largest group, when it is larger than every other.
   const RankGroup* majority = nullptr;
   if (diagnosis.groups.size() > 1 &&
@@ -163,9 +178,9 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks) {
   }
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankState& rank = ranks[i];
-    const RankGroup& group = *std::find_if(
-        diagnosis.groups.begin(), diagnosis.groups.end(),
-        [&](const RankGroup& candidate) { return candidate.where == where_of[i]; });
+    const RankGroup& group =
+        *std::find_if(diagnosis.groups.begin(), diagnosis.groups.end(),
+                      [&](const RankGroup& candidate) { return candidate.where == where_of[i]; });
     std::vector<std::string> reasons;
     if (!rank.alive) {
       reasons.push_back("exited while its peers ran on");

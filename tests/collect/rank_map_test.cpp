@@ -96,8 +96,8 @@ TEST(BuildRankMap, FollowsTorchrunFromOneRankDownToEveryRankButNotTheirWorkers) 
            {"SLURM_PROCID=0"});
   for (int rank = 0; rank < 3; ++rank) {
     proc.Add(110 + rank, 101, 20 + rank, {"/usr/bin/python3", "-u", "train.py"},
-             {"SLURM_PROCID=0", "RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
-              "WORLD_SIZE=3"});
+             {"SLURM_PROCID=0", "RANK=" + std::to_string(rank),
+              "LOCAL_RANK=" + std::to_string(rank), "WORLD_SIZE=3"});
   }
   // A DataLoader worker of rank 1 (fork: the same environment).
   proc.Add(120, 111, 30, {"/usr/bin/python3", "-u", "train.py"},
@@ -114,14 +114,21 @@ TEST(BuildRankMap, NumbersMpSpawnChildrenInStartOrder) {
   FakeProc proc;
   proc.Add(200, 1, 10, {"/usr/bin/python3", "train.py"}, {});
   // Started out of pid order: the start time decides.
-  proc.Add(203, 200, 20, {"/usr/bin/python3", "-c", "from multiprocessing.spawn import "
-                          "spawn_main; spawn_main(tracker_fd=5, pipe_handle=7)",
-                          "--multiprocessing-fork"}, {});
-  proc.Add(202, 200, 21, {"/usr/bin/python3", "-c", "from multiprocessing.spawn import "
-                          "spawn_main; spawn_main(tracker_fd=5, pipe_handle=9)",
-                          "--multiprocessing-fork"}, {});
-  proc.Add(201, 200, 15, {"/usr/bin/python3", "-c",
-                          "from multiprocessing.resource_tracker import main;main(4)"}, {});
+  proc.Add(203, 200, 20,
+           {"/usr/bin/python3", "-c",
+            "from multiprocessing.spawn import "
+            "spawn_main; spawn_main(tracker_fd=5, pipe_handle=7)",
+            "--multiprocessing-fork"},
+           {});
+  proc.Add(202, 200, 21,
+           {"/usr/bin/python3", "-c",
+            "from multiprocessing.spawn import "
+            "spawn_main; spawn_main(tracker_fd=5, pipe_handle=9)",
+            "--multiprocessing-fork"},
+           {});
+  proc.Add(201, 200, 15,
+           {"/usr/bin/python3", "-c", "from multiprocessing.resource_tracker import main;main(4)"},
+           {});
   const RankMap map = proc.Map({200});
   EXPECT_EQ(Labels(map), (std::vector<std::string>{"rank 0=203", "rank 1=202"}));
   EXPECT_EQ(map.ranks[0].rank_source, "spawn order");
@@ -137,7 +144,8 @@ TEST(BuildRankMap, FallsBackToTheSeedsThemselves) {
 }
 
 TEST(IsLauncherCommand, KnowsTheLaunchers) {
-  EXPECT_TRUE(IsLauncherCommand("/usr/bin/python3 -m torch.distributed.run --nproc_per_node=8 t.py"));
+  EXPECT_TRUE(
+      IsLauncherCommand("/usr/bin/python3 -m torch.distributed.run --nproc_per_node=8 t.py"));
   EXPECT_TRUE(IsLauncherCommand("/usr/local/bin/torchrun --nnodes 2 train.py"));
   EXPECT_TRUE(IsLauncherCommand("mpirun -np 8 python train.py"));
   EXPECT_TRUE(IsLauncherCommand("srun python train.py"));

@@ -12,9 +12,8 @@ const std::vector<StackFrame> kAllReduce = {
     {"all_reduce", "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 1541},
     {"step", "/job/train.py", 88},
     {"<module>", "/job/train.py", 120}};
-const std::vector<StackFrame> kSleep = {{"sleep", "", 0},
-                                        {"next_batch", "/job/data.py", 41},
-                                        {"step", "/job/train.py", 80}};
+const std::vector<StackFrame> kSleep = {
+    {"sleep", "", 0}, {"next_batch", "/job/data.py", 41}, {"step", "/job/train.py", 80}};
 
 RankState Rank(int rank, std::vector<StackFrame> python, double cpu = 0) {
   return {"rank " + std::to_string(rank), rank, 100 + rank, true, std::move(python), {}, cpu};

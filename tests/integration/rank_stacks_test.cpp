@@ -128,8 +128,7 @@ TEST_F(RankStacksTest, WithoutTheStackToolsTheBundleNamesThemAndStillLands) {
   ASSERT_EQ(manifest["ranks"]["ranks"].size(), 2u) << manifest["ranks"].dump(1);
   const std::string notes = manifest["ranks"]["ranks"][1]["route_notes"].dump();
   for (const char* tool : {"eu-stack", "py-spy", "gdb"}) {
-    EXPECT_NE(notes.find(std::string(tool) + " is not installed here"), std::string::npos)
-        << notes;
+    EXPECT_NE(notes.find(std::string(tool) + " is not installed here"), std::string::npos) << notes;
   }
   bool listed = false;
   for (const Json& collector : manifest["collectors"]) {

@@ -60,7 +60,7 @@ expect_line 'cpack --config /build/CPackConfig.cmake -G DEB -B /build/packages'
 grep -q 'cpack --config "$build_dir/CPackConfig.cmake" -G DEB -B "$out_dir"' \
   "$source_dir/tests/package/deb_build_test.sh" || fail "deb_build_test.sh changed its cpack command"
 expect_line '^COPY --from=build /build/packages/trainwatch_\*\.deb /tmp/$'
-expect_line 'apt-get install -y /tmp/trainwatch_\*\.deb'
+expect_line 'apt-get install -y --no-install-recommends /tmp/trainwatch_\*\.deb zstd procps gdb elfutils'
 expect_line '^ENV TRAINWATCH_STATE_DIR=/var/lib/trainwatch'
 expect_line '^VOLUME /var/lib/trainwatch$'
 expect_line '^ENTRYPOINT \["trainwatch"\]$'
