@@ -16,6 +16,7 @@
 #include "app/incident_flow.h"
 #include "app/sources.h"
 #include "app/state_dir_guard.h"
+#include "app/wrap_python_hook.h"
 #include "collect/redactor.h"
 #include "collect/stray_processes.h"
 #include "config/shipped_paths.h"
@@ -91,6 +92,7 @@ class Daemon {
   std::unique_ptr<IncidentFlow> incidents_;
   std::unique_ptr<Sources> sources_;
   std::unique_ptr<source::WrappedChild> child_;
+  std::unique_ptr<WrapPythonHook> python_hook_;  // wrap: its stacks folder, while it runs
   ops::ControlServer control_;
   ops::MetricsTextfile metrics_;
   std::unique_ptr<LoopTimer> tick_;
@@ -381,7 +383,15 @@ void Daemon::StartWrap() {
     sources_->OnWrapPending(index, pending);
   };
   hooks.on_end = [this](const source::ChildEnd& end) { OnChildEnd(end); };
-  if (Status started = child_->Start(&loop_, options_.wrap, log_file, std::move(hooks)); !started) {
+  std::vector<std::string> extra_env;
+  if (setup_.config.wrap_python_hook) {
+    python_hook_ = WrapPythonHook::Prepare(setup_.config.state_dir);
+    if (python_hook_) {
+      extra_env = python_hook_->Environment();
+    }
+  }
+  if (Status started = child_->Start(&loop_, options_.wrap, log_file, std::move(hooks), extra_env);
+      !started) {
     spdlog::error("{}", started.error().message);
     child_.reset();
     Stop(127);

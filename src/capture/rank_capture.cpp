@@ -5,6 +5,8 @@
 #include <csignal>
 #include <filesystem>
 
+#include "collect/python_hook.h"
+#include "collect/stack_text.h"
 #include "core/proc_files.h"
 
 namespace trainwatch::capture {
@@ -36,7 +38,12 @@ struct RankCapture::Job {
   std::vector<CollectorResult> native;
   std::vector<CollectorResult> py_spy;
   std::vector<std::optional<CollectorResult>> gdb;
-  std::vector<std::size_t> need_gdb;  // ranks py-spy did not do
+  // Per rank: the Python hook found (or why not), and what it wrote when signalled.
+  std::vector<std::optional<collect::PythonHook>> hooks;
+  std::vector<std::string> hook_why;
+  std::vector<std::string> hook_dumps;
+  std::vector<std::size_t> need_gdb;  // ranks gdb runs for (by rank index)
+  std::vector<bool> python_by_gdb;    // for each of need_gdb: py-bt too (else native only)
   bool native_by_gdb = false;         // eu-stack is not installed: gdb prints native stacks too
   std::string proc_root;
   collect::RedactionCounts counts;  // of the environments written
@@ -144,14 +151,70 @@ void RankCapture::RunPySpy() {
       PerRank("py-spy", {"py-spy", "dump", "--nonblocking", "--pid"});
   runner_.Run(std::move(commands), [this](std::vector<CollectorResult> results) {
     job_->py_spy = std::move(results);
-    job_->gdb.resize(job_->report.ranks.size());
-    for (std::size_t i = 0; i < job_->py_spy.size(); ++i) {
-      if (job_->py_spy[i].status != CollectorStatus::kOk || job_->native_by_gdb) {
-        job_->need_gdb.push_back(i);
-      }
-    }
-    RunPython(0);
+    FindHooks();
   });
+}
+
+void RankCapture::FindHooks() {
+  std::shared_ptr<Job> job = job_;
+  env_.RunOnPool(
+      [job] {
+        const std::size_t count = job->report.ranks.size();
+        job->hooks.resize(count);
+        job->hook_why.resize(count);
+        for (std::size_t i = 0; i < count; ++i) {
+          if (job->py_spy[i].status != CollectorStatus::kOk) {
+            const collect::RankProcess& process = job->report.ranks[i].process;
+            job->hooks[i] = collect::FindPythonHook(process.pid, process.environ, job->proc_root,
+                                                    job->hook_why[i]);
+          }
+        }
+      },
+      [this, job] {
+        if (job != job_) {
+          return;
+        }
+        bool signalled = false;
+        for (std::size_t i = 0; i < job->hooks.size(); ++i) {
+          if (job->hooks[i]) {
+            env_.Signal(job->report.ranks[i].process.pid, job->hooks[i]->signal);
+            signalled = true;
+          }
+        }
+        if (!signalled) {
+          return ReadHooks();
+        }
+        // faulthandler writes from the signal handler at once; this is for the scheduler.
+        timer_ = env_.NewTimer([this] { ReadHooks(); });
+        timer_->Start(kHookWait, {});
+      });
+}
+
+void RankCapture::ReadHooks() {
+  std::shared_ptr<Job> job = job_;
+  env_.RunOnPool(
+      [job] {
+        job->hook_dumps.resize(job->hooks.size());
+        for (std::size_t i = 0; i < job->hooks.size(); ++i) {
+          if (job->hooks[i]) {
+            job->hook_dumps[i] = collect::ReadHookDump(*job->hooks[i]);
+          }
+        }
+      },
+      [this, job] {
+        if (job != job_) {
+          return;
+        }
+        job->gdb.resize(job->report.ranks.size());
+        for (std::size_t i = 0; i < job->py_spy.size(); ++i) {
+          const bool by_hook = !collect::ParseFaulthandler(job->hook_dumps[i]).empty();
+          if ((job->py_spy[i].status != CollectorStatus::kOk && !by_hook) || job->native_by_gdb) {
+            job->need_gdb.push_back(i);
+            job->python_by_gdb.push_back(!by_hook && job->py_spy[i].status != CollectorStatus::kOk);
+          }
+        }
+        RunPython(0);
+      });
 }
 
 void RankCapture::RunPython(std::size_t next) {
@@ -176,7 +239,7 @@ void RankCapture::RunPython(std::size_t next) {
                     "set auto-load safe-path /",
                     "-iex",
                     "set debuginfod enabled off"};
-    if (job_->py_spy[rank_index].status != CollectorStatus::kOk) {
+    if (job_->python_by_gdb[i]) {
       command.argv.insert(command.argv.end(), {"-ex", "thread apply all py-bt"});
     }
     if (job_->native_by_gdb) {
@@ -211,6 +274,10 @@ void RankCapture::Finish() {
           tools[i].native = i < job->native.size() ? &job->native[i] : nullptr;
           tools[i].py_spy = i < job->py_spy.size() ? &job->py_spy[i] : nullptr;
           tools[i].gdb = i < job->gdb.size() && job->gdb[i] ? &*job->gdb[i] : nullptr;
+          if (i < job->hook_dumps.size()) {
+            tools[i].faulthandler = &job->hook_dumps[i];
+            tools[i].hook_why = job->hook_why[i];
+          }
           pythons.push_back(PythonOf(job->report.ranks[i].process.pid, job->proc_root));
         }
         AssembleRankReport(job->report, std::move(tools), *job->redactor, job->counts, pythons);

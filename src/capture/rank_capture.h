@@ -2,8 +2,10 @@
 // snapshot). Maps the job's ranks from the processes the daemon knows (collect/rank_map.h),
 // samples each rank's CPU time twice a window apart (before any debugger pauses it), then
 // takes every rank's native stacks (eu-stack, all ranks at once: a fraction of a second each)
-// and Python stacks by the first route that works — py-spy (non-blocking), else gdb with the
-// CPython helpers (py-bt), kParallelAttach ranks at a time — and names the suspects
+// and Python stacks by the first route that works — py-spy (non-blocking), else the Python
+// hook of a job started with it (collect/python_hook.h: faulthandler, on a signal, no pause),
+// else gdb with the CPython helpers (py-bt), kParallelAttach ranks at a time — and names the
+// suspects
 // (diagnose/suspects.h). Tools run as children under deadlines (CommandRunner); /proc reads
 // and parsing on the thread pool. Loop thread only.
 #pragma once
@@ -30,6 +32,8 @@ class RankCapture {
   static constexpr std::size_t kParallelAttach = 2;
   static constexpr std::chrono::milliseconds kNativeTimeout{15000};
   static constexpr std::chrono::milliseconds kPythonTimeout{45000};
+  // From signalling the Python hooks to reading what they wrote.
+  static constexpr std::chrono::milliseconds kHookWait{500};
 
   explicit RankCapture(Env& env);
   ~RankCapture();
@@ -50,6 +54,8 @@ class RankCapture {
                                              const std::vector<std::string>& argv_before_pid) const;
   void RunNative();
   void RunPySpy();
+  void FindHooks();
+  void ReadHooks();
   void RunPython(std::size_t next);
   void Finish();
 

@@ -134,6 +134,21 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
         rank.route_notes.push_back("py-spy: " + Why(*tool.py_spy));
       }
     }
+    if (rank.python_route.empty() && tool.faulthandler != nullptr) {
+      std::vector<collect::StackFrame> python =
+          MainFrames(collect::ParseFaulthandler(*tool.faulthandler), 0);
+      if (!python.empty()) {
+        rank.python_route = "faulthandler";
+        state.python = std::move(python);
+        collect::AddText(result, RankFolder(rank.process) + "/faulthandler.txt",
+                         *tool.faulthandler);
+      } else {
+        rank.route_notes.push_back(
+            "faulthandler: " + (tool.hook_why.empty()
+                                    ? std::string("the Python hook wrote nothing when signalled")
+                                    : tool.hook_why));
+      }
+    }
     if (tool.gdb != nullptr) {
       rank.paused_seconds += tool.gdb->duration_seconds;
       const std::string_view output = OutputOf(*tool.gdb);

@@ -19,7 +19,7 @@ struct RankEvidence {
   collect::RankProcess process;
   std::optional<double> cpu_percent;
   bool alive = true;
-  std::string python_route;  // "py-spy", "gdb"; empty when no route worked
+  std::string python_route;  // "py-spy", "faulthandler", "gdb"; empty when no route worked
   std::string native_route;  // "eu-stack", "gdb"
   // Why the routes before the one that worked (or all of them) did not: "py-spy: py-spy is
   // not installed here (not on PATH)".
@@ -44,6 +44,8 @@ struct RankToolResults {
   collect::CollectorResult* native = nullptr;  // eu-stack
   collect::CollectorResult* py_spy = nullptr;
   collect::CollectorResult* gdb = nullptr;
+  const std::string* faulthandler = nullptr;  // what the Python hook wrote when signalled
+  std::string hook_why;                       // why there is no Python hook
 };
 
 // The folder of a rank in the bundle: "ranks/3", or "ranks/pid-4242" when its rank is unknown.

@@ -292,13 +292,22 @@ class DaemonConfigParser {
   }
 
   void ParseWrap(const YAML::Node& node) {
-    if (!IsMap(node, "wrap", "{log_file}")) {
+    if (!IsMap(node, "wrap", "{log_file, python_hook}")) {
       return;
     }
-    yaml_.CheckKeys(node, {"log_file"}, "wrap");
+    yaml_.CheckKeys(node, {"log_file", "python_hook"}, "wrap");
     if (const YAML::Node file = node["log_file"]) {
       if (auto path = PathField(file, "wrap log_file")) {
         config_.wrap_log_file = *path;
+      }
+    }
+    if (const YAML::Node hook = node["python_hook"]) {
+      if (auto text = yaml_.Scalar(hook, "wrap python_hook")) {
+        if (*text == "true" || *text == "false") {
+          config_.wrap_python_hook = *text == "true";
+        } else {
+          yaml_.Fail(hook, "wrap python_hook must be true or false");
+        }
       }
     }
   }

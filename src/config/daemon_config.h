@@ -22,6 +22,8 @@
 //     log_file: "${TRAINWATCH_LOGS:-~/trainwatch-logs}/wrap-{pid}.log"
 //                             # where `trainwatch wrap` tees the child's output; "{pid}" is
 //                             # kept for the caller to fill in. Omitted: it tees nowhere.
+//     python_hook: true       # the command's Python processes load trainwatch's faulthandler
+//                             # hook (PYTHONPATH): their stacks at a hang, without a debugger
 //   metrics:
 //     enabled: true                      # false: no textfile
 //     path: <state_dir>/trainwatch.prom   # for node_exporter's textfile collector
@@ -97,6 +99,8 @@ struct DaemonConfig {
   IncidentConfig incident;
   WatchConfig watch;
   std::string wrap_log_file;  // expanded, absolute, "{pid}" kept; empty: wrap tees nowhere
+  // wrap: load the Python hook into the command (its stacks on a signal, no debugger).
+  bool wrap_python_hook = true;
   std::vector<SourceConfig> sources;
   CaptureConfig capture;  // bundles_dir and habana_logs filled with their defaults
   MetricsConfig metrics;

@@ -36,6 +36,19 @@ std::string ShippedConfigPath() {
   return TRAINWATCH_SOURCE_CONFIG;
 }
 
+std::string ShippedPythonHookDir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "trainwatch" / "python";
+    if (fs::exists(installed / "sitecustomize.py", ec)) {
+      return installed.string();
+    }
+  }
+  return TRAINWATCH_SOURCE_PYTHON_DIR;
+}
+
 std::string ConfigPath(const std::string& given) {
   if (!given.empty()) {
     return given;

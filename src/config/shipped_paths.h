@@ -15,6 +15,10 @@ std::vector<std::string> DefaultRulePaths();
 // an installed binary, else daemon/trainwatch.yaml of the source tree.
 std::string ShippedConfigPath();
 
+// The folder of the Python hook (sitecustomize.py): <prefix>/share/trainwatch/python next to
+// an installed binary, else daemon/python of the source tree.
+std::string ShippedPythonHookDir();
+
 // The config to use: `given` (--config) when not empty; else $TRAINWATCH_CONFIG, else
 // /etc/trainwatch/trainwatch.yaml when it exists, else the one shipped with this build or
 // installation.

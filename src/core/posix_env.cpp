@@ -15,6 +15,23 @@
 #include "core/uv_handle.h"
 
 namespace trainwatch {
+
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
+  std::set<std::string> replaced;
+  for (const std::string& entry : extra) {
+    replaced.insert(name_of(entry));
+  }
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    if (replaced.count(name_of(*entry)) == 0) {
+      env.emplace_back(*entry);
+    }
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
 namespace {
 
 class UvLoopTimer final : public LoopTimer {
@@ -215,23 +232,6 @@ class UvFilePoll final : public ChangeWatch {
   std::function<void(bool gone)> on_change_;
   UvHandle<uv_fs_poll_t> handle_;
 };
-
-// The daemon's environment with `extra` (NAME=value) added, replacing same-named entries.
-std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra) {
-  std::vector<std::string> env;
-  auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
-  std::set<std::string> replaced;
-  for (const std::string& entry : extra) {
-    replaced.insert(name_of(entry));
-  }
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    if (replaced.count(name_of(*entry)) == 0) {
-      env.emplace_back(*entry);
-    }
-  }
-  env.insert(env.end(), extra.begin(), extra.end());
-  return env;
-}
 
 class UvChild final : public ChildProcess {
  public:

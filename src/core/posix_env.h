@@ -7,12 +7,17 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/env.h"
 
 namespace trainwatch {
 
 class InotifyHub;  // the loop's inotify descriptor (posix_env.cpp)
+
+// This process's environment with `extra` (NAME=value) added, replacing same-named entries:
+// what a child started with extra variables gets.
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra);
 
 class PosixEnv final : public Env {
  public:

@@ -185,8 +185,9 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks) {
     if (!rank.alive) {
       reasons.push_back("exited while its peers ran on");
     } else if (any_in_collective && !group.in_collective && group.where != "no stack") {
-      reasons.push_back("not inside a collective (" + group.where + ") while " +
-                        JoinLabels(waiting->labels) + " wait in " + waiting->where);
+      reasons.push_back(
+          "not inside a collective (" + group.where + ") while " + JoinLabels(waiting->labels) +
+          (waiting->labels.size() == 1 ? " waits in " : " wait in ") + waiting->where);
     } else if (majority != nullptr && &group != majority && group.where != "no stack") {
       reasons.push_back("a different stack (" + group.where + ") from " +
                         JoinLabels(majority->labels) + " (" + majority->where + ")");

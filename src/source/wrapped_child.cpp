@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/posix_env.h"
+
 namespace trainwatch::source {
 namespace {
 
@@ -29,7 +31,8 @@ void WriteAll(int fd, const char* data, std::size_t size) {
 }  // namespace
 
 Status WrappedChild::Start(uv_loop_t* loop, const std::vector<std::string>& argv,
-                           const std::string& log_file, Hooks hooks) {
+                           const std::string& log_file, Hooks hooks,
+                           const std::vector<std::string>& extra_env) {
   hooks_ = std::move(hooks);
   if (!log_file.empty()) {
     std::error_code ignored;
@@ -60,9 +63,19 @@ Status WrappedChild::Start(uv_loop_t* loop, const std::vector<std::string>& argv
     args.push_back(const_cast<char*>(arg.c_str()));
   }
   args.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  std::vector<char*> env;
+  if (!extra_env.empty()) {
+    env_strings = EnvironmentWith(extra_env);
+    for (std::string& entry : env_strings) {
+      env.push_back(entry.data());
+    }
+    env.push_back(nullptr);
+  }
   uv_process_options_t options{};
   options.file = args[0];
   options.args = args.data();
+  options.env = env.empty() ? nullptr : env.data();
   options.stdio = stdio;
   options.stdio_count = 3;
   options.exit_cb = [](uv_process_t* process, int64_t exit_status, int term_signal) {

@@ -29,9 +29,10 @@ class WrappedChild {
     std::function<void(const ChildEnd& end)> on_end;
   };
 
-  // Starts `argv` with stdin inherited; `log_file` may be empty. Errors name the command.
+  // Starts `argv` with stdin inherited and our environment, `extra_env` ("NAME=value") replacing
+  // same-named entries; `log_file` may be empty. Errors name the command.
   Status Start(uv_loop_t* loop, const std::vector<std::string>& argv, const std::string& log_file,
-               Hooks hooks);
+               Hooks hooks, const std::vector<std::string>& extra_env = {});
   // Forwards a signal (SIGINT, SIGTERM) to the child.
   void Signal(int signum);
   bool running() const { return running_; }

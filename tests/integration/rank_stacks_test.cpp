@@ -4,6 +4,7 @@
 // which ones and still lands. Skipped with a message where PyTorch is not installed.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -27,7 +28,8 @@ class RankStacksTest : public DaemonTest {
     }
   }
   // The first bundle record of incidents.jsonl, once there.
-  Json WaitForBundle() {
+  Json WaitForBundle() { return WaitForBundle(*daemon_); }
+  Json WaitForBundle(DaemonProcess& daemon) {
     Json found;
     EXPECT_TRUE(WaitUntil(
         [&] {
@@ -40,7 +42,7 @@ class RankStacksTest : public DaemonTest {
           return false;
         },
         180s))
-        << daemon_->Log();
+        << daemon.Log();
     return found;
   }
   std::vector<Json> ReadRecords() const {
@@ -112,6 +114,37 @@ TEST_F(RankStacksTest, AHangBundleHoldsEveryRanksStacksAndNamesTheSleepingRank) 
       << reason;
   EXPECT_NE(ReadFile(root + "/ranks/summary.txt").find("rank 3 (pid "), std::string::npos);
   EXPECT_NE(daemon_->Log().find("suspect rank 3 (pid"), std::string::npos) << daemon_->Log();
+}
+
+TEST_F(RankStacksTest, AWrappedJobsStacksComeFromThePythonHookWithoutADebugger) {
+  WriteConfig({.capture = "capture: {commands: [], habana_logs: none}\n"});
+  DaemonProcess wrap({"wrap", "--config", config(), "--", "/usr/bin/python3",
+                      JobScript("gloo_ranks.py"), "--mode", "stall", "--stall-at", "5"},
+                     Dir("wrap.out"));
+  const Json record = WaitForBundle(wrap);
+  ASSERT_TRUE(record["bundle"].is_string()) << record.dump(1) << wrap.Log();
+  const std::string root = Unpack(record["bundle"]);
+  const Json manifest = Json::parse(ReadFile(root + "/manifest.json"));
+  const Json& ranks = manifest["ranks"];
+  ASSERT_EQ(ranks["ranks"].size(), 2u) << ranks.dump(1);
+  for (const Json& entry : ranks["ranks"]) {
+    EXPECT_EQ(entry["python_route"], "faulthandler") << entry.dump(1);
+    // No debugger held it: at most eu-stack's moment.
+    EXPECT_LT(entry["paused_seconds"].get<double>(), 2.0) << entry.dump(1);
+  }
+  EXPECT_NE(ReadFile(root + "/ranks/1/faulthandler.txt").find("in worker"), std::string::npos);
+  ASSERT_EQ(record["suspects"].size(), 1u) << record.dump(1);
+  EXPECT_EQ(record["suspects"][0]["rank"], 1);
+  EXPECT_NE(record["suspects"][0]["reason"].get<std::string>().find(
+                "while rank 0 waits in all_reduce at gloo_ranks.py:"),
+            std::string::npos)
+      << record.dump(1);
+  // The wrap's stacks folder goes with it.
+  const std::string stacks = state() + "/stacks/wrap-" + std::to_string(wrap.pid());
+  EXPECT_TRUE(fs::is_directory(stacks));
+  wrap.Signal(SIGTERM);
+  EXPECT_NE(wrap.Wait(30s), -1) << wrap.Log();
+  EXPECT_FALSE(fs::exists(stacks)) << wrap.Log();
 }
 
 TEST_F(RankStacksTest, WithoutTheStackToolsTheBundleNamesThemAndStillLands) {

@@ -1,0 +1,98 @@
+#include "collect/python_hook.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <string>
+
+#include "core/proc_files.h"
+#include "core/unique_fd.h"
+
+namespace trainwatch::collect {
+namespace {
+
+std::string Variable(std::string_view environ, std::string_view name) {
+  std::size_t at = 0;
+  while (at < environ.size()) {
+    std::size_t end = environ.find('\0', at);
+    if (end == std::string_view::npos) {
+      end = environ.size();
+    }
+    const std::string_view entry = environ.substr(at, end - at);
+    if (entry.size() > name.size() && entry.substr(0, name.size()) == name &&
+        entry[name.size()] == '=') {
+      return std::string(entry.substr(name.size() + 1));
+    }
+    at = end + 1;
+  }
+  return {};
+}
+
+// Whether /proc/PID/status's SigCgt mask has `signal` (bit signal-1) set.
+bool Catches(pid_t pid, int signal, const std::string& proc_root) {
+  Result<ProcText> status = ReadProcFile(ProcPath(proc_root, pid, "status"), 64 * 1024);
+  if (!status) {
+    return false;
+  }
+  const std::size_t at = status->text.find("SigCgt:");
+  if (at == std::string::npos) {
+    return false;
+  }
+  const unsigned long long mask = std::strtoull(status->text.c_str() + at + 7, nullptr, 16);
+  return signal >= 1 && signal <= 64 && ((mask >> (signal - 1)) & 1ULL) != 0;
+}
+
+}  // namespace
+
+int StacksSignal() { return SIGRTMIN + 3; }
+
+std::vector<std::string> PythonHookEnvironment(const std::string& hook_dir,
+                                               const std::string& stacks_dir,
+                                               const std::string& pythonpath) {
+  std::string path = "PYTHONPATH=" + hook_dir;
+  if (!pythonpath.empty()) {
+    path += ":" + pythonpath;
+  }
+  return {path, std::string(kStacksDirVariable) + "=" + stacks_dir,
+          std::string(kStacksSignalVariable) + "=" + std::to_string(StacksSignal())};
+}
+
+std::optional<PythonHook> FindPythonHook(pid_t pid, std::string_view environ,
+                                         const std::string& proc_root, std::string& why) {
+  const std::string dir = Variable(environ, kStacksDirVariable);
+  if (dir.empty()) {
+    why = "not started with trainwatch's Python hook (no TRAINWATCH_STACKS_DIR)";
+    return std::nullopt;
+  }
+  PythonHook hook;
+  hook.signal = std::atoi(Variable(environ, kStacksSignalVariable).c_str());
+  // Through the process's own root: a sidecar sees the job's files there.
+  hook.file = ProcPath(proc_root, pid, "root") + dir + "/" + std::to_string(pid) + ".stacks";
+  struct stat info {};
+  if (::stat(hook.file.c_str(), &info) != 0) {
+    why = "the Python hook did not load (no " + dir + "/" + std::to_string(pid) + ".stacks)";
+    return std::nullopt;
+  }
+  if (hook.signal <= 0 || !Catches(pid, hook.signal, proc_root)) {
+    why = "the Python hook's signal is not caught (TRAINWATCH_STACKS_SIGNAL replaced?)";
+    return std::nullopt;
+  }
+  hook.size = static_cast<std::uint64_t>(info.st_size);
+  return hook;
+}
+
+std::string ReadHookDump(const PythonHook& hook, std::size_t max_bytes) {
+  UniqueFd fd(::open(hook.file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) {
+    return {};
+  }
+  std::string dump(max_bytes, '\0');
+  const ssize_t got = ::pread(fd.get(), dump.data(), dump.size(), static_cast<off_t>(hook.size));
+  dump.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+  return dump;
+}
+
+}  // namespace trainwatch::collect
