@@ -5,6 +5,7 @@
 #include <csignal>
 #include <filesystem>
 
+#include "collect/flight_recorder.h"
 #include "collect/python_hook.h"
 #include "collect/stack_text.h"
 #include "core/proc_files.h"
@@ -38,6 +39,10 @@ struct RankCapture::Job {
   std::vector<CollectorResult> native;
   std::vector<CollectorResult> py_spy;
   std::vector<std::optional<CollectorResult>> gdb;
+  // Per rank: its Flight Recorder poked (or why not), and its dump.
+  std::vector<std::optional<collect::FlightRecorderTarget>> recorders;
+  std::vector<std::string> recorder_why;
+  std::vector<std::optional<std::string>> recorder_dumps;
   // Per rank: the Python hook found (or why not), and what it wrote when signalled.
   std::vector<std::optional<collect::PythonHook>> hooks;
   std::vector<std::string> hook_why;
@@ -76,6 +81,20 @@ void RankCapture::Run(std::vector<int> pids, std::shared_ptr<const collect::Reda
         job->report.notes = job->map.notes;
         for (const collect::RankProcess& rank : job->map.ranks) {
           job->ticks_before.push_back(collect::ReadCpuTicks(rank.pid, job->proc_root));
+        }
+        // The Flight Recorders dump while the rest is taken; their dumps are read at the end.
+        for (const collect::RankProcess& rank : job->map.ranks) {
+          std::string why = "its rank is unknown";
+          std::optional<collect::FlightRecorderTarget> target;
+          if (rank.rank) {
+            target = collect::FindFlightRecorder(rank.pid, *rank.rank, rank.environ, job->proc_root,
+                                                 why);
+          }
+          if (target && !collect::PokeFlightRecorder(*target, why)) {
+            target.reset();
+          }
+          job->recorders.push_back(std::move(target));
+          job->recorder_why.push_back(std::move(why));
         }
         job->sampled_at = env.SteadyNow();
       },
@@ -269,11 +288,22 @@ void RankCapture::Finish() {
   env_.RunOnPool(
       [job] {
         std::vector<RankToolResults> tools(job->report.ranks.size());
+        job->recorder_dumps.resize(tools.size());
         std::vector<std::string> pythons;
         for (std::size_t i = 0; i < tools.size(); ++i) {
           tools[i].native = i < job->native.size() ? &job->native[i] : nullptr;
           tools[i].py_spy = i < job->py_spy.size() ? &job->py_spy[i] : nullptr;
           tools[i].gdb = i < job->gdb.size() && job->gdb[i] ? &*job->gdb[i] : nullptr;
+          if (i < job->recorders.size()) {
+            if (job->recorders[i]) {
+              job->recorder_dumps[i] = collect::ReadFlightRecorderDump(*job->recorders[i]);
+              if (!job->recorder_dumps[i]) {
+                job->recorder_why[i] = "poked, but no new dump in " + job->recorders[i]->dump;
+              }
+            }
+            tools[i].flight_recorder = &job->recorder_dumps[i];
+            tools[i].flight_recorder_why = job->recorder_why[i];
+          }
           if (i < job->hook_dumps.size()) {
             tools[i].faulthandler = &job->hook_dumps[i];
             tools[i].hook_why = job->hook_why[i];

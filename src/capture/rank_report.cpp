@@ -182,6 +182,13 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
       }
     }
     const std::string folder = RankFolder(rank.process);
+    if (tool.flight_recorder != nullptr && *tool.flight_recorder) {
+      // A pickle: binary, not redacted (it holds op names, sizes and stack frames).
+      rank.flight_recorder_file = folder + "/flight-recorder.pickle";
+      collect::AddText(result, rank.flight_recorder_file, **tool.flight_recorder, false);
+    } else {
+      rank.flight_recorder_why = tool.flight_recorder_why;
+    }
     collect::AddText(result, folder + "/cmdline.txt", rank.process.cmdline + "\n");
     if (!rank.process.environ.empty()) {
       collect::AddText(result, folder + "/environ.txt",
@@ -240,6 +247,9 @@ std::string RanksJson(const RankReport& report) {
                   {"route_notes", rank.route_notes},
                   {"paused_seconds", rank.paused_seconds},
                   {"where", rank.where},
+                  {"flight_recorder", rank.flight_recorder_file.empty()
+                                          ? json{{"why", rank.flight_recorder_why}}
+                                          : json{{"file", rank.flight_recorder_file}}},
                   {"folder", RankFolder(rank.process)}};
     json devices = json::object();
     for (const auto& [name, value] : id.devices) {

@@ -24,8 +24,10 @@ struct RankEvidence {
   // Why the routes before the one that worked (or all of them) did not: "py-spy: py-spy is
   // not installed here (not on PATH)".
   std::vector<std::string> route_notes;
-  double paused_seconds = 0;  // how long debuggers held it stopped (their run time, at most)
-  std::string where;          // its group's "all_reduce at train.py:88"
+  double paused_seconds = 0;         // how long debuggers held it stopped (their run time, at most)
+  std::string where;                 // its group's "all_reduce at train.py:88"
+  std::string flight_recorder_file;  // "ranks/3/flight-recorder.pickle" when it dumped
+  std::string flight_recorder_why;   // else why not
 };
 
 struct RankReport {
@@ -46,6 +48,8 @@ struct RankToolResults {
   collect::CollectorResult* gdb = nullptr;
   const std::string* faulthandler = nullptr;  // what the Python hook wrote when signalled
   std::string hook_why;                       // why there is no Python hook
+  const std::optional<std::string>* flight_recorder = nullptr;  // its dump, when it made one
+  std::string flight_recorder_why;                              // why there is none
 };
 
 // The folder of a rank in the bundle: "ranks/3", or "ranks/pid-4242" when its rank is unknown.

@@ -8,28 +8,12 @@
 #include <cstdlib>
 #include <string>
 
+#include "collect/rank_identity.h"
 #include "core/proc_files.h"
 #include "core/unique_fd.h"
 
 namespace trainwatch::collect {
 namespace {
-
-std::string Variable(std::string_view environ, std::string_view name) {
-  std::size_t at = 0;
-  while (at < environ.size()) {
-    std::size_t end = environ.find('\0', at);
-    if (end == std::string_view::npos) {
-      end = environ.size();
-    }
-    const std::string_view entry = environ.substr(at, end - at);
-    if (entry.size() > name.size() && entry.substr(0, name.size()) == name &&
-        entry[name.size()] == '=') {
-      return std::string(entry.substr(name.size() + 1));
-    }
-    at = end + 1;
-  }
-  return {};
-}
 
 // Whether /proc/PID/status's SigCgt mask has `signal` (bit signal-1) set.
 bool Catches(pid_t pid, int signal, const std::string& proc_root) {
@@ -62,13 +46,13 @@ std::vector<std::string> PythonHookEnvironment(const std::string& hook_dir,
 
 std::optional<PythonHook> FindPythonHook(pid_t pid, std::string_view environ,
                                          const std::string& proc_root, std::string& why) {
-  const std::string dir = Variable(environ, kStacksDirVariable);
+  const std::string dir = EnvironVariable(environ, kStacksDirVariable);
   if (dir.empty()) {
     why = "not started with trainwatch's Python hook (no TRAINWATCH_STACKS_DIR)";
     return std::nullopt;
   }
   PythonHook hook;
-  hook.signal = std::atoi(Variable(environ, kStacksSignalVariable).c_str());
+  hook.signal = std::atoi(EnvironVariable(environ, kStacksSignalVariable).c_str());
   // Through the process's own root: a sidecar sees the job's files there.
   hook.file = ProcPath(proc_root, pid, "root") + dir + "/" + std::to_string(pid) + ".stacks";
   struct stat info {};

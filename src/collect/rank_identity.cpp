@@ -43,6 +43,23 @@ std::string Text(const std::map<std::string_view, std::string_view>& env, std::s
 
 }  // namespace
 
+std::string EnvironVariable(std::string_view environ, std::string_view name) {
+  std::size_t at = 0;
+  while (at < environ.size()) {
+    std::size_t end = environ.find('\0', at);
+    if (end == std::string_view::npos) {
+      end = environ.size();
+    }
+    const std::string_view entry = environ.substr(at, end - at);
+    if (entry.size() > name.size() && entry.substr(0, name.size()) == name &&
+        entry[name.size()] == '=') {
+      return std::string(entry.substr(name.size() + 1));
+    }
+    at = end + 1;
+  }
+  return {};
+}
+
 RankIdentity ParseRankIdentity(std::string_view environ) {
   std::map<std::string_view, std::string_view> env;
   std::size_t at = 0;

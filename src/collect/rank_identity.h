@@ -30,6 +30,10 @@ struct RankIdentity {
 inline constexpr const char* kRankVariables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
                                                  "PMIX_RANK", "SLURM_PROCID"};
 
+// The value of `name` in `environ` (NUL-separated NAME=value entries, as /proc/PID/environ
+// holds them); empty when it is not set.
+std::string EnvironVariable(std::string_view environ, std::string_view name);
+
 // The identity in `environ`: NAME=value entries each ended by a NUL, as /proc/PID/environ
 // holds them. Values that are not numbers where numbers belong are left out.
 RankIdentity ParseRankIdentity(std::string_view environ);

@@ -10,6 +10,7 @@
 
 #include "integration/daemon_fixture.h"
 #include "support/file_text.h"
+#include "support/run_binary.h"
 
 namespace trainwatch::testing {
 namespace {
@@ -145,6 +146,33 @@ TEST_F(RankStacksTest, AWrappedJobsStacksComeFromThePythonHookWithoutADebugger) 
   wrap.Signal(SIGTERM);
   EXPECT_NE(wrap.Wait(30s), -1) << wrap.Log();
   EXPECT_FALSE(fs::exists(stacks)) << wrap.Log();
+}
+
+TEST_F(RankStacksTest, ASnapshotPokesTheFlightRecorderAndBundlesItsDump) {
+  fs::create_directories(Dir("fr"));
+  JobProcess rank(JobScript("flight_recorder_rank.py"), {Dir("fr")}, Dir("fr/rank.out"));
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(Dir("fr/pipe_0.pipe")); }, 30s))
+      << ReadFile(Dir("fr/rank.out"));
+  std::ofstream(Dir("snapshot.yaml")) << "state_dir: " << state() << "\n"
+                                      << "capture: {commands: [], habana_logs: none, "
+                                         "process_pattern: 'flight_recorder_rank\\.py'}\n";
+  fs::create_directories(Dir("out"));
+  const RunResult run = RunBinary(
+      {TrainwatchBinary(), "snapshot", "--config", Dir("snapshot.yaml"), "--out", Dir("out")});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  std::string bundle;
+  for (const auto& entry : fs::directory_iterator(Dir("out"))) {
+    bundle = entry.path().string();
+  }
+  const std::string root = Unpack(bundle);
+  const Json manifest = Json::parse(ReadFile(root + "/manifest.json"));
+  ASSERT_EQ(manifest["ranks"]["ranks"].size(), 1u) << manifest["ranks"].dump(1);
+  const Json& entry = manifest["ranks"]["ranks"][0];
+  EXPECT_EQ(entry["flight_recorder"]["file"], "ranks/0/flight-recorder.pickle") << entry.dump(1);
+  // The dump as the rank wrote it, byte for byte (a pickle is not redacted).
+  EXPECT_EQ(ReadFile(root + "/ranks/0/flight-recorder.pickle"), ReadFile(Dir("fr/trace_0")));
+  EXPECT_NE(ReadFile(root + "/ranks/0/flight-recorder.pickle").find("nccl:all_reduce"),
+            std::string::npos);
 }
 
 TEST_F(RankStacksTest, WithoutTheStackToolsTheBundleNamesThemAndStillLands) {
