@@ -17,6 +17,7 @@
 #include "app/sources.h"
 #include "app/state_dir_guard.h"
 #include "app/wrap_python_hook.h"
+#include "collect/rank_map.h"
 #include "collect/redactor.h"
 #include "collect/stray_processes.h"
 #include "config/shipped_paths.h"
@@ -530,7 +531,19 @@ void Daemon::HandleControl(const std::string& request, const ops::ControlServer:
     return;
   }
   if (command->kind == ops::ControlCommand::Kind::kStatus) {
-    reply(ops::StatusJson(Snapshot()).dump(-1, ' ', false, json::error_handler_t::replace));
+    // The job's ranks from /proc, on the pool; the rest of the status when they are known.
+    capture::CaptureRequest known;
+    sources_->FillCapture(known);
+    auto map = std::make_shared<collect::RankMap>();
+    env_->RunOnPool(
+        [map, pids = std::vector<pid_t>(known.pids.begin(), known.pids.end()),
+         pattern = setup_.config.capture.process_pattern,
+         proc_root = env_->proc_root()] { *map = collect::MapRanks(pids, pattern, proc_root); },
+        [this, map, reply] {
+          ops::DaemonSnapshot snapshot = Snapshot();
+          snapshot.ranks = ops::RankSnapshots(*map);
+          reply(ops::StatusJson(snapshot).dump(-1, ' ', false, json::error_handler_t::replace));
+        });
     return;
   }
   IncidentFlow::ManualOptions options{command->container, command->logs, command->copy};

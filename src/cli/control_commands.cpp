@@ -75,6 +75,23 @@ void PrintStatus(const json& status, std::ostream& out) {
     out << "open incident " << open.value("id", "?") << ": " << open.value("kind", "?") << " — "
         << open.value("summary", "") << "\n";
   }
+  for (const json& rank : status.value("ranks", json::array())) {
+    out << rank.value("label", "?") << ": pid " << rank.value("pid", 0) << " ("
+        << rank.value("comm", "") << ")";
+    if (rank["world_size"].is_number()) {
+      out << ", world size " << rank["world_size"].get<int>();
+    }
+    if (rank["local_rank"].is_number()) {
+      out << ", local rank " << rank["local_rank"].get<int>();
+    }
+    for (const json& device : rank.value("devices", json::array())) {
+      out << ", " << device.get<std::string>();
+    }
+    if (rank.value("launcher", 0) != 0) {
+      out << ", under " << rank["launcher"].get<int>();
+    }
+    out << "\n";
+  }
   auto print_bars = [&](const json& stream) {
     for (const json& bar : stream.value("bars", json::array())) {
       const std::string label = bar.value("label", "");

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "collect/process_collectors.h"
 #include "core/proc_files.h"
 
 namespace trainwatch::collect {
@@ -168,6 +169,20 @@ RankMap BuildRankMap(const std::vector<pid_t>& seeds, const ProcessTree& tree,
   });
   map.ranks = std::move(ranks);
   return map;
+}
+
+RankMap MapRanks(std::vector<pid_t> seeds, const std::string& process_pattern,
+                 const std::string& proc_root) {
+  if (!process_pattern.empty()) {
+    if (Result<std::vector<ProcessInfo>> found = FindProcesses(process_pattern, proc_root)) {
+      for (const ProcessInfo& process : *found) {
+        if (std::find(seeds.begin(), seeds.end(), process.pid) == seeds.end()) {
+          seeds.push_back(process.pid);
+        }
+      }
+    }
+  }
+  return BuildRankMap(seeds, ProcessTree::Read(proc_root), proc_root);
 }
 
 }  // namespace trainwatch::collect

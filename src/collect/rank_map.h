@@ -48,4 +48,9 @@ bool IsLauncherCommand(const std::string& cmdline);
 RankMap BuildRankMap(const std::vector<pid_t>& seeds, const ProcessTree& tree,
                      const std::string& proc_root = "/proc");
 
+// The rank map of `seeds` and the processes `process_pattern` matches (empty: none), from
+// /proc as it is now.
+RankMap MapRanks(std::vector<pid_t> seeds, const std::string& process_pattern,
+                 const std::string& proc_root = "/proc");
+
 }  // namespace trainwatch::collect

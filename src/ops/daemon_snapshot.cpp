@@ -33,4 +33,24 @@ StreamSnapshot SnapshotOf(const detect::StreamDetector& stream, detect::SteadyTi
   return snapshot;
 }
 
+std::vector<RankSnapshot> RankSnapshots(const collect::RankMap& map) {
+  std::vector<RankSnapshot> ranks;
+  for (const collect::RankProcess& process : map.ranks) {
+    RankSnapshot rank;
+    rank.label = process.label();
+    rank.pid = process.pid;
+    rank.comm = process.comm;
+    rank.rank_source = process.rank_source;
+    rank.local_rank = process.identity.local_rank;
+    rank.world_size = process.identity.world_size;
+    rank.node_rank = process.identity.node_rank;
+    for (const auto& [name, value] : process.identity.devices) {
+      rank.devices.push_back(name + "=" + value);
+    }
+    rank.launcher = process.launcher;
+    ranks.push_back(std::move(rank));
+  }
+  return ranks;
+}
+
 }  // namespace trainwatch::ops

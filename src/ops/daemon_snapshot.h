@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "collect/rank_map.h"
 #include "detect/stream_detector.h"
 #include "ops/daemon_counters.h"
 #include "ops/hook_runner.h"
@@ -74,6 +75,22 @@ struct OpenIncidentSnapshot {
   std::vector<std::string> rules;
 };
 
+// A rank of the running job (collect/rank_map.h), for `trainwatch status`.
+struct RankSnapshot {
+  std::string label;  // "rank 3", "pid 4242"
+  int pid = 0;
+  std::string comm;
+  std::string rank_source;
+  std::optional<int> local_rank;
+  std::optional<int> world_size;
+  std::optional<int> node_rank;
+  std::vector<std::string> devices;  // "CUDA_VISIBLE_DEVICES=3"
+  int launcher = 0;
+};
+
+// The ranks of `map` as status shows them.
+std::vector<RankSnapshot> RankSnapshots(const collect::RankMap& map);
+
 struct DaemonSnapshot {
   std::string version;
   int pid = 0;
@@ -93,6 +110,7 @@ struct DaemonSnapshot {
   std::vector<std::string> hooks;       // configured on_incident hooks
   HookCounts hook_counts;
   std::vector<SourceSnapshot> sources;
+  std::vector<RankSnapshot> ranks;  // the job's ranks now (status only; empty: none known)
 };
 
 }  // namespace trainwatch::ops

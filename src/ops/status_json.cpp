@@ -89,6 +89,24 @@ json StatusJson(const DaemonSnapshot& snapshot) {
   if (!snapshot.firings_without_incident.empty()) {
     status["firings_without_incident"] = snapshot.firings_without_incident;
   }
+  if (!snapshot.ranks.empty()) {
+    json ranks = json::array();
+    for (const RankSnapshot& rank : snapshot.ranks) {
+      auto optional = [](const std::optional<int>& value) {
+        return value ? json(*value) : json(nullptr);
+      };
+      ranks.push_back({{"label", rank.label},
+                       {"pid", rank.pid},
+                       {"comm", rank.comm},
+                       {"rank_source", rank.rank_source},
+                       {"local_rank", optional(rank.local_rank)},
+                       {"world_size", optional(rank.world_size)},
+                       {"node_rank", optional(rank.node_rank)},
+                       {"devices", rank.devices},
+                       {"launcher", rank.launcher}});
+    }
+    status["ranks"] = std::move(ranks);
+  }
   if (const auto& open = snapshot.open_incident) {
     status["open_incident"] = {
         {"id", open->id}, {"kind", open->kind}, {"summary", open->summary}, {"rules", open->rules}};

@@ -7,16 +7,18 @@
 # (--volatile=overlay), so one run leaves nothing for the next. Built under a temporary
 # name and renamed when complete: an interrupted build is never taken for a cached one.
 # Besides systemd: what the guide's commands use (man, python3 with PyTorch and tqdm, curl,
-# zstd for tar --zstd), Debian's prometheus-node-exporter to serve the metrics, and apt's
+# zstd for tar --zstd), the package's Recommends (gdb, python3.11-dbg, elfutils: some 150 MB
+# the guide's install would otherwise download each run), Debian's prometheus-node-exporter
+# to serve the metrics, and apt's
 # package lists, so the guide's `apt-get install ./trainwatch_*.deb` resolves its
 # dependencies (it downloads them: the machine must reach Debian's mirror).
 set -euo pipefail
 
 cache=${TRAINWATCH_TEST_ROOTFS_CACHE:-/var/cache/trainwatch-tests}
 # Bumped when the package list changes, so an older cache is not used.
-rootfs=$cache/bookworm-systemd-1
+rootfs=$cache/bookworm-systemd-2
 packages=systemd,systemd-sysv,dbus,man-db,python3-torch,python3-tqdm,prometheus-node-exporter
-packages+=,curl,ca-certificates,zstd,procps
+packages+=,curl,ca-certificates,zstd,procps,gdb,python3.11-dbg,elfutils
 mirror=${TRAINWATCH_TEST_MIRROR:-http://deb.debian.org/debian}
 
 if [ -x "$rootfs/lib/systemd/systemd" ] && [ -f "$rootfs/.complete" ]; then

@@ -77,6 +77,14 @@ TEST_F(RankStacksTest, AHangBundleHoldsEveryRanksStacksAndNamesTheSleepingRank) 
   const Json manifest = Json::parse(ReadFile(root + "/manifest.json"));
   const Json& ranks = manifest["ranks"];
   ASSERT_EQ(ranks["ranks"].size(), 4u) << ranks.dump(1);
+  // `trainwatch status` shows the running job's ranks.
+  const Json status = daemon_->Status(state());
+  ASSERT_EQ(status["ranks"].size(), 4u) << status.dump(1);
+  EXPECT_EQ(status["ranks"][3]["label"], "rank 3");
+  const RunResult printed = RunBinary({TrainwatchBinary(), "status", "--config", config()});
+  EXPECT_NE(printed.out.find("rank 3: pid " + std::to_string(status["ranks"][3]["pid"].get<int>())),
+            std::string::npos)
+      << printed.out << printed.err;
   for (int rank = 0; rank < 4; ++rank) {
     const Json& entry = ranks["ranks"][rank];
     EXPECT_EQ(entry["rank"], rank);
