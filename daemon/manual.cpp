@@ -142,6 +142,12 @@ constexpr std::string_view kProse = R"(# FILES
 :   The shipped rule packs, used when the config names no **rules**; found next to the
     binary (*../share/trainwatch/rules*), so a relocated installation needs no flag.
 
+*/usr/share/trainwatch/python/sitecustomize.py*
+:   The Python hook **wrap** puts first on the command's **PYTHONPATH**: on signal
+    **SIGRTMIN+3** each interpreter writes every thread's stack to
+    *state\_dir/stacks/wrap-PID/PID.stacks*, where a capture reads it (no debugger).
+    Off with **wrap.python\_hook: false**, or **TRAINWATCH\_PYTHON\_HOOK=0** for one job.
+
 */var/lib/trainwatch*
 :   The state directory under systemd (**StateDirectory=**) and in the container image:
     *incidents.jsonl*, *offsets.json*, the control socket *control.sock*, *bundles/* and

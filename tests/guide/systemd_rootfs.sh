@@ -18,7 +18,7 @@ cache=${TRAINWATCH_TEST_ROOTFS_CACHE:-/var/cache/trainwatch-tests}
 # Bumped when the package list changes, so an older cache is not used.
 rootfs=$cache/bookworm-systemd-2
 packages=systemd,systemd-sysv,dbus,man-db,python3-torch,python3-tqdm,prometheus-node-exporter
-packages+=,curl,ca-certificates,zstd,procps,gdb,python3.11-dbg,elfutils
+packages+=,curl,ca-certificates,zstd,procps
 mirror=${TRAINWATCH_TEST_MIRROR:-http://deb.debian.org/debian}
 
 if [ -x "$rootfs/lib/systemd/systemd" ] && [ -f "$rootfs/.complete" ]; then
@@ -34,6 +34,10 @@ debootstrap --variant=minbase --include="$packages" bookworm "$scratch" "$mirror
   >"$cache/debootstrap.out" 2>&1 || { tail -20 "$cache/debootstrap.out" >&2; exit 1; }
 cp /etc/resolv.conf "$scratch/etc/resolv.conf"
 chroot "$scratch" apt-get update -qq >&2
+# Through apt, not debootstrap's --include: its resolver cannot take gdb's dependency on a
+# virtual package (libboost-regex1.74.0-icu72).
+DEBIAN_FRONTEND=noninteractive chroot "$scratch" \
+  apt-get install -y -qq --no-install-recommends gdb python3.11-dbg elfutils >&2
 # The machine's name inside, and no first-boot questions.
 echo trainwatch-guide >"$scratch/etc/hostname"
 rm -f "$scratch/etc/machine-id" && : >"$scratch/etc/machine-id"

@@ -34,7 +34,8 @@ done
 dpkg-deb -c "$deb" | awk '{print $NF}' | sed 's|^\./|/|' >"$work/files"
 for path in /usr/bin/trainwatch /etc/trainwatch/trainwatch.yaml \
   /usr/share/trainwatch/trainwatch.yaml /usr/share/trainwatch/rules/README.md \
-  /usr/share/trainwatch/rules/pytorch.yaml /lib/systemd/system/trainwatch.service \
+  /usr/share/trainwatch/rules/pytorch.yaml /usr/share/trainwatch/python/sitecustomize.py \
+  /lib/systemd/system/trainwatch.service \
   /usr/share/man/man1/trainwatch.1.gz /usr/share/man/man5/trainwatch-rules.5.gz; do
   grep -qx "$path" "$work/files" || fail "$path is not in the .deb"
 done
