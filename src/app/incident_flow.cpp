@@ -230,6 +230,9 @@ void IncidentFlow::OnCaptured(const capture::CaptureOutcome& outcome) {
   if (!outcome.ranks_summary.empty()) {
     spdlog::warn("incident {}: {}", outcome.incident_id, outcome.ranks_summary);
   }
+  if (!outcome.devices_note.empty()) {
+    spdlog::warn("incident {}: {}", outcome.incident_id, outcome.devices_note);
+  }
   for (const diagnose::Suspect& suspect : outcome.suspects) {
     spdlog::warn("incident {}: suspect {} (pid {}): {}", outcome.incident_id, suspect.label,
                  suspect.pid, suspect.reason);

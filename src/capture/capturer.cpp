@@ -221,7 +221,7 @@ void Capturer::StartNext() {
   });
   if (job_->config.stacks &&
       (job_->request.incident.kind != rules::RuleKind::kWarning || !job_->request.reason.empty())) {
-    ranks_.Run(job_->request.pids, job_->redactor,
+    ranks_.Run(job_->request.pids, job_->request.remembered, job_->redactor,
                [this](RankReport report, const collect::RedactionCounts& counts) {
                  OnRanksDone(std::move(report), counts);
                });
@@ -395,6 +395,7 @@ void Capturer::OnWritten() {
   if (job->ranks) {
     outcome.ranks_summary = job->ranks->diagnosis.Summary();
     outcome.suspects = job->ranks->diagnosis.suspects;
+    outcome.devices_note = job->ranks->devices_note;
     outcome.ranks_seconds = job->ranks->seconds;
   }
   for (const collect::CollectorResult& result : job->commands) {

@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 
+#include "collect/device_utilization.h"
 #include "collect/flight_recorder.h"
 #include "collect/python_hook.h"
 #include "collect/stack_text.h"
@@ -24,10 +26,46 @@ std::string PythonOf(pid_t pid, const std::string& proc_root) {
   return error || exe.empty() ? "python3" : exe.substr(slash == std::string::npos ? 0 : slash + 1);
 }
 
+// The remembered writers that are gone now and had a rank of the same kind as the map's ranks,
+// which none of those has: the ranks that exited (crashed) before the capture.
+std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterProcess>& remembered,
+                                              const collect::ProcessTree& tree,
+                                              const collect::RankMap& map) {
+  std::vector<collect::RankProcess> exited;
+  for (const source::WriterProcess& writer : remembered) {
+    const collect::RankIdentity identity = collect::ParseRankIdentity(writer.environ);
+    if (tree.Find(writer.pid) != nullptr || !identity.rank ||
+        (!map.ranks.empty() && map.ranks.front().rank_source != identity.rank_source)) {
+      continue;
+    }
+    auto same_rank = [&](const collect::RankProcess& other) { return other.rank == identity.rank; };
+    if (std::any_of(map.ranks.begin(), map.ranks.end(), same_rank) ||
+        std::any_of(exited.begin(), exited.end(), same_rank)) {
+      continue;
+    }
+    collect::RankProcess process;
+    process.pid = writer.pid;
+    process.rank = identity.rank;
+    process.rank_source = identity.rank_source;
+    process.identity = identity;
+    process.comm = writer.comm;
+    process.cmdline = writer.cmdline;
+    while (!process.cmdline.empty() && process.cmdline.back() == '\0') {
+      process.cmdline.pop_back();
+    }
+    std::replace(process.cmdline.begin(), process.cmdline.end(), '\0', ' ');
+    process.environ = writer.environ;
+    exited.push_back(std::move(process));
+  }
+  return exited;
+}
+
 }  // namespace
 
 struct RankCapture::Job {
   std::vector<int> pids;
+  std::vector<source::WriterProcess> remembered;
+  std::vector<collect::RankProcess> exited;  // ranks gone before the capture
   std::shared_ptr<const collect::Redactor> redactor;
   Done done;
   SteadyTime started;
@@ -39,6 +77,9 @@ struct RankCapture::Job {
   std::vector<CollectorResult> native;
   std::vector<CollectorResult> py_spy;
   std::vector<std::optional<CollectorResult>> gdb;
+  // The device utilisation queries, a CPU window apart (DeviceUtilizationCommands' order).
+  std::vector<CollectorResult> devices_first;
+  std::vector<CollectorResult> devices_second;
   // Per rank: its Flight Recorder poked (or why not), and its dump.
   std::vector<std::optional<collect::FlightRecorderTarget>> recorders;
   std::vector<std::string> recorder_why;
@@ -64,10 +105,11 @@ void RankCapture::Abort() {
   job_.reset();  // a pool task still holds its own reference
 }
 
-void RankCapture::Run(std::vector<int> pids, std::shared_ptr<const collect::Redactor> redactor,
-                      Done done) {
+void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> remembered,
+                      std::shared_ptr<const collect::Redactor> redactor, Done done) {
   auto job = std::make_shared<Job>();
   job->pids = std::move(pids);
+  job->remembered = std::move(remembered);
   job->redactor = std::move(redactor);
   job->done = std::move(done);
   job->proc_root = env_.proc_root();
@@ -79,6 +121,7 @@ void RankCapture::Run(std::vector<int> pids, std::shared_ptr<const collect::Reda
         job->map = collect::BuildRankMap(job->pids, tree, job->proc_root);
         job->report.launchers = job->map.launchers;
         job->report.notes = job->map.notes;
+        job->exited = ExitedRanks(job->remembered, tree, job->map);
         for (const collect::RankProcess& rank : job->map.ranks) {
           job->ticks_before.push_back(collect::ReadCpuTicks(rank.pid, job->proc_root));
         }
@@ -105,8 +148,12 @@ void RankCapture::Run(std::vector<int> pids, std::shared_ptr<const collect::Reda
         if (job->map.ranks.empty()) {
           return Finish();
         }
-        timer_ = env_.NewTimer([this] { SampleAgain(); });
-        timer_->Start(kCpuWindow, {});
+        runner_.Run(collect::DeviceUtilizationCommands(),
+                    [this](std::vector<CollectorResult> results) {
+                      job_->devices_first = std::move(results);
+                      timer_ = env_.NewTimer([this] { SampleAgain(); });
+                      timer_->Start(kCpuWindow, {});
+                    });
       });
 }
 
@@ -132,9 +179,14 @@ void RankCapture::SampleAgain() {
         }
       },
       [this, job] {
-        if (job == job_) {
-          RunNative();
+        if (job != job_) {
+          return;
         }
+        runner_.Run(collect::DeviceUtilizationCommands(),
+                    [this](std::vector<CollectorResult> results) {
+                      job_->devices_second = std::move(results);
+                      RunNative();
+                    });
       });
 }
 
@@ -287,6 +339,12 @@ void RankCapture::Finish() {
   job->report.seconds = std::chrono::duration<double>(env_.SteadyNow() - job->started).count();
   env_.RunOnPool(
       [job] {
+        for (collect::RankProcess& process : job->exited) {
+          RankEvidence evidence;
+          evidence.process = std::move(process);
+          evidence.alive = false;
+          job->report.ranks.push_back(std::move(evidence));
+        }
         std::vector<RankToolResults> tools(job->report.ranks.size());
         job->recorder_dumps.resize(tools.size());
         std::vector<std::string> pythons;
@@ -310,6 +368,21 @@ void RankCapture::Finish() {
           }
           pythons.push_back(PythonOf(job->report.ranks[i].process.pid, job->proc_root));
         }
+        for (std::size_t i = 0; i < job->devices_first.size() && i < job->devices_second.size();
+             ++i) {
+          const CollectorResult& first = job->devices_first[i];
+          const CollectorResult& second = job->devices_second[i];
+          if (first.status == CollectorStatus::kOk && second.status == CollectorStatus::kOk &&
+              !first.artifacts.empty() && !second.artifacts.empty()) {
+            const std::string tool = first.name.substr(0, first.name.find("-utilization"));
+            std::vector<collect::DeviceUtilization> pairs = collect::PairSamples(
+                tool, collect::ParseUtilizationCsv(first.artifacts.front().content),
+                collect::ParseUtilizationCsv(second.artifacts.front().content));
+            job->report.devices.insert(job->report.devices.end(), pairs.begin(), pairs.end());
+          }
+        }
+        job->report.devices_note =
+            collect::BusyDevicesNote(job->report.devices, job->report.cpu_window_seconds);
         AssembleRankReport(job->report, std::move(tools), *job->redactor, job->counts, pythons);
       },
       [this, job] {

@@ -20,6 +20,7 @@
 #include "collect/command_runner.h"
 #include "collect/redactor.h"
 #include "core/env.h"
+#include "source/writers.h"
 
 namespace trainwatch::capture {
 
@@ -42,7 +43,10 @@ class RankCapture {
 
   // Captures the ranks around `pids`; `done` gets the report (ranks empty when none was
   // found). One at a time.
-  void Run(std::vector<int> pids, std::shared_ptr<const collect::Redactor> redactor, Done done);
+  // `remembered`: the writers read while they lived; those of them gone by now with a rank in
+  // their environment join the report as exited ranks.
+  void Run(std::vector<int> pids, std::vector<source::WriterProcess> remembered,
+           std::shared_ptr<const collect::Redactor> redactor, Done done);
   // Kills the tools that run; `done` is not called.
   void Abort();
 

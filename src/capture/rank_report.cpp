@@ -91,6 +91,16 @@ std::string SummaryText(const RankReport& report) {
   for (const diagnose::Suspect& suspect : report.diagnosis.suspects) {
     text += fmt::format("{} (pid {}): {}\n", suspect.label, suspect.pid, suspect.reason);
   }
+  if (!report.devices.empty()) {
+    text += "\n# Devices (utilisation at the start and a CPU window later)\n";
+    for (const collect::DeviceUtilization& device : report.devices) {
+      text += fmt::format("{} {}: {:.0f}% then {:.0f}%\n", device.tool, device.index, device.first,
+                          device.second);
+    }
+    if (!report.devices_note.empty()) {
+      text += report.devices_note + "\n";
+    }
+  }
   for (const std::string& note : report.notes) {
     text += "note: " + note + "\n";
   }
@@ -288,6 +298,17 @@ std::string RanksJson(const RankReport& report) {
               {"seconds", report.seconds}};
   if (!report.notes.empty()) {
     out["notes"] = report.notes;
+  }
+  json devices = json::array();
+  for (const collect::DeviceUtilization& device : report.devices) {
+    devices.push_back({{"tool", device.tool},
+                       {"index", device.index},
+                       {"first_percent", device.first},
+                       {"second_percent", device.second}});
+  }
+  out["devices"] = std::move(devices);
+  if (!report.devices_note.empty()) {
+    out["devices_note"] = report.devices_note;
   }
   return out.dump(-1, ' ', false, json::error_handler_t::replace);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collect/artifact.h"
+#include "collect/device_utilization.h"
 #include "collect/rank_map.h"
 #include "collect/redactor.h"
 #include "diagnose/suspects.h"
@@ -36,6 +37,10 @@ struct RankReport {
   std::vector<std::string> notes;  // processes that could not be read
   double cpu_window_seconds = 0;
   double seconds = 0;  // the whole ranks capture
+  // Each device's utilisation at the start and a CPU window later (hl-smi, nvidia-smi), and
+  // what busy ones say about a stall (collect/device_utilization.h).
+  std::vector<collect::DeviceUtilization> devices;
+  std::string devices_note;
   diagnose::RankDiagnosis diagnosis;
   // "ranks": its artifacts (ranks/<rank>/..., ranks/summary.txt) and status.
   collect::CollectorResult result;

@@ -82,7 +82,10 @@ ProcessTree ProcessTree::Read(const std::string& proc_root) {
     if (!stat) {
       continue;  // exited meanwhile
     }
-    if (std::optional<ProcessStat> parsed = ParseProcessStat(stat->text)) {
+    // A zombie has exited: only its parent has not reaped it yet (a launcher waiting on
+    // another child first). Not a process to map, sample or attach to.
+    if (std::optional<ProcessStat> parsed = ParseProcessStat(stat->text);
+        parsed && parsed->state != 'Z') {
       processes.push_back(std::move(*parsed));
     }
   }
@@ -148,8 +151,8 @@ std::optional<std::uint64_t> ReadCpuTicks(pid_t pid, const std::string& proc_roo
     return std::nullopt;
   }
   std::optional<ProcessStat> parsed = ParseProcessStat(stat->text);
-  if (!parsed) {
-    return std::nullopt;
+  if (!parsed || parsed->state == 'Z') {
+    return std::nullopt;  // a zombie has exited
   }
   return parsed->cpu_ticks;
 }

@@ -29,7 +29,8 @@ std::optional<ProcessStat> ParseProcessStat(std::string_view line);
 
 class ProcessTree {
  public:
-  // Every process under `proc_root` now; those that exit during the scan are left out.
+  // Every process under `proc_root` now; those that exit during the scan, and zombies (exited,
+  // not yet reaped), are left out.
   static ProcessTree Read(const std::string& proc_root = "/proc");
   explicit ProcessTree(std::vector<ProcessStat> processes);
 
@@ -46,7 +47,8 @@ class ProcessTree {
   std::multimap<pid_t, pid_t> children_;  // parent -> child
 };
 
-// The CPU time of `pid` now, in clock ticks (utime + stime); nullopt when it is gone.
+// The CPU time of `pid` now, in clock ticks (utime + stime); nullopt when it is gone (or a
+// zombie).
 std::optional<std::uint64_t> ReadCpuTicks(pid_t pid, const std::string& proc_root = "/proc");
 
 }  // namespace trainwatch::collect

@@ -47,6 +47,9 @@ Status IncidentLog::AppendBundle(const capture::CaptureOutcome& outcome) {
     }
     record["suspects"] = std::move(suspects);
   }
+  if (!outcome.devices_note.empty()) {
+    record["devices"] = outcome.devices_note;
+  }
   return AppendLine(record.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 

@@ -20,10 +20,12 @@ using trainwatch::testing::TempDir;
 class FakeProc {
  public:
   void Add(int pid, int ppid, int start, const std::vector<std::string>& argv,
-           const std::vector<std::string>& env, const std::string& comm = "python3") {
+           const std::vector<std::string>& env, const std::string& comm = "python3",
+           char state = 'S') {
     const std::string dir = std::to_string(pid);
     std::filesystem::create_directories(root_.PathOf(dir));
-    root_.Write(dir + "/stat", std::to_string(pid) + " (" + comm + ") S " + std::to_string(ppid) +
+    root_.Write(dir + "/stat", std::to_string(pid) + " (" + comm + ") " + state + " " +
+                                   std::to_string(ppid) +
                                    " 1 1 0 -1 4194560 100 0 0 0 70 30 0 0 20 0 3 0 " +
                                    std::to_string(start) + " 1000 100\n");
     std::string cmdline;
@@ -133,6 +135,18 @@ TEST(BuildRankMap, NumbersMpSpawnChildrenInStartOrder) {
   EXPECT_EQ(Labels(map), (std::vector<std::string>{"rank 0=203", "rank 1=202"}));
   EXPECT_EQ(map.ranks[0].rank_source, "spawn order");
   EXPECT_EQ(map.ranks[0].launcher, 200);
+}
+
+TEST(BuildRankMap, LeavesZombiesOut) {
+  FakeProc proc;
+  proc.Add(400, 1, 10, {"/usr/bin/python3", "launch.py"}, {});
+  proc.Add(401, 400, 11, {"/usr/bin/python3", "launch.py"}, {"RANK=0"});
+  proc.Add(402, 400, 12, {}, {}, "python3", 'Z');  // rank 1 crashed, not reaped yet
+  const RankMap map = proc.Map({400, 401, 402});
+  EXPECT_EQ(Labels(map), std::vector<std::string>{"rank 0=401"});
+  EXPECT_EQ(ProcessTree::Read(proc.root()).Find(402), nullptr);
+  EXPECT_FALSE(ReadCpuTicks(402, proc.root()).has_value());
+  EXPECT_TRUE(ReadCpuTicks(401, proc.root()).has_value());
 }
 
 TEST(BuildRankMap, FallsBackToTheSeedsThemselves) {

@@ -127,9 +127,13 @@ TEST_F(RankStacksTest, AHangBundleHoldsEveryRanksStacksAndNamesTheSleepingRank) 
 
 TEST_F(RankStacksTest, AWrappedJobsStacksComeFromThePythonHookWithoutADebugger) {
   WriteConfig({.capture = "capture: {commands: [], habana_logs: none}\n"});
-  DaemonProcess wrap({"wrap", "--config", config(), "--", "/usr/bin/python3",
-                      JobScript("gloo_ranks.py"), "--mode", "stall", "--stall-at", "5"},
-                     Dir("wrap.out"));
+  // A GPU busy in both samples (the fake nvidia-smi): the stall may be a long step.
+  const std::string fakes = std::string(TRAINWATCH_TEST_SOURCE_DIR) + "/integration/fakes";
+  DaemonProcess wrap(
+      {"wrap", "--config", config(), "--", "/usr/bin/python3", JobScript("gloo_ranks.py"), "--mode",
+       "stall", "--stall-at", "5"},
+      Dir("wrap.out"),
+      {"PATH=" + fakes + ":" + std::getenv("PATH"), "TW_FAKE_GPU_UTILIZATION=0, 100\\n1, 99"});
   const Json record = WaitForBundle(wrap);
   ASSERT_TRUE(record["bundle"].is_string()) << record.dump(1) << wrap.Log();
   const std::string root = Unpack(record["bundle"]);
@@ -148,12 +152,42 @@ TEST_F(RankStacksTest, AWrappedJobsStacksComeFromThePythonHookWithoutADebugger) 
                 "while rank 0 waits in all_reduce at gloo_ranks.py:"),
             std::string::npos)
       << record.dump(1);
+  EXPECT_NE(record.value("devices", "")
+                .find("nvidia-smi device(s) 0, 1 at 99-100% utilisation in "
+                      "both samples"),
+            std::string::npos)
+      << record.dump(1);
+  EXPECT_EQ(ranks["devices"].size(), 2u) << ranks.dump(1);
+  EXPECT_NE(wrap.Log().find("a long compile or step rather than a hang?"), std::string::npos);
   // The wrap's stacks folder goes with it.
   const std::string stacks = state() + "/stacks/wrap-" + std::to_string(wrap.pid());
   EXPECT_TRUE(fs::is_directory(stacks));
   wrap.Signal(SIGTERM);
   EXPECT_NE(wrap.Wait(30s), -1) << wrap.Log();
   EXPECT_FALSE(fs::exists(stacks)) << wrap.Log();
+}
+
+TEST_F(RankStacksTest, ACrashWhileOtherRanksLiveTakesTheSurvivorsStacksAndNamesTheDead) {
+  WriteConfig({.capture = "capture: {commands: [], habana_logs: none}\n"});
+  StartDaemon();
+  JobProcess job(JobScript("independent_ranks.py"), {"--ranks", "3", "--crash-at", "3"},
+                 Dir("logs/ranks.log"));
+  const Json record = WaitForBundle();
+  ASSERT_TRUE(record["bundle"].is_string()) << record.dump(1) << daemon_->Log();
+  const Json manifest = Json::parse(ReadFile(Unpack(record["bundle"]) + "/manifest.json"));
+  EXPECT_EQ(manifest["incident"]["kind"], "crash");
+  const Json& ranks = manifest["ranks"]["ranks"];
+  ASSERT_EQ(ranks.size(), 3u) << manifest["ranks"].dump(1);
+  for (int rank = 0; rank < 2; ++rank) {  // the survivors, in their checkpoint
+    EXPECT_EQ(ranks[rank]["alive"], true) << ranks[rank].dump(1);
+    EXPECT_EQ(ranks[rank]["rank_source"], "RANK");
+    EXPECT_FALSE(ranks[rank]["native_route"].get<std::string>().empty()) << ranks[rank].dump(1);
+  }
+  EXPECT_EQ(ranks[2]["alive"], false) << ranks[2].dump(1);
+  ASSERT_EQ(record["suspects"].size(), 1u) << record.dump(1);
+  EXPECT_EQ(record["suspects"][0]["rank"], 2);
+  EXPECT_EQ(record["suspects"][0]["reason"], "exited while its peers ran on");
+  EXPECT_EQ(record["ranks"].get<std::string>().find("ranks 0, 1: "), 0u) << record.dump(1);
 }
 
 TEST_F(RankStacksTest, ASnapshotPokesTheFlightRecorderAndBundlesItsDump) {

@@ -1,0 +1,40 @@
+// Device utilisation, sampled twice during a capture: a device busy in both samples while the
+// job looks stalled is a long compile or step rather than a hang (on Gaudi, graph compilation
+// keeps a bar at 0% for minutes). The queries of hl-smi and nvidia-smi in their CSV modes,
+// and their outputs read back. Pure; any thread.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/capture_config.h"
+
+namespace trainwatch::collect {
+
+// One query per tool, named "<tool>-utilization": index and utilisation of every device.
+std::vector<config::CommandConfig> DeviceUtilizationCommands();
+
+// "0, 98" or "0, 98 %" lines (index, utilisation) -> {index: percent}; other lines ignored.
+std::map<int, double> ParseUtilizationCsv(std::string_view text);
+
+struct DeviceUtilization {
+  std::string tool;  // "hl-smi", "nvidia-smi"
+  int index = 0;
+  double first = 0;   // percent, at the capture's start
+  double second = 0;  // percent, a few seconds later
+};
+
+// Both samples of each device that answered both times.
+std::vector<DeviceUtilization> PairSamples(const std::string& tool,
+                                           const std::map<int, double>& first,
+                                           const std::map<int, double>& second);
+
+// What busy devices say about a stall: "hl-smi devices 0-1 at 97-100% in both samples, 2.0 s
+// apart: a long compile or step rather than a hang?"; empty when no device was busy (at least
+// kBusyDevicePercent) in both.
+inline constexpr double kBusyDevicePercent = 90;
+std::string BusyDevicesNote(const std::vector<DeviceUtilization>& devices, double seconds);
+
+}  // namespace trainwatch::collect
