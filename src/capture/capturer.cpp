@@ -221,7 +221,15 @@ void Capturer::StartNext() {
   });
   if (job_->config.stacks &&
       (job_->request.incident.kind != rules::RuleKind::kWarning || !job_->request.reason.empty())) {
-    ranks_.Run(job_->request.pids, job_->request.remembered, job_->redactor,
+    std::optional<int> first_error_rank;
+    for (const detect::Firing& firing : job_->request.incident.firings) {
+      if (firing.event.kind != rules::RuleKind::kWarning) {
+        if ((first_error_rank = diagnose::RankOfLine(firing.event.text))) {
+          break;
+        }
+      }
+    }
+    ranks_.Run(job_->request.pids, job_->request.remembered, first_error_rank, job_->redactor,
                [this](RankReport report, const collect::RedactionCounts& counts) {
                  OnRanksDone(std::move(report), counts);
                });

@@ -66,6 +66,7 @@ struct RankCapture::Job {
   std::vector<int> pids;
   std::vector<source::WriterProcess> remembered;
   std::vector<collect::RankProcess> exited;  // ranks gone before the capture
+  std::optional<int> first_error_rank;
   std::shared_ptr<const collect::Redactor> redactor;
   Done done;
   SteadyTime started;
@@ -106,8 +107,10 @@ void RankCapture::Abort() {
 }
 
 void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> remembered,
+                      std::optional<int> first_error_rank,
                       std::shared_ptr<const collect::Redactor> redactor, Done done) {
   auto job = std::make_shared<Job>();
+  job->first_error_rank = first_error_rank;
   job->pids = std::move(pids);
   job->remembered = std::move(remembered);
   job->redactor = std::move(redactor);
@@ -383,7 +386,8 @@ void RankCapture::Finish() {
         }
         job->report.devices_note =
             collect::BusyDevicesNote(job->report.devices, job->report.cpu_window_seconds);
-        AssembleRankReport(job->report, std::move(tools), *job->redactor, job->counts, pythons);
+        AssembleRankReport(job->report, std::move(tools), *job->redactor, job->counts, pythons,
+                           job->first_error_rank);
       },
       [this, job] {
         if (job != job_) {

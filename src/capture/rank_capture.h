@@ -13,6 +13,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,11 @@ class RankCapture {
   // found). One at a time.
   // `remembered`: the writers read while they lived; those of them gone by now with a rank in
   // their environment join the report as exited ranks.
+  // `first_error_rank`: the rank whose line fired first, when its prefix says
+  // (diagnose::RankOfLine).
   void Run(std::vector<int> pids, std::vector<source::WriterProcess> remembered,
-           std::shared_ptr<const collect::Redactor> redactor, Done done);
+           std::optional<int> first_error_rank, std::shared_ptr<const collect::Redactor> redactor,
+           Done done);
   // Kills the tools that run; `done` is not called.
   void Abort();
 

@@ -1,5 +1,7 @@
 #include "diagnose/suspects.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -144,7 +146,20 @@ std::string RankDiagnosis::Summary() const {
   return text;
 }
 
-RankDiagnosis Diagnose(const std::vector<RankState>& ranks) {
+std::optional<int> RankOfLine(std::string_view line) {
+  static const RE2 kPrefix(
+      R"(^(?:\[(?:rank|default)(\d+)\]:|\[\d+,(\d+)\]<std(?:out|err)>:|(\d+): ))");
+  std::string torchrun;
+  std::string mpirun;
+  std::string srun;
+  if (!RE2::PartialMatch(line, kPrefix, &torchrun, &mpirun, &srun)) {
+    return std::nullopt;
+  }
+  const std::string& digits = !torchrun.empty() ? torchrun : !mpirun.empty() ? mpirun : srun;
+  return digits.size() <= 6 ? std::optional<int>(std::stoi(digits)) : std::nullopt;
+}
+
+RankDiagnosis Diagnose(const std::vector<RankState>& ranks, std::optional<int> first_error_rank) {
   RankDiagnosis diagnosis;
   std::map<std::string, std::size_t> group_of;  // where -> index in groups
   std::vector<std::string> where_of;
@@ -205,6 +220,9 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks) {
         busy += Percent(*rank.cpu_percent) + " CPU) while its peers are idle";
         reasons.push_back(std::move(busy));
       }
+    }
+    if (first_error_rank && rank.rank == first_error_rank && ranks.size() > 1) {
+      reasons.push_back("the first to print an error");
     }
     if (!reasons.empty()) {
       std::string reason = reasons[0];

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collect/stack_text.h"
@@ -53,7 +54,13 @@ std::string DescribeStack(const std::vector<collect::StackFrame>& python,
 bool InCollective(const std::vector<collect::StackFrame>& python,
                   const std::vector<collect::StackFrame>& native);
 
-RankDiagnosis Diagnose(const std::vector<RankState>& ranks);
+// `first_error_rank`: the rank whose line fired first in the incident (FirstErrorRank).
+RankDiagnosis Diagnose(const std::vector<RankState>& ranks,
+                       std::optional<int> first_error_rank = std::nullopt);
+
+// The rank a log line names in the prefix its launcher put there: torchrun's "[rank3]:" and
+// "[default3]:", mpirun --tag-output's "[1,3]<stderr>:", srun --label's "3: ".
+std::optional<int> RankOfLine(std::string_view line);
 
 // "ranks 0-2, 5" / "rank 3" / "pid 4242, pid 4243".
 std::string JoinLabels(const std::vector<std::string>& labels);

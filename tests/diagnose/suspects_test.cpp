@@ -64,6 +64,23 @@ TEST(Diagnose, NoSuspectWhenEveryRankIsInTheSamePlace) {
   EXPECT_TRUE(Diagnose({Rank(0, kSleep), Rank(1, {{"f", "/job/a.py", 1}})}).suspects.empty());
 }
 
+TEST(Diagnose, NamesTheFirstRankToPrintAnError) {
+  const RankDiagnosis diagnosis =
+      Diagnose({Rank(0, kAllReduce), Rank(1, kAllReduce), Rank(2, kAllReduce)}, 1);
+  ASSERT_EQ(diagnosis.suspects.size(), 1u);
+  EXPECT_EQ(diagnosis.suspects[0].rank, 1);
+  EXPECT_EQ(diagnosis.suspects[0].reason, "the first to print an error");
+}
+
+TEST(RankOfLine, ReadsTheLaunchersPrefixes) {
+  EXPECT_EQ(RankOfLine("[rank3]: Traceback (most recent call last):"), 3);
+  EXPECT_EQ(RankOfLine("[default12]:RuntimeError: NCCL error"), 12);
+  EXPECT_EQ(RankOfLine("[1,5]<stderr>:Traceback (most recent call last):"), 5);
+  EXPECT_EQ(RankOfLine("7: Traceback (most recent call last):"), 7);
+  EXPECT_EQ(RankOfLine("Traceback (most recent call last):"), std::nullopt);
+  EXPECT_EQ(RankOfLine("2024-01-01 12:00: error"), std::nullopt);
+}
+
 TEST(JoinLabels, CollapsesRuns) {
   EXPECT_EQ(JoinLabels({"rank 3"}), "rank 3");
   EXPECT_EQ(JoinLabels({"rank 0", "rank 1", "rank 2", "rank 5", "rank 7", "rank 8"}),

@@ -190,6 +190,35 @@ TEST_F(RankStacksTest, ACrashWhileOtherRanksLiveTakesTheSurvivorsStacksAndNamesT
   EXPECT_EQ(record["ranks"].get<std::string>().find("ranks 0, 1: "), 0u) << record.dump(1);
 }
 
+TEST_F(RankStacksTest, ARankStuckInANativeCallShowsInItsNativeStack) {
+  if (!OnPath("eu-stack")) {
+    GTEST_SKIP() << "eu-stack is not installed (apt-get install elfutils)";
+  }
+  // A C call that blocks for good: pause(2) through ctypes, as a driver call that never
+  // returns would.
+  std::ofstream(Dir("stuck_native.py")) << "import ctypes\n"
+                                        << "open('" << Dir("ready") << "', 'w').close()\n"
+                                        << "ctypes.CDLL(None).pause()\n";
+  const JobProcess stuck(Dir("stuck_native.py"), {}, Dir("stuck.out"));
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(Dir("ready")); }, 30s))
+      << ReadFile(Dir("stuck.out"));
+  std::ofstream(Dir("snapshot.yaml"))
+      << "state_dir: " << state() << "\n"
+      << "capture: {commands: [], habana_logs: none, process_pattern: 'stuck_native\\.py'}\n";
+  fs::create_directories(Dir("out"));
+  const RunResult run = RunBinary(
+      {TrainwatchBinary(), "snapshot", "--config", Dir("snapshot.yaml"), "--out", Dir("out")});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const std::string root = Unpack(fs::directory_iterator(Dir("out"))->path().string());
+  const Json manifest = Json::parse(ReadFile(root + "/manifest.json"));
+  ASSERT_EQ(manifest["ranks"]["ranks"].size(), 1u) << manifest["ranks"].dump(1);
+  const Json& entry = manifest["ranks"]["ranks"][0];
+  EXPECT_EQ(entry["native_route"], "eu-stack") << entry.dump(1);
+  const std::string native =
+      ReadFile(root + "/" + entry["folder"].get<std::string>() + "/eu-stack.txt");
+  EXPECT_NE(native.find("pause"), std::string::npos) << native;
+}
+
 TEST_F(RankStacksTest, ASnapshotPokesTheFlightRecorderAndBundlesItsDump) {
   fs::create_directories(Dir("fr"));
   JobProcess rank(JobScript("flight_recorder_rank.py"), {Dir("fr")}, Dir("fr/rank.out"));
