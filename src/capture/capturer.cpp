@@ -229,6 +229,8 @@ void Capturer::StartNext() {
         }
       }
     }
+    ranks_.set_gdb_index_dir(job_->config.cache_dir.empty() ? std::string()
+                                                            : job_->config.cache_dir + "/gdb");
     ranks_.Run(job_->request.pids, job_->request.remembered, first_error_rank, job_->redactor,
                [this](RankReport report, const collect::RedactionCounts& counts) {
                  OnRanksDone(std::move(report), counts);

@@ -67,6 +67,7 @@ struct RankCapture::Job {
   std::vector<source::WriterProcess> remembered;
   std::vector<collect::RankProcess> exited;  // ranks gone before the capture
   std::optional<int> first_error_rank;
+  std::string gdb_index_dir;  // gdb's index cache; empty: none
   std::shared_ptr<const collect::Redactor> redactor;
   Done done;
   SteadyTime started;
@@ -111,6 +112,7 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
                       std::shared_ptr<const collect::Redactor> redactor, Done done) {
   auto job = std::make_shared<Job>();
   job->first_error_rank = first_error_rank;
+  job->gdb_index_dir = gdb_index_dir_;
   job->pids = std::move(pids);
   job->remembered = std::move(remembered);
   job->redactor = std::move(redactor);
@@ -125,6 +127,11 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
         job->report.launchers = job->map.launchers;
         job->report.notes = job->map.notes;
         job->exited = ExitedRanks(job->remembered, tree, job->map);
+        if (std::error_code error;
+            !job->gdb_index_dir.empty() && !job->map.ranks.empty() &&
+            !std::filesystem::create_directories(job->gdb_index_dir, error) && error) {
+          job->gdb_index_dir.clear();  // gdb runs without its cache
+        }
         for (const collect::RankProcess& rank : job->map.ranks) {
           job->ticks_before.push_back(collect::ReadCpuTicks(rank.pid, job->proc_root));
         }
@@ -313,6 +320,11 @@ void RankCapture::RunPython(std::size_t next) {
                     "set auto-load safe-path /",
                     "-iex",
                     "set debuginfod enabled off"};
+    if (!job_->gdb_index_dir.empty()) {
+      command.argv.insert(command.argv.end(),
+                          {"-iex", "set index-cache directory " + job_->gdb_index_dir, "-iex",
+                           "set index-cache enabled on"});
+    }
     if (job_->python_by_gdb[i]) {
       command.argv.insert(command.argv.end(), {"-ex", "thread apply all py-bt"});
     }

@@ -51,6 +51,8 @@ class RankCapture {
   void Run(std::vector<int> pids, std::vector<source::WriterProcess> remembered,
            std::optional<int> first_error_rank, std::shared_ptr<const collect::Redactor> redactor,
            Done done);
+  // Where gdb keeps its symbol index between captures (made when missing); empty: none.
+  void set_gdb_index_dir(std::string dir) { gdb_index_dir_ = std::move(dir); }
   // Kills the tools that run; `done` is not called.
   void Abort();
 
@@ -71,6 +73,7 @@ class RankCapture {
   collect::CommandRunner runner_;
   std::unique_ptr<LoopTimer> timer_;
   std::shared_ptr<Job> job_;
+  std::string gdb_index_dir_;
 };
 
 }  // namespace trainwatch::capture

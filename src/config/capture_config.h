@@ -57,6 +57,9 @@ struct CaptureConfig {
   // At every capture, the rank map, each rank's Python and native stacks (py-spy, gdb,
   // eu-stack: each pauses a rank for its run) and the suspects (capture/rank_capture.h).
   bool stacks = true;
+  // Where gdb keeps its symbol index between captures (<state_dir>/cache; not a config key):
+  // a rank is paused half as long once the job's libraries are indexed.
+  std::string cache_dir;
   std::vector<std::string> redact_names;
   std::vector<std::string> redact_patterns;
   std::vector<CommandConfig> commands;

@@ -116,6 +116,9 @@ class DaemonConfigParser {
     if (config_.metrics.path.empty() && !config_.state_dir.empty()) {
       config_.metrics.path = config_.state_dir + "/trainwatch.prom";
     }
+    if (!config_.state_dir.empty()) {
+      config_.capture.cache_dir = config_.state_dir + "/cache";
+    }
     if (config_.capture.bundles_dir.empty() && !config_.state_dir.empty()) {
       config_.capture.bundles_dir = config_.state_dir + "/bundles";
     }
