@@ -41,26 +41,8 @@ std::string Text(const std::map<std::string_view, std::string_view>& env, std::s
   return found == env.end() ? std::string() : std::string(found->second);
 }
 
-}  // namespace
-
-std::string EnvironVariable(std::string_view environ, std::string_view name) {
-  std::size_t at = 0;
-  while (at < environ.size()) {
-    std::size_t end = environ.find('\0', at);
-    if (end == std::string_view::npos) {
-      end = environ.size();
-    }
-    const std::string_view entry = environ.substr(at, end - at);
-    if (entry.size() > name.size() && entry.substr(0, name.size()) == name &&
-        entry[name.size()] == '=') {
-      return std::string(entry.substr(name.size() + 1));
-    }
-    at = end + 1;
-  }
-  return {};
-}
-
-RankIdentity ParseRankIdentity(std::string_view environ) {
+// NAME -> value of NUL-separated NAME=value entries; the first of a name counts.
+std::map<std::string_view, std::string_view> EnvironEntries(std::string_view environ) {
   std::map<std::string_view, std::string_view> env;
   std::size_t at = 0;
   while (at < environ.size()) {
@@ -70,10 +52,21 @@ RankIdentity ParseRankIdentity(std::string_view environ) {
     }
     const std::string_view entry = environ.substr(at, end - at);
     if (const std::size_t equals = entry.find('='); equals != std::string_view::npos) {
-      env.emplace(entry.substr(0, equals), entry.substr(equals + 1));  // the first one counts
+      env.emplace(entry.substr(0, equals), entry.substr(equals + 1));
     }
     at = end + 1;
   }
+  return env;
+}
+
+}  // namespace
+
+std::string EnvironVariable(std::string_view environ, std::string_view name) {
+  return Text(EnvironEntries(environ), name);
+}
+
+RankIdentity ParseRankIdentity(std::string_view environ) {
+  const std::map<std::string_view, std::string_view> env = EnvironEntries(environ);
   RankIdentity identity;
   for (const char* name : kRankVariables) {
     if (std::optional<int> rank = Number(env, name)) {
