@@ -29,21 +29,6 @@ class CaptureParser {
       const std::function<std::optional<std::string>(const YAML::Node&, const std::string&)>& path)
       : yaml_(yaml), path_(path) {}
 
-  // `capture.<key>: true|false` into `out`, when the key is there.
-  void Flag(const YAML::Node& node, const std::string& key, bool& out) {
-    const YAML::Node value = node[key];
-    if (!value) {
-      return;
-    }
-    if (auto text = yaml_.Scalar(value, "capture " + key)) {
-      if (*text == "true" || *text == "false") {
-        out = *text == "true";
-      } else {
-        yaml_.Fail(value, "capture " + key + " must be true or false");
-      }
-    }
-  }
-
   void Parse(const YAML::Node& node, CaptureConfig& out) {
     if (!node.IsMap()) {
       yaml_.Fail(node, "'capture' must be a mapping {bundles_dir, max_count, commands, ...}");
@@ -67,8 +52,12 @@ class CaptureParser {
         }
       }
     }
-    Flag(node, "stacks", out.stacks);
-    Flag(node, "enabled", out.enabled);
+    for (auto [key, field] :
+         {std::pair{"stacks", &out.stacks}, std::pair{"enabled", &out.enabled}}) {
+      if (const YAML::Node value = node[key]) {
+        *field = yaml_.BoolField(value, std::string("capture ") + key).value_or(*field);
+      }
+    }
     if (const YAML::Node dir = node["bundles_dir"]) {
       if (auto value = path_(dir, "capture bundles_dir")) {
         out.bundles_dir = *value;

@@ -274,13 +274,8 @@ class DaemonConfigParser {
     }
     yaml_.CheckKeys(node, {"enabled", "path", "interval"}, "metrics");
     if (const YAML::Node enabled = node["enabled"]) {
-      if (auto text = yaml_.Scalar(enabled, "metrics enabled")) {
-        if (*text == "true" || *text == "false") {
-          config_.metrics.enabled = *text == "true";
-        } else {
-          yaml_.Fail(enabled, "metrics enabled must be true or false");
-        }
-      }
+      config_.metrics.enabled =
+          yaml_.BoolField(enabled, "metrics enabled").value_or(config_.metrics.enabled);
     }
     if (const YAML::Node path = node["path"]) {
       if (auto resolved = PathField(path, "metrics path")) {
@@ -305,13 +300,8 @@ class DaemonConfigParser {
       }
     }
     if (const YAML::Node hook = node["python_hook"]) {
-      if (auto text = yaml_.Scalar(hook, "wrap python_hook")) {
-        if (*text == "true" || *text == "false") {
-          config_.wrap_python_hook = *text == "true";
-        } else {
-          yaml_.Fail(hook, "wrap python_hook must be true or false");
-        }
-      }
+      config_.wrap_python_hook =
+          yaml_.BoolField(hook, "wrap python_hook").value_or(config_.wrap_python_hook);
     }
   }
 

@@ -174,6 +174,18 @@ std::optional<std::string> YamlReader::Scalar(const YAML::Node& node, const std:
   return node.Scalar();
 }
 
+std::optional<bool> YamlReader::BoolField(const YAML::Node& node, const std::string& what) {
+  auto text = Scalar(node, what);
+  if (!text) {
+    return std::nullopt;
+  }
+  if (*text != "true" && *text != "false") {
+    Fail(node, what + " must be true or false");
+    return std::nullopt;
+  }
+  return *text == "true";
+}
+
 std::optional<Duration> YamlReader::DurationField(const YAML::Node& node, const std::string& what) {
   auto text = Scalar(node, what);
   if (!text) {

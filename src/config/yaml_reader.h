@@ -47,6 +47,8 @@ class YamlReader {
   std::optional<std::string> Scalar(const YAML::Node& node, const std::string& what);
   // A duration such as 30s or 10m (see core/quantity.h).
   std::optional<Duration> DurationField(const YAML::Node& node, const std::string& what);
+  // `true` or `false`; anything else fails with "<what> must be true or false".
+  std::optional<bool> BoolField(const YAML::Node& node, const std::string& what);
 
   const std::string& file() const { return file_; }
 
