@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "core/split.h"
+
 namespace trainwatch::collect {
 
 std::vector<config::CommandConfig> DeviceUtilizationCommands() {
@@ -25,19 +27,13 @@ std::vector<config::CommandConfig> DeviceUtilizationCommands() {
 std::map<int, double> ParseUtilizationCsv(std::string_view text) {
   static const RE2 kLine(R"(^\s*(\d+)\s*,\s*(\d+(?:\.\d+)?)\s*%?\s*$)");
   std::map<int, double> percent;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) {
-      end = text.size();
-    }
+  ForEachPiece(text, '\n', [&](std::string_view line) {
     int index = 0;
     double value = 0;
-    if (RE2::FullMatch(text.substr(at, end - at), kLine, &index, &value)) {
+    if (RE2::FullMatch(line, kLine, &index, &value)) {
       percent[index] = value;
     }
-    at = end + 1;
-  }
+  });
   return percent;
 }
 

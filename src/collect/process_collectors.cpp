@@ -15,6 +15,7 @@
 #include "core/directory.h"
 #include "core/proc_files.h"
 #include "core/quantity.h"
+#include "core/split.h"
 #include "core/regex_options.h"
 #include "core/stopwatch.h"
 
@@ -43,24 +44,17 @@ std::string ShellQuote(std::string_view arg) {
 }
 
 std::string JoinCmdline(std::string_view raw, bool quote) {
-  // Arguments end with a NUL each; a process that rewrote its argv may not.
-  if (!raw.empty() && raw.back() == '\0') {
-    raw.remove_suffix(1);
-  }
+  // Arguments end with a NUL each (a process that rewrote its argv may not); the final NUL
+  // makes no empty argument, while one more does: ["a", ""] is "a\0\0".
   std::string joined;
-  std::size_t begin = 0;
-  while (begin <= raw.size() && !raw.empty()) {
-    std::size_t end = raw.find('\0', begin);
-    if (end == std::string_view::npos) {
-      end = raw.size();
-    }
-    std::string_view arg = raw.substr(begin, end - begin);
-    if (!joined.empty() || begin > 0) {
+  bool first = true;
+  ForEachPiece(raw, '\0', [&](std::string_view arg) {
+    if (!first) {
       joined += ' ';
     }
+    first = false;
     joined += quote ? ShellQuote(arg) : std::string(arg);
-    begin = end + 1;
-  }
+  });
   return joined;
 }
 

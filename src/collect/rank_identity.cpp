@@ -3,6 +3,8 @@
 #include <charconv>
 #include <map>
 
+#include "core/split.h"
+
 namespace trainwatch::collect {
 namespace {
 
@@ -44,18 +46,11 @@ std::string Text(const std::map<std::string_view, std::string_view>& env, std::s
 // NAME -> value of NUL-separated NAME=value entries; the first of a name counts.
 std::map<std::string_view, std::string_view> EnvironEntries(std::string_view environ) {
   std::map<std::string_view, std::string_view> env;
-  std::size_t at = 0;
-  while (at < environ.size()) {
-    std::size_t end = environ.find('\0', at);
-    if (end == std::string_view::npos) {
-      end = environ.size();
-    }
-    const std::string_view entry = environ.substr(at, end - at);
+  ForEachPiece(environ, '\0', [&](std::string_view entry) {
     if (const std::size_t equals = entry.find('='); equals != std::string_view::npos) {
       env.emplace(entry.substr(0, equals), entry.substr(equals + 1));
     }
-    at = end + 1;
-  }
+  });
   return env;
 }
 

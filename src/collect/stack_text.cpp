@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/split.h"
+
 namespace trainwatch::collect {
 namespace {
 
@@ -14,14 +16,7 @@ namespace {
 template <typename Header, typename Frame>
 std::vector<ThreadStack> ParseThreads(std::string_view text, Header header, Frame frame) {
   std::vector<ThreadStack> threads;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) {
-      end = text.size();
-    }
-    const std::string_view line = text.substr(at, end - at);
-    at = end + 1;
+  ForEachPiece(text, '\n', [&](std::string_view line) {
     if (std::optional<ThreadStack> thread = header(line)) {
       threads.push_back(std::move(*thread));
     } else if (!threads.empty()) {
@@ -29,7 +24,7 @@ std::vector<ThreadStack> ParseThreads(std::string_view text, Header header, Fram
         threads.back().frames.push_back(std::move(*read));
       }
     }
-  }
+  });
   std::erase_if(threads, [](const ThreadStack& thread) { return thread.frames.empty(); });
   return threads;
 }
