@@ -221,17 +221,18 @@ void Capturer::StartNext() {
   });
   if (job_->config.stacks &&
       (job_->request.incident.kind != rules::RuleKind::kWarning || !job_->request.reason.empty())) {
-    std::optional<int> first_error_rank;
+    diagnose::JobClues clues;
+    clues.progress = job_->request.progress;
     for (const detect::Firing& firing : job_->request.incident.firings) {
       if (firing.event.kind != rules::RuleKind::kWarning) {
-        if ((first_error_rank = diagnose::RankOfLine(firing.event.text))) {
+        if ((clues.first_error_rank = diagnose::RankOfLine(firing.event.text))) {
           break;
         }
       }
     }
     ranks_.set_gdb_index_dir(job_->config.cache_dir.empty() ? std::string()
                                                             : job_->config.cache_dir + "/gdb");
-    ranks_.Run(job_->request.pids, job_->request.remembered, first_error_rank, job_->redactor,
+    ranks_.Run(job_->request.pids, job_->request.remembered, std::move(clues), job_->redactor,
                [this](RankReport report, const collect::RedactionCounts& counts) {
                  OnRanksDone(std::move(report), counts);
                });

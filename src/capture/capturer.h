@@ -34,6 +34,8 @@ struct CaptureRequest {
   std::vector<int> pids;                  // training processes known (writers, wrapped command)
   // What was read of them while they ran (command line, environment), for those gone by now.
   std::vector<source::WriterProcess> remembered;
+  // The ranks' progress bars as last seen, for the suspects (diagnose::Diagnose).
+  std::vector<diagnose::RankProgress> progress;
   std::string container;                 // docker container of the job, if known
   std::string reason;                    // manual snapshots
   std::vector<std::string> extra_logs;   // `snapshot --log`

@@ -66,7 +66,7 @@ struct RankCapture::Job {
   std::vector<int> pids;
   std::vector<source::WriterProcess> remembered;
   std::vector<collect::RankProcess> exited;  // ranks gone before the capture
-  std::optional<int> first_error_rank;
+  diagnose::JobClues clues;
   std::string gdb_index_dir;  // gdb's index cache; empty: none
   std::shared_ptr<const collect::Redactor> redactor;
   Done done;
@@ -108,10 +108,10 @@ void RankCapture::Abort() {
 }
 
 void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> remembered,
-                      std::optional<int> first_error_rank,
-                      std::shared_ptr<const collect::Redactor> redactor, Done done) {
+                      diagnose::JobClues clues, std::shared_ptr<const collect::Redactor> redactor,
+                      Done done) {
   auto job = std::make_shared<Job>();
-  job->first_error_rank = first_error_rank;
+  job->clues = std::move(clues);
   job->gdb_index_dir = gdb_index_dir_;
   job->pids = std::move(pids);
   job->remembered = std::move(remembered);
@@ -399,7 +399,7 @@ void RankCapture::Finish() {
         job->report.devices_note =
             collect::BusyDevicesNote(job->report.devices, job->report.cpu_window_seconds);
         AssembleRankReport(job->report, std::move(tools), *job->redactor, job->counts, pythons,
-                           job->first_error_rank);
+                           job->clues);
       },
       [this, job] {
         if (job != job_) {

@@ -46,11 +46,9 @@ class RankCapture {
   // found). One at a time.
   // `remembered`: the writers read while they lived; those of them gone by now with a rank in
   // their environment join the report as exited ranks.
-  // `first_error_rank`: the rank whose line fired first, when its prefix says
-  // (diagnose::RankOfLine).
+  // `clues`: what the streams say of the ranks (the first to print an error, their progress).
   void Run(std::vector<int> pids, std::vector<source::WriterProcess> remembered,
-           std::optional<int> first_error_rank, std::shared_ptr<const collect::Redactor> redactor,
-           Done done);
+           diagnose::JobClues clues, std::shared_ptr<const collect::Redactor> redactor, Done done);
   // Where gdb keeps its symbol index between captures (made when missing); empty: none.
   void set_gdb_index_dir(std::string dir) { gdb_index_dir_ = std::move(dir); }
   // Kills the tools that run; `done` is not called.

@@ -116,8 +116,7 @@ std::string RankFolder(const collect::RankProcess& process) {
 
 void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
                         const collect::Redactor& redactor, collect::RedactionCounts& counts,
-                        const std::vector<std::string>& pythons,
-                        std::optional<int> first_error_rank) {
+                        const std::vector<std::string>& pythons, const diagnose::JobClues& clues) {
   CollectorResult& result = report.result;
   result.name = "ranks";
   std::vector<diagnose::RankState> states;
@@ -211,7 +210,7 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
                                       : std::string(rank.alive ? "unknown\n" : "exited\n"));
     states.push_back(std::move(state));
   }
-  report.diagnosis = diagnose::Diagnose(states, first_error_rank);
+  report.diagnosis = diagnose::Diagnose(states, clues);
   for (std::size_t i = 0; i < report.ranks.size(); ++i) {
     report.ranks[i].where = report.ranks[i].alive
                                 ? diagnose::DescribeStack(states[i].python, states[i].native)

@@ -64,11 +64,11 @@ std::string RankFolder(const collect::RankProcess& process);
 // the groups and suspects, and fills `report.result` with every rank's files: the tools'
 // outputs, cmdline.txt, environ.txt (redacted here, counted in `counts`), cpu.txt; and
 // ranks/summary.txt. `python_of(i)` names rank i's interpreter ("python3.11"), for the
-// package that would give gdb its py-bt. `first_error_rank`: see diagnose::Diagnose.
+// package that would give gdb its py-bt. `clues`: see diagnose::Diagnose.
 void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
                         const collect::Redactor& redactor, collect::RedactionCounts& counts,
                         const std::vector<std::string>& pythons,
-                        std::optional<int> first_error_rank = std::nullopt);
+                        const diagnose::JobClues& clues = {});
 
 // The manifest's "ranks": {"ranks": [...], "groups": [...], "suspects": [...], ...} as JSON.
 std::string RanksJson(const RankReport& report);

@@ -15,8 +15,8 @@
 #include "core/directory.h"
 #include "core/proc_files.h"
 #include "core/quantity.h"
-#include "core/split.h"
 #include "core/regex_options.h"
+#include "core/split.h"
 #include "core/stopwatch.h"
 
 extern char** environ;  // NOLINT: the process environment, as POSIX names it

@@ -1,5 +1,6 @@
 #include "diagnose/suspects.h"
 
+#include <fmt/format.h>
 #include <re2/re2.h>
 
 #include <algorithm>
@@ -159,7 +160,95 @@ std::optional<int> RankOfLine(std::string_view line) {
   return digits.size() <= 6 ? std::optional<int>(std::stoi(digits)) : std::nullopt;
 }
 
-RankDiagnosis Diagnose(const std::vector<RankState>& ranks, std::optional<int> first_error_rank) {
+namespace {
+
+// The bars of ranks compared with each other: one key for every rank's copy of a bar
+// ("tqdm:[rank#]: Epoch #").
+std::string BarShape(std::string_view key) {
+  std::string shape;
+  for (char c : key) {
+    if (c < '0' || c > '9') {
+      shape += c;
+    } else if (shape.empty() || shape.back() != '#') {
+      shape += '#';
+    }
+  }
+  return shape;
+}
+
+// Why a rank's progress sets it apart, per index of `ranks`: the one bar most ranks show,
+// compared rank by rank. The count most ranks reached is the norm (when there is no such
+// count, the highest is the odd one out): a rank past it went on after its peers stopped (it
+// skipped the collective they wait in, or they wait for it); a rank short of it stopped first.
+std::map<std::size_t, std::string> ProgressReasons(const std::vector<RankState>& ranks,
+                                                   const std::vector<RankProgress>& progress) {
+  // shape -> rank index -> count
+  std::map<std::string, std::map<std::size_t, std::int64_t>> counts;
+  for (const RankProgress& bar : progress) {
+    std::vector<std::size_t> owners;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      const bool named =
+          bar.rank ? ranks[i].rank == bar.rank
+                   : std::find(bar.pids.begin(), bar.pids.end(), ranks[i].pid) != bar.pids.end();
+      if (named) {
+        owners.push_back(i);
+      }
+    }
+    if (owners.size() == 1) {  // a stream several ranks write tells nothing of one
+      counts[BarShape(bar.bar)][owners[0]] = bar.count;
+    }
+  }
+  const std::map<std::size_t, std::int64_t>* widest = nullptr;
+  for (const auto& [shape, of_rank] : counts) {
+    if (widest == nullptr || of_rank.size() > widest->size()) {
+      widest = &of_rank;
+    }
+  }
+  std::map<std::size_t, std::string> reasons;
+  if (widest == nullptr || widest->size() < 2) {
+    return reasons;
+  }
+  std::map<std::int64_t, std::size_t> ranks_at;
+  for (const auto& [index, count] : *widest) {
+    ++ranks_at[count];
+  }
+  if (ranks_at.size() < 2) {
+    return reasons;
+  }
+  std::int64_t norm = ranks_at.begin()->first;
+  std::size_t most = 0;
+  bool tied = false;
+  for (const auto& [count, how_many] : ranks_at) {
+    if (how_many > most) {
+      norm = count;
+      most = how_many;
+      tied = false;
+    } else if (how_many == most) {
+      tied = true;
+    }
+  }
+  const std::int64_t highest = ranks_at.rbegin()->first;
+  for (const auto& [index, count] : *widest) {
+    if (tied) {
+      if (count == highest) {
+        reasons[index] =
+            fmt::format("the last to make progress (at {} while its peers stopped sooner)", count);
+      }
+    } else if (count > norm) {
+      reasons[index] =
+          fmt::format("the last to make progress (at {} while {} of its peers stopped at {})",
+                      count, most, norm);
+    } else if (count < norm) {
+      reasons[index] =
+          fmt::format("behind its peers (at {} while {} of them reached {})", count, most, norm);
+    }
+  }
+  return reasons;
+}
+
+}  // namespace
+
+RankDiagnosis Diagnose(const std::vector<RankState>& ranks, const JobClues& clues) {
   RankDiagnosis diagnosis;
   std::map<std::string, std::size_t> group_of;  // where -> index in groups
   std::vector<std::string> where_of;
@@ -178,6 +267,8 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks, std::optional<int> f
   const bool any_in_collective =
       std::any_of(diagnosis.groups.begin(), diagnosis.groups.end(),
                   [](const RankGroup& group) { return group.in_collective; });
+  const std::map<std::size_t, std::string> progress_reasons =
+      ProgressReasons(ranks, clues.progress);
   // The majority: the one largest group, when it is larger than every other.
   const RankGroup* majority = nullptr;
   if (diagnosis.groups.size() > 1 &&
@@ -221,7 +312,10 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks, std::optional<int> f
         reasons.push_back(std::move(busy));
       }
     }
-    if (first_error_rank && rank.rank == first_error_rank && ranks.size() > 1) {
+    if (auto progress = progress_reasons.find(i); progress != progress_reasons.end()) {
+      reasons.push_back(progress->second);
+    }
+    if (clues.first_error_rank && rank.rank == clues.first_error_rank && ranks.size() > 1) {
       reasons.push_back("the first to print an error");
     }
     if (!reasons.empty()) {

@@ -1,9 +1,11 @@
 // The suspect ranks of a hang or a crash: the ranks grouped by where their main thread is
 // ("ranks 0-2: all_reduce at train.py:88; rank 3: sleep at data.py:41"), and those that differ
 // named with the reason — outside a collective while its peers wait in one, a stack unlike the
-// majority's, busy while its peers sit idle, gone. Pure; any thread.
+// majority's, busy while its peers sit idle, gone, the first to print an error, ahead of or
+// behind its peers' progress. Pure; any thread.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +47,22 @@ struct RankDiagnosis {
   std::string Summary() const;
 };
 
+// A progress bar of one rank, as the daemon last saw it: one that names its rank in its prefix
+// ("[rank3]: Epoch 0: 45%|..."), or the bar of a stream whose writers include the rank's
+// process (a log file per rank).
+struct RankProgress {
+  std::optional<int> rank;  // from the bar's prefix
+  std::vector<int> pids;    // else the writers of its stream
+  std::string bar;          // the bar's key, its rank's digits included
+  std::int64_t count = 0;
+};
+
+// What the daemon's streams say of the ranks, beside their stacks.
+struct JobClues {
+  std::optional<int> first_error_rank;  // the rank whose line fired first (RankOfLine)
+  std::vector<RankProgress> progress;
+};
+
 // Where a stack is, in a few words: the call the innermost frame of the job's own code makes
 // ("all_reduce at train.py:88"), the library frames inside it left out.
 std::string DescribeStack(const std::vector<collect::StackFrame>& python,
@@ -54,9 +72,7 @@ std::string DescribeStack(const std::vector<collect::StackFrame>& python,
 bool InCollective(const std::vector<collect::StackFrame>& python,
                   const std::vector<collect::StackFrame>& native);
 
-// `first_error_rank`: the rank whose line fired first in the incident (FirstErrorRank).
-RankDiagnosis Diagnose(const std::vector<RankState>& ranks,
-                       std::optional<int> first_error_rank = std::nullopt);
+RankDiagnosis Diagnose(const std::vector<RankState>& ranks, const JobClues& clues = {});
 
 // The rank a log line names in the prefix its launcher put there: torchrun's "[rank3]:" and
 // "[default3]:", mpirun --tag-output's "[1,3]<stderr>:", srun --label's "3: ".

@@ -15,6 +15,18 @@ const std::vector<StackFrame> kAllReduce = {
 const std::vector<StackFrame> kSleep = {
     {"sleep", "", 0}, {"next_batch", "/job/data.py", 41}, {"step", "/job/train.py", 80}};
 
+JobClues FirstError(int rank) {
+  JobClues clues;
+  clues.first_error_rank = rank;
+  return clues;
+}
+
+JobClues WithProgress(std::vector<RankProgress> progress) {
+  JobClues clues;
+  clues.progress = std::move(progress);
+  return clues;
+}
+
 RankState Rank(int rank, std::vector<StackFrame> python, double cpu = 0) {
   return {"rank " + std::to_string(rank), rank, 100 + rank, true, std::move(python), {}, cpu};
 }
@@ -66,10 +78,60 @@ TEST(Diagnose, NoSuspectWhenEveryRankIsInTheSamePlace) {
 
 TEST(Diagnose, NamesTheFirstRankToPrintAnError) {
   const RankDiagnosis diagnosis =
-      Diagnose({Rank(0, kAllReduce), Rank(1, kAllReduce), Rank(2, kAllReduce)}, 1);
+      Diagnose({Rank(0, kAllReduce), Rank(1, kAllReduce), Rank(2, kAllReduce)}, FirstError(1));
   ASSERT_EQ(diagnosis.suspects.size(), 1u);
   EXPECT_EQ(diagnosis.suspects[0].rank, 1);
   EXPECT_EQ(diagnosis.suspects[0].reason, "the first to print an error");
+}
+
+const std::vector<RankState> kFourWaiting = {Rank(0, kAllReduce), Rank(1, kAllReduce),
+                                             Rank(2, kAllReduce), Rank(3, kAllReduce)};
+
+RankProgress Prefixed(int rank, std::int64_t count) {
+  return {rank, {}, "tqdm:[rank" + std::to_string(rank) + "]: Epoch #", count};
+}
+
+TEST(Diagnose, NamesTheRankBehindItsPeersProgress) {
+  const RankDiagnosis diagnosis = Diagnose(
+      kFourWaiting,
+      WithProgress({Prefixed(0, 120), Prefixed(1, 120), Prefixed(2, 119), Prefixed(3, 120)}));
+  ASSERT_EQ(diagnosis.suspects.size(), 1u);
+  EXPECT_EQ(diagnosis.suspects[0].rank, 2);
+  EXPECT_EQ(diagnosis.suspects[0].reason, "behind its peers (at 119 while 3 of them reached 120)");
+}
+
+TEST(Diagnose, NamesTheLastRankToMakeProgressFromItsLogFile) {
+  // One log file per rank: the bars carry no prefix; the stream's writers say whose it is (the
+  // launcher holding the file too is no rank).
+  const RankDiagnosis diagnosis =
+      Diagnose(kFourWaiting, WithProgress({{std::nullopt, {100, 7}, "tqdm:Epoch #", 40},
+                                           {std::nullopt, {101, 7}, "tqdm:Epoch #", 40},
+                                           {std::nullopt, {102, 7}, "tqdm:Epoch #", 42},
+                                           {std::nullopt, {103, 7}, "tqdm:Epoch #", 40}}));
+  ASSERT_EQ(diagnosis.suspects.size(), 1u);
+  EXPECT_EQ(diagnosis.suspects[0].rank, 2);
+  EXPECT_EQ(diagnosis.suspects[0].reason,
+            "the last to make progress (at 42 while 3 of its peers stopped at 40)");
+}
+
+TEST(Diagnose, ProgressThatCannotBeTiedToOneRankOrIsEvenNamesNobody) {
+  // A stream both ranks write; one bar per rank at the same count; a single rank's bar.
+  EXPECT_TRUE(Diagnose(kFourWaiting, WithProgress({{std::nullopt, {100, 101}, "tqdm:", 3},
+                                                   {std::nullopt, {102}, "tqdm:", 9}}))
+                  .suspects.empty());
+  EXPECT_TRUE(Diagnose(kFourWaiting, WithProgress({Prefixed(0, 5), Prefixed(1, 5), Prefixed(2, 5),
+                                                   Prefixed(3, 5)}))
+                  .suspects.empty());
+  EXPECT_TRUE(Diagnose(kFourWaiting, WithProgress({Prefixed(1, 5)})).suspects.empty());
+}
+
+TEST(Diagnose, OfTwoRanksAtDifferentCountsTheOneAheadIsNamed) {
+  const RankDiagnosis diagnosis = Diagnose({Rank(0, kAllReduce), Rank(1, kAllReduce)},
+                                           WithProgress({Prefixed(0, 10), Prefixed(1, 12)}));
+  ASSERT_EQ(diagnosis.suspects.size(), 1u);
+  EXPECT_EQ(diagnosis.suspects[0].rank, 1);
+  EXPECT_EQ(diagnosis.suspects[0].reason,
+            "the last to make progress (at 12 while its peers stopped sooner)");
 }
 
 TEST(RankOfLine, ReadsTheLaunchersPrefixes) {

@@ -1,0 +1,99 @@
+// AddJobFacts on a WatchedSource fed through a FakeEnv: the ranks' progress bars a capture
+// hands to the suspects — named by their prefix in a shared log, or by the writers of a log
+// file per rank.
+#include "capture/job_facts.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "rules/rule_loader.h"
+#include "support/fake_env.h"
+
+namespace trainwatch::capture {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr const char* kRules = R"(rules:
+  - id: t.stall
+    kind: hang
+    tags: [train]
+    description: stall
+    progress: {stall_after: 60s}
+)";
+
+std::string Bar(std::string_view prefix, int count) {
+  return std::string(prefix) + "Epoch 0:  10%|#         | " + std::to_string(count) +
+         "/400 [00:03<00:05,  4.6it/s]\r";
+}
+
+class JobFactsTest : public ::testing::Test {
+ protected:
+  JobFactsTest() {
+    rules::LoadedRules loaded;
+    rules::LoadRuleText(kRules, "t.yaml", loaded);
+    std::vector<Diagnostic> notes;
+    Result<rules::SourceRules> built =
+        rules::BuildSourceRules(loaded.rules, {"train"}, "train", "", notes);
+    EXPECT_TRUE(built.ok());
+    config::SourceConfig config;
+    config.name = "train";
+    config.tags = {"train"};
+    config.paths = {"/logs/*.log"};
+    source_ = std::make_unique<detect::WatchedSource>(config, std::move(*built));
+    env_.files().MakeDirs("/logs");
+    detect::WatchedSource::Outlet outlet;
+    outlet.fired = [](std::vector<detect::Firing>&, detect::StreamDetector*) {};
+    outlet.writer_closed = [] {};
+    outlet.crash_caught = [](detect::StreamDetector&) {};
+    outlet.new_file = [] {};
+    outlet.unknown_writers = [] {};
+    outlet.traceback_open = [] {};
+    outlet.read = [] {};
+    outlet.suppress_fired = [](detect::StreamDetector&, const source::FileTail&) {};
+    source_->Start(env_, outlet, 5, {});
+    env_.RunUntilIdle();
+  }
+
+  // The counts of request.progress by rank (prefix) or first writer pid (negated).
+  std::map<int, std::int64_t> Progress() {
+    CaptureRequest request;
+    AddJobFacts({source_.get()}, request);
+    std::map<int, std::int64_t> counts;
+    for (const diagnose::RankProgress& bar : request.progress) {
+      counts[bar.rank ? *bar.rank : -bar.pids.front()] = bar.count;
+    }
+    return counts;
+  }
+
+  testing::FakeEnv env_;
+  std::unique_ptr<detect::WatchedSource> source_;
+};
+
+TEST_F(JobFactsTest, PrefixedBarsInASharedLogAreEachTheirRanks) {
+  env_.files().Append("/logs/job.log", Bar("[rank0]: ", 7) + Bar("[rank1]: ", 6) +
+                                           Bar("[rank0]: ", 8) + Bar("[rank2]: ", 8));
+  env_.Advance(milliseconds(20));
+  EXPECT_EQ(Progress(), (std::map<int, std::int64_t>{{0, 8}, {1, 6}, {2, 8}}));
+}
+
+TEST_F(JobFactsTest, ALogFilePerRankIsTiedToItsWriters) {
+  env_.files().Append("/logs/rank0.log", Bar("", 40));
+  env_.files().Append("/logs/rank1.log", Bar("", 42));
+  env_.files().Append("/logs/other.log", Bar("", 3));  // nobody known writes it
+  env_.Advance(milliseconds(20));
+  ASSERT_EQ(source_->file_streams().size(), 3u);
+  for (auto& [id, stream] : source_->file_streams()) {
+    const std::string path = source_->tails()->files().at(id)->tail.path();
+    if (path == "/logs/rank0.log") {
+      stream->set_writers({source::WriterProcess{4100, "python3"}});
+    } else if (path == "/logs/rank1.log") {
+      stream->set_writers({source::WriterProcess{4101, "python3"}});
+    }
+  }
+  EXPECT_EQ(Progress(), (std::map<int, std::int64_t>{{-4101, 42}, {-4100, 40}}));
+}
+
+}  // namespace
+}  // namespace trainwatch::capture
