@@ -391,8 +391,8 @@ void RankCapture::Finish() {
               !first.artifacts.empty() && !second.artifacts.empty()) {
             const std::string tool = first.name.substr(0, first.name.find("-utilization"));
             std::vector<collect::DeviceUtilization> pairs = collect::PairSamples(
-                tool, collect::ParseUtilizationCsv(first.artifacts.front().content),
-                collect::ParseUtilizationCsv(second.artifacts.front().content));
+                tool, collect::ParseUtilization(tool, first.artifacts.front().content),
+                collect::ParseUtilization(tool, second.artifacts.front().content));
             job->report.devices.insert(job->report.devices.end(), pairs.begin(), pairs.end());
           }
         }

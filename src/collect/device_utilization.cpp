@@ -4,6 +4,8 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 
 #include "core/split.h"
 
@@ -19,9 +21,12 @@ std::vector<config::CommandConfig> DeviceUtilizationCommands() {
     query.max_output_bytes = 64 * 1024;
     return query;
   };
+  config::CommandConfig npu = command("npu-smi", {"npu-smi", "info"});
+  npu.as = "device/npu-smi-utilization.txt";
   return {command("hl-smi", {"hl-smi", "-Q", "index,utilization.aip", "-f", "csv,noheader"}),
           command("nvidia-smi", {"nvidia-smi", "--query-gpu=index,utilization.gpu",
-                                 "--format=csv,noheader,nounits"})};
+                                 "--format=csv,noheader,nounits"}),
+          std::move(npu)};
 }
 
 std::map<int, double> ParseUtilizationCsv(std::string_view text) {
@@ -35,6 +40,87 @@ std::map<int, double> ParseUtilizationCsv(std::string_view text) {
     }
   });
   return percent;
+}
+
+namespace {
+
+// The cells of a table row "| a | b | c |" -> {"a", "b", "c"} (trimmed); none for a border.
+std::vector<std::string_view> Cells(std::string_view line) {
+  std::vector<std::string_view> cells;
+  const std::size_t first = line.find_first_not_of(' ');
+  if (first == std::string_view::npos || line[first] != '|') {
+    return cells;
+  }
+  line.remove_prefix(first + 1);
+  ForEachPiece(line, '|', [&](std::string_view cell) {
+    const std::size_t begin = cell.find_first_not_of(' ');
+    const std::size_t end = cell.find_last_not_of(' ');
+    cells.push_back(begin == std::string_view::npos ? std::string_view()
+                                                    : cell.substr(begin, end - begin + 1));
+  });
+  if (!cells.empty() && cells.back().empty()) {
+    cells.pop_back();  // after the closing '|' (a trailing space in some versions)
+  }
+  return cells;
+}
+
+// The whitespace-separated words of a cell.
+std::vector<std::string_view> Words(std::string_view cell) {
+  std::vector<std::string_view> words;
+  ForEachPiece(cell, ' ', [&](std::string_view word) {
+    if (!word.empty()) {
+      words.push_back(word);
+    }
+  });
+  return words;
+}
+
+std::optional<int> Integer(std::string_view word) {
+  int value = 0;
+  const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), value);
+  if (error != std::errc() || end != word.data() + word.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<double> Number(std::string_view word) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), value);
+  if (error != std::errc() || end != word.data() + word.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace
+
+std::map<int, double> ParseNpuSmiInfo(std::string_view text) {
+  std::map<int, double> percent;
+  std::optional<int> npu;  // the NPU of the row before, when it was a chip's first row
+  ForEachPiece(text, '\n', [&](std::string_view line) {
+    const std::vector<std::string_view> cells = Cells(line);
+    std::optional<int> after = std::nullopt;
+    if (cells.size() >= 3) {
+      const std::vector<std::string_view> first = Words(cells[0]);
+      const std::vector<std::string_view> third = Words(cells[2]);
+      if (first.size() == 2 && Integer(first[0]) && !Integer(first[1])) {
+        after = Integer(first[0]);  // "0     910B2C": a chip's first row
+      } else if (npu && !first.empty() && first.size() <= 2 && Integer(first[0]) &&
+                 Integer(first.back()) && !third.empty()) {
+        // "0 [phy-id]" | bus-id | "<aicore> <memory> / <total> ..."
+        if (std::optional<double> aicore = Number(third[0])) {
+          percent[first.size() == 2 ? *Integer(first[1]) : *npu] = *aicore;
+        }
+      }
+    }
+    npu = after;
+  });
+  return percent;
+}
+
+std::map<int, double> ParseUtilization(std::string_view tool, std::string_view text) {
+  return tool == "npu-smi" ? ParseNpuSmiInfo(text) : ParseUtilizationCsv(text);
 }
 
 std::vector<DeviceUtilization> PairSamples(const std::string& tool,

@@ -1,7 +1,7 @@
 // Device utilisation, sampled twice during a capture: a device busy in both samples while the
 // job looks stalled is a long compile or step rather than a hang (on Gaudi, graph compilation
-// keeps a bar at 0% for minutes). The queries of hl-smi and nvidia-smi in their CSV modes,
-// and their outputs read back. Pure; any thread.
+// keeps a bar at 0% for minutes). The queries of hl-smi and nvidia-smi in their CSV modes and
+// npu-smi's table (it has no CSV mode), and their outputs read back. Pure; any thread.
 #pragma once
 
 #include <map>
@@ -19,8 +19,16 @@ std::vector<config::CommandConfig> DeviceUtilizationCommands();
 // "0, 98" or "0, 98 %" lines (index, utilisation) -> {index: percent}; other lines ignored.
 std::map<int, double> ParseUtilizationCsv(std::string_view text);
 
+// `npu-smi info` -> {device: AICore %}. Each chip is two table rows: "| NPU Name | Health |
+// ..." then "| Chip [Phy-ID|Device] | Bus-Id | AICore(%) ...". The device is the chip's
+// Phy-ID or Device column where the table has one (two dies per NPU on A3), else its NPU.
+std::map<int, double> ParseNpuSmiInfo(std::string_view text);
+
+// The output of the query named "<tool>-utilization" read by that tool's parser.
+std::map<int, double> ParseUtilization(std::string_view tool, std::string_view text);
+
 struct DeviceUtilization {
-  std::string tool;  // "hl-smi", "nvidia-smi"
+  std::string tool;  // "hl-smi", "nvidia-smi", "npu-smi"
   int index = 0;
   double first = 0;   // percent, at the capture's start
   double second = 0;  // percent, a few seconds later

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 namespace trainwatch::collect {
 namespace {
 
@@ -25,9 +28,59 @@ TEST(DeviceUtilization, BusyInBothSamplesIsNamedAsALongStep) {
 
 TEST(DeviceUtilization, QueriesEveryToolInItsCsvMode) {
   const std::vector<config::CommandConfig> commands = DeviceUtilizationCommands();
-  ASSERT_EQ(commands.size(), 2u);
+  ASSERT_EQ(commands.size(), 3u);
   EXPECT_EQ(commands[0].name, "hl-smi-utilization");
   EXPECT_EQ(commands[1].argv[1], "--query-gpu=index,utilization.gpu");
+  EXPECT_EQ(commands[2].argv, (std::vector<std::string>{"npu-smi", "info"}));
+}
+
+// A table in the layout of npu-smi 23 on a 910B (two rows per chip, the device its NPU), with
+// a process table after it whose rows must not read as chips.
+constexpr const char* kNpuSmi910B =
+    R"(+----------------------------+---------------+------------------------------------------+
+| npu-smi 23.0.6              Version: 23.0.6                                             |
++----------------------------+---------------+------------------------------------------+
+| NPU   Name                 | Health        | Power(W)    Temp(C)   Hugepages-Usage(page)|
+| Chip                       | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)|
++============================+===============+==========================================+
+| 0     910B3                | OK            | 301.2       58        0    / 0          |
+| 0                          | 0000:C1:00.0  | 97          0    / 0  61002/ 65536        |
++============================+===============+==========================================+
+| 1     910B3                | Warning       | 95.0        41        0    / 0          |
+| 0                          | 0000:01:00.0  | 3           0    / 0  3/ 65536            |
++============================+===============+==========================================+
+| NPU     Chip               | Process id    | Process name      | Process memory(MB)   |
++============================+===============+==========================================+
+| 0       0                  | 77          | python3.9         | 60000                  |
++============================+===============+==========================================+
+)";
+
+TEST(DeviceUtilization, ReadsTheAICoreColumnOfNpuSmiInfo) {
+  EXPECT_EQ(ParseNpuSmiInfo(kNpuSmi910B), (std::map<int, double>{{0, 97}, {1, 3}}));
+  EXPECT_EQ(ParseUtilization("npu-smi", kNpuSmi910B), ParseNpuSmiInfo(kNpuSmi910B));
+  EXPECT_TRUE(
+      ParseNpuSmiInfo("dcmi model initialized failed, because the device is used.\n").empty());
+}
+
+std::string AscendFixture(const std::string& name) {
+  std::ifstream in(std::string(TRAINWATCH_TEST_SHARED_DIR) + "/fixtures/ascend/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(DeviceUtilization, ReadsEveryRealNpuSmiLayout) {
+  const std::string b2c = AscendFixture("npu-smi-info-910b2c-23.0.2.1.txt");
+  if (b2c.empty()) {
+    GTEST_SKIP() << "../shared/fixtures is absent";
+  }
+  EXPECT_EQ(ParseNpuSmiInfo(b2c), (std::map<int, double>{{0, 0}, {1, 0}}));
+  // A3: two dies per NPU, each its own device (Phy-ID).
+  EXPECT_EQ(ParseNpuSmiInfo(AscendFixture("npu-smi-info-ascend910-a3-25.2.0.txt")).size(), 4u);
+  // 310B4: "Chip Device" columns, no HBM.
+  EXPECT_EQ(ParseNpuSmiInfo(AscendFixture("npu-smi-info-310b4-nohbm-23.0.0.txt")),
+            (std::map<int, double>{{0, 0}}));
+  EXPECT_EQ(ParseNpuSmiInfo(AscendFixture("npu-smi-info-910b4-24.1.rc1.txt")).size(), 1u);
 }
 
 }  // namespace
