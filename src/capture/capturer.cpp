@@ -53,6 +53,7 @@ struct Capturer::Job {
   SteadyTime started;
   std::string host = Hostname();
   std::string self_container;
+  std::string pattern_error;  // why process_pattern found nothing, when it failed
   std::vector<collect::CollectorResult> commands;
   std::vector<collect::CollectorResult> builtins;
   collect::RedactionCounts env_redactions;
@@ -187,34 +188,57 @@ void Capturer::StartNext() {
   job_->redactor = redactor_;
   job_->dir = config_.bundles_dir;
   job_->file_name = BundleFileName(job_->request.incident, job_->host);
+  // Which processes are the job's is read from /proc on the pool (a scan of every process for
+  // process_pattern); the capture goes on from there.
+  Job& job = *job_;
+  env_.RunOnPool([&job, proc_root = env_.proc_root()] { FindJobProcesses(job, proc_root); },
+                 [this] { OnProcessesKnown(); });
+}
+
+void Capturer::FindJobProcesses(Job& job, const std::string& proc_root) {
+  CaptureRequest& request = job.request;
+  const std::string& pattern = job.config.process_pattern;
   // Training processes named by the config's pattern join the known writers.
-  if (!config_.process_pattern.empty()) {
-    Result<std::vector<collect::ProcessInfo>> found =
-        collect::FindProcesses(config_.process_pattern, env_.proc_root());
+  if (!pattern.empty()) {
+    Result<std::vector<collect::ProcessInfo>> found = collect::FindProcesses(pattern, proc_root);
     if (!found) {
-      spdlog::warn("capture process_pattern: {}", found.error().message);
+      job.pattern_error = found.error().message;
     } else {
       for (const collect::ProcessInfo& process : *found) {
-        if (std::find(job_->request.pids.begin(), job_->request.pids.end(), process.pid) ==
-            job_->request.pids.end()) {
-          job_->request.pids.push_back(process.pid);
+        if (std::find(request.pids.begin(), request.pids.end(), process.pid) ==
+            request.pids.end()) {
+          request.pids.push_back(process.pid);
         }
       }
     }
   }
-  if (job_->request.container.empty()) {
-    for (int pid : job_->request.pids) {
-      if (auto container = collect::ContainerOfProcess(std::to_string(pid), env_.proc_root())) {
-        job_->request.container = container->id;
+  if (request.container.empty()) {
+    for (int pid : request.pids) {
+      if (auto container = collect::ContainerOfProcess(std::to_string(pid), proc_root)) {
+        request.container = container->id;
         break;
       }
     }
   }
-  if (auto self = collect::ContainerOfProcess("self", env_.proc_root())) {
-    job_->self_container = self->id;
+  if (auto self = collect::ContainerOfProcess("self", proc_root)) {
+    job.self_container = self->id;
   }
   std::error_code ignored;
-  std::filesystem::create_directories(job_->dir, ignored);  // and disk usage can see it
+  std::filesystem::create_directories(job.dir, ignored);  // and disk usage can see it
+}
+
+void Capturer::OnProcessesKnown() {
+  if (!job_) {
+    return;
+  }
+  if (aborted_) {
+    job_.reset();
+    running_ = false;
+    return;
+  }
+  if (!job_->pattern_error.empty()) {
+    spdlog::warn("capture process_pattern: {}", job_->pattern_error);
+  }
   // The commands start now (they take longest); the in-process collectors run meanwhile.
   runner_.Run(CommandsFor(*job_), [this](std::vector<collect::CollectorResult> results) {
     OnCommandsDone(std::move(results));

@@ -84,6 +84,9 @@ class Capturer {
   struct Job;
   Result<std::shared_ptr<const collect::Redactor>> BuildRedactor();
   void StartNext();
+  // On the pool: the processes process_pattern names, the job's container, our own.
+  static void FindJobProcesses(Job& job, const std::string& proc_root);
+  void OnProcessesKnown();
   void OnCommandsDone(std::vector<collect::CollectorResult> results);
   void OnBuiltinsDone();
   void OnRanksDone(RankReport report, const collect::RedactionCounts& counts);

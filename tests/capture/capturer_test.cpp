@@ -64,7 +64,9 @@ class CapturerTest : public ::testing::Test {
 TEST_F(CapturerTest, TheBundleWaitsForTheCommandsAndTheInProcessCollectors) {
   env_.HoldPool();  // the in-process collectors take their time
   Capture("i1");
-  ASSERT_EQ(env_.children().size(), 1u) << "the commands start at once";
+  EXPECT_TRUE(env_.children().empty()) << "the job's processes are looked up on the pool first";
+  env_.StepPool();
+  ASSERT_EQ(env_.children().size(), 1u) << "then the commands start at once";
   env_.Advance(milliseconds(400));
   Answer(0);
   env_.RunUntilIdle();
@@ -82,6 +84,7 @@ TEST_F(CapturerTest, TheBundleWaitsForTheCommandsAndTheInProcessCollectors) {
 TEST_F(CapturerTest, OverlappingIncidentsAreCapturedOneAfterTheOther) {
   Capture("i1");
   Capture("i2");
+  env_.RunUntilIdle();
   ASSERT_EQ(env_.children().size(), 1u) << "i2 waits for i1";
   Answer(0);
   env_.RunUntilIdle();
@@ -101,6 +104,7 @@ TEST_F(CapturerTest, AStormBeyondTheQueueIsDroppedAndSaysSo) {
   }
   Capture("dropped");
   ASSERT_EQ(outcomes_.count("dropped"), 1u) << "answered at once";
+  env_.RunUntilIdle();
   EXPECT_TRUE(outcomes_["dropped"].path.empty());
   EXPECT_NE(outcomes_["dropped"].error.find("4 captures already wait"), std::string::npos)
       << outcomes_["dropped"].error;
@@ -137,6 +141,7 @@ TEST_F(CapturerTest, AnAbortKillsTheCommandsAndWritesNothing) {
   env_.HoldPool();
   Capture("i1");
   Capture("i2");
+  env_.StepPool();
   capturer_->Abort();
   EXPECT_EQ(Child(0).signals, std::vector<int>{SIGKILL});
   env_.ReleasePool();  // the in-process collectors finish on their thread, unseen
@@ -145,6 +150,19 @@ TEST_F(CapturerTest, AnAbortKillsTheCommandsAndWritesNothing) {
   EXPECT_TRUE(order_.empty()) << "the daemon is stopping: no one is told";
   std::error_code error;
   EXPECT_TRUE(std::filesystem::is_empty(config_.bundles_dir, error)) << "no bundle written";
+}
+
+TEST_F(CapturerTest, AnAbortWhileTheJobsProcessesAreLookedUpStartsNothing) {
+  env_.HoldPool();
+  Capture("i1");
+  capturer_->Abort();
+  env_.ReleasePool();
+  env_.Advance(milliseconds(10000));
+  EXPECT_TRUE(env_.children().empty());
+  EXPECT_TRUE(order_.empty());
+  std::error_code error;
+  EXPECT_TRUE(!std::filesystem::exists(config_.bundles_dir, error) ||
+              std::filesystem::is_empty(config_.bundles_dir, error));
 }
 
 }  // namespace

@@ -106,6 +106,16 @@ void FakeEnv::RunOnPool(std::function<void()> work, std::function<void()> done) 
   pool_.push_back({std::move(work), std::move(done)});
 }
 
+void FakeEnv::StepPool() {
+  if (pool_.empty()) {
+    return;
+  }
+  PoolTask task = std::move(pool_.front());
+  pool_.pop_front();
+  task.work();
+  task.done();
+}
+
 void FakeEnv::ReleasePool() {
   pool_held_ = false;
   RunUntilIdle();

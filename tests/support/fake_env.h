@@ -71,6 +71,9 @@ class FakeEnv final : public Env {
   // While held, pool work waits (a collector that takes its time); ReleasePool runs it.
   void HoldPool() { pool_held_ = true; }
   void ReleasePool();
+  // Runs the first waiting pool work and its completion, held or not (one step of a chain:
+  // a lookup on the pool before the slow work it leads to).
+  void StepPool();
   std::size_t pool_waiting() const { return pool_.size(); }
 
   std::set<std::string> watched_dirs() const;
