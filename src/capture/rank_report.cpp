@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collect/stack_text.h"
+#include "diagnose/suspects_json.h"
 
 namespace trainwatch::capture {
 namespace {
@@ -282,17 +283,10 @@ std::string RanksJson(const RankReport& report) {
     groups.push_back(
         {{"ranks", group.labels}, {"where", group.where}, {"in_collective", group.in_collective}});
   }
-  json suspects = json::array();
-  for (const diagnose::Suspect& suspect : report.diagnosis.suspects) {
-    suspects.push_back({{"label", suspect.label},
-                        {"rank", suspect.rank ? json(*suspect.rank) : json(nullptr)},
-                        {"pid", suspect.pid},
-                        {"reason", suspect.reason}});
-  }
   json out = {{"ranks", std::move(ranks)},
               {"launchers", report.launchers},
               {"groups", std::move(groups)},
-              {"suspects", std::move(suspects)},
+              {"suspects", diagnose::SuspectsJson(report.diagnosis.suspects)},
               {"summary", report.diagnosis.Summary()},
               {"cpu_window_seconds", report.cpu_window_seconds},
               {"seconds", report.seconds}};

@@ -13,6 +13,7 @@
 #include "core/atomic_file.h"
 #include "core/unique_fd.h"
 #include "detect/incident_json.h"
+#include "diagnose/suspects_json.h"
 
 namespace trainwatch::ops {
 
@@ -37,15 +38,7 @@ Status IncidentLog::AppendBundle(const capture::CaptureOutcome& outcome) {
   }
   if (!outcome.ranks_summary.empty()) {
     record["ranks"] = outcome.ranks_summary;
-    json suspects = json::array();
-    for (const diagnose::Suspect& suspect : outcome.suspects) {
-      suspects.push_back({{"rank", suspect.rank ? json(*suspect.rank) : json(nullptr)},
-                          {"label", suspect.label},
-                          {"pid", suspect.pid},
-                          {"host", outcome.host},
-                          {"reason", suspect.reason}});
-    }
-    record["suspects"] = std::move(suspects);
+    record["suspects"] = diagnose::SuspectsJson(outcome.suspects, outcome.host);
   }
   if (!outcome.devices_note.empty()) {
     record["devices"] = outcome.devices_note;
