@@ -162,13 +162,18 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
     // The incident still counts; the next one may find space again.
     spdlog::error("incident {} could not be recorded: {}", incident.id, written.error().message);
   } else {
-    spdlog::warn("incident {}: {} — {} ({} firing lines, rules: {})", incident.id,
-                 detect::IncidentKindName(incident), incident.summary,
+    spdlog::warn("incident {}: {} — {} ({} firing lines, rules: {}); cause {}, action {}: {}",
+                 incident.id, detect::IncidentKindName(incident), incident.summary,
                  incident.firings.size() + incident.more_firings,
-                 fmt::format("{}", fmt::join(incident.rules, ", ")));
+                 fmt::format("{}", fmt::join(incident.rules, ", ")),
+                 rules::CauseName(incident.verdict.verdict.cause),
+                 rules::ActionName(incident.verdict.verdict.action), incident.verdict.why);
   }
   ++incidents_written_;
   ++counters_.incidents_by_kind[detect::IncidentKindName(incident)];
+  ++counters_
+        .incidents_by_verdict[{std::string(rules::CauseName(incident.verdict.verdict.cause)),
+                               std::string(rules::ActionName(incident.verdict.verdict.action))}];
   last_incident_ = incident.id;
   wiring_.written();
   Capture(incident, options, done);

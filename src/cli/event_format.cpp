@@ -25,9 +25,14 @@ std::string Shorten(const std::string& text) {
 void PrintEvent(std::ostream& out, EventFormat format, const std::string& file,
                 const detect::Event& event) {
   if (format == EventFormat::kJsonLines) {
-    nlohmann::json json = {{"file", file},          {"line", event.line},
-                           {"rule", event.rule_id}, {"kind", rules::RuleKindName(event.kind)},
-                           {"text", event.text},    {"cut", event.cut}};
+    nlohmann::json json = {{"file", file},
+                           {"line", event.line},
+                           {"rule", event.rule_id},
+                           {"kind", rules::RuleKindName(event.kind)},
+                           {"text", event.text},
+                           {"cut", event.cut},
+                           {"cause", rules::CauseName(event.verdict.cause)},
+                           {"action", rules::ActionName(event.verdict.action)}};
     if (!event.summary.empty()) {
       json["summary"] = event.summary;
       json["summary_line"] = event.summary_line;

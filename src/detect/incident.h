@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "detect/event.h"
+#include "detect/incident_verdict.h"
 #include "source/writers.h"
 
 namespace trainwatch::detect {
@@ -41,6 +42,7 @@ struct Incident {
   std::vector<std::string> rules;  // distinct, in firing order
   std::vector<Firing> firings;     // at most kMaxFirings
   std::uint64_t more_firings = 0;  // events that joined beyond kMaxFirings
+  IncidentVerdict verdict;         // its firings' cause and action (VerdictTally), when settled
   WallTime opened{};
   WallTime closed{};
 };

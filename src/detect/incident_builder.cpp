@@ -58,6 +58,8 @@ IncidentBuilder::Disposition IncidentBuilder::Add(Firing firing, Clock::time_poi
       return Disposition::kCoolingDown;
     }
     open_.emplace();
+    tally_ = VerdictTally();
+    tally_.Add(firing.event);
     open_->id = NewId(firing.time);
     open_->opened = firing.time;
     open_->kind = firing.event.kind;
@@ -70,6 +72,7 @@ IncidentBuilder::Disposition IncidentBuilder::Add(Firing firing, Clock::time_poi
     return Disposition::kOpened;
   }
   Incident& incident = *open_;
+  tally_.Add(firing.event);
   const int rank = Rank(firing.event.kind);
   if (rank > Rank(incident.kind) ||
       (rank == Rank(incident.kind) && Specificity(firing.event) > summary_specificity_)) {
@@ -107,6 +110,10 @@ void IncidentBuilder::CrashCaught(const std::string& source, const std::string& 
   }
   if (changed) {
     Retell();
+    tally_ = VerdictTally();  // what is left decides (firings beyond the cap are not known)
+    for (const Firing& firing : open_->firings) {
+      tally_.Add(firing.event);
+    }
   }
 }
 
@@ -144,6 +151,7 @@ std::optional<Incident> IncidentBuilder::TakeSettled(Clock::time_point now, Wall
   std::optional<Incident> done = std::move(open_);
   open_.reset();
   done->closed = wall_now;
+  done->verdict = tally_.Result();
   return done;
 }
 

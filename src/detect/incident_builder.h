@@ -17,6 +17,7 @@
 
 #include "core/quantity.h"
 #include "detect/incident.h"
+#include "detect/incident_verdict.h"
 
 namespace trainwatch::detect {
 
@@ -62,6 +63,7 @@ class IncidentBuilder {
   Clock::time_point opened_at_{};
   int summary_specificity_ = 0;  // of the event the open incident's summary came from
   std::map<std::string, Clock::time_point> last_opened_;  // per rule
+  VerdictTally tally_;                                    // of the open incident's firings
   std::uint32_t sequence_ = 0;
 };
 

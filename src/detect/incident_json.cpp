@@ -18,11 +18,16 @@ std::int64_t EpochMillis(WallTime time) {
 std::string IncidentJson(const Incident& incident) {
   json firings = json::array();
   for (const Firing& firing : incident.firings) {
-    json entry = {
-        {"rule", firing.event.rule_id},   {"kind", rules::RuleKindName(firing.event.kind)},
-        {"source", firing.source},        {"stream", firing.stream},
-        {"line", firing.event.line},      {"text", firing.event.text},
-        {"time", FormatUtc(firing.time)}, {"context", firing.context}};
+    json entry = {{"rule", firing.event.rule_id},
+                  {"kind", rules::RuleKindName(firing.event.kind)},
+                  {"cause", rules::CauseName(firing.event.verdict.cause)},
+                  {"action", rules::ActionName(firing.event.verdict.action)},
+                  {"source", firing.source},
+                  {"stream", firing.stream},
+                  {"line", firing.event.line},
+                  {"text", firing.event.text},
+                  {"time", FormatUtc(firing.time)},
+                  {"context", firing.context}};
     if (!firing.event.summary.empty()) {
       entry["summary"] = firing.event.summary;
       entry["summary_line"] = firing.event.summary_line;
@@ -47,6 +52,9 @@ std::string IncidentJson(const Incident& incident) {
   json record = {{"id", incident.id},
                  {"kind", IncidentKindName(incident)},
                  {"summary", incident.summary},
+                 {"cause", rules::CauseName(incident.verdict.verdict.cause)},
+                 {"action", rules::ActionName(incident.verdict.verdict.action)},
+                 {"verdict", incident.verdict.why},
                  {"rules", incident.rules},
                  {"opened", FormatUtc(incident.opened)},
                  {"closed", FormatUtc(incident.closed)},

@@ -63,6 +63,7 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
   }
   Event event;
   event.rule_id = rule.id;
+  event.verdict = rule.verdict;
   event.kind = rule.kind;
   event.line = batch.LineNumber(match.record);
   event.cut = batch.cut;
@@ -106,6 +107,7 @@ void LineDetector::EmitTracebacks(const Grouping& grouping, std::vector<Event>& 
     }
     Event event;
     event.rule_id = rule.id;
+    event.verdict = rule.verdict;
     // A traceback Python survives ("Exception ignored in ...") is worth a note, not a capture.
     event.kind = traceback.survived ? rules::RuleKind::kWarning : rule.kind;
     event.line = traceback.header_line;

@@ -15,6 +15,7 @@ Event EventOf(const rules::Rule& rule) {
   Event event;
   event.rule_id = rule.id;
   event.kind = rule.kind;
+  event.verdict = rule.verdict;
   return event;
 }
 

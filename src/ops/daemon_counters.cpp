@@ -35,6 +35,9 @@ std::uint64_t DaemonCounters::Activity() const {
       sum = sum * 31 + count;
     }
   }
+  for (const auto& [verdict, count] : incidents_by_verdict) {
+    sum = sum * 31 + count;
+  }
   return sum;
 }
 

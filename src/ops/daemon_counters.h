@@ -15,6 +15,8 @@ namespace trainwatch::ops {
 struct DaemonCounters {
   std::map<std::string, std::uint64_t> firings_by_rule;    // every firing, cooldown or not
   std::map<std::string, std::uint64_t> incidents_by_kind;  // crash, hang, device, manual...
+  // By the verdict's cause and action ("hardware", "exclude_node").
+  std::map<std::pair<std::string, std::string>, std::uint64_t> incidents_by_verdict;
   std::uint64_t bundles_written = 0;
   std::uint64_t bundle_bytes = 0;
   std::uint64_t bundles_failed = 0;   // incidents whose capture wrote no bundle

@@ -61,6 +61,15 @@ std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
              {"crash", "hang", "device", "warning", "manual"});
   families.push_back(std::move(incidents));
 
+  MetricFamily verdicts =
+      Family("trainwatch_incidents_by_verdict_total",
+             "Incidents recorded, by their verdict's cause and action.", "counter");
+  for (const auto& [verdict, count] : snapshot.counters.incidents_by_verdict) {
+    verdicts.samples.push_back(
+        {{{"cause", verdict.first}, {"action", verdict.second}}, static_cast<double>(count)});
+  }
+  families.push_back(std::move(verdicts));
+
   const std::pair<const char*, std::pair<const char*, std::uint64_t>> bundle_counts[] = {
       {"trainwatch_bundles_written_total", {"Bundles written.", snapshot.counters.bundles_written}},
       {"trainwatch_bundle_bytes_total",

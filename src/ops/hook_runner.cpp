@@ -21,6 +21,10 @@ void HookRunner::Run(const detect::Incident& incident, const std::string& bundle
       "TRAINWATCH_INCIDENT_RULE=" + (incident.rules.empty() ? "" : incident.rules.front()),
       "TRAINWATCH_INCIDENT_RULES=" + rules,
       "TRAINWATCH_INCIDENT_SUMMARY=" + incident.summary,
+      "TRAINWATCH_INCIDENT_CAUSE=" + std::string(rules::CauseName(incident.verdict.verdict.cause)),
+      "TRAINWATCH_INCIDENT_ACTION=" +
+          std::string(rules::ActionName(incident.verdict.verdict.action)),
+      "TRAINWATCH_INCIDENT_VERDICT=" + incident.verdict.why,
       "TRAINWATCH_BUNDLE=" + bundle,
       "TRAINWATCH_BUNDLE_ERROR=" + bundle_error,
       "TRAINWATCH_INCIDENTS_FILE=" + incidents_file};

@@ -12,6 +12,7 @@
 
 #include "core/quantity.h"
 #include "core/source_location.h"
+#include "rules/verdict.h"
 
 namespace trainwatch::rules {
 
@@ -79,6 +80,7 @@ struct Rule {
   RuleKind kind = RuleKind::kCrash;
   std::vector<std::string> tags;
   std::string description;
+  Verdict verdict;  // cause and action; unknown / inspect when the file gives none
   Detector detector;
   std::vector<Example> fires;
   std::vector<Example> quiet;

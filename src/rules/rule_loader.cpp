@@ -1,5 +1,6 @@
 #include "rules/rule_loader.h"
 
+#include <fnmatch.h>
 #include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
 
@@ -23,8 +24,8 @@ namespace fs = std::filesystem;
 constexpr std::uintmax_t kMaxRuleFileBytes = 4 << 20;
 
 const std::set<std::string, std::less<>> kRuleKeys = {
-    "id",        "kind",      "tags",     "description", "pattern", "unless",
-    "multiline", "threshold", "progress", "silence",     "exit",    "examples"};
+    "id",        "kind",     "tags",    "description", "pattern",  "unless", "multiline",
+    "threshold", "progress", "silence", "exit",        "examples", "cause",  "action"};
 const std::vector<std::string> kDetectorKeys = {"pattern", "threshold", "progress", "silence",
                                                 "exit"};
 
@@ -69,10 +70,15 @@ class RuleFileParser {
       yaml_.Fail(root, "expected a mapping with a 'rules:' list at the top level");
       return;
     }
-    yaml_.CheckKeys(root, {"rules"}, "the file");
+    yaml_.CheckKeys(root, {"rules", "verdicts"}, "the file");
+    if (const YAML::Node verdicts = root["verdicts"]) {
+      ParseVerdicts(verdicts);
+    }
     const YAML::Node list = root["rules"];
     if (!list) {
-      yaml_.Fail(root, "missing top-level 'rules:' list");
+      if (!root["verdicts"]) {
+        yaml_.Fail(root, "missing top-level 'rules:' list");
+      }
       return;
     }
     if (!list.IsSequence()) {
@@ -106,6 +112,75 @@ class RuleFileParser {
       return std::nullopt;
     }
     return Pattern{*text, yaml_.Where(node)};
+  }
+
+  // The cause and action a node's `cause:` and `action:` keys state, if any.
+  std::optional<Cause> CauseField(const YAML::Node& node, const std::string& label) {
+    const YAML::Node field = node["cause"];
+    if (!field) {
+      return std::nullopt;
+    }
+    const std::optional<std::string> text = yaml_.Scalar(field, "cause");
+    if (!text) {
+      return std::nullopt;
+    }
+    std::optional<Cause> cause = ParseCause(*text);
+    if (!cause) {
+      yaml_.Fail(field, label + ": unknown cause '" + *text + "' (expected " +
+                            std::string(kCauseNames) + ")");
+    }
+    return cause;
+  }
+  std::optional<Action> ActionField(const YAML::Node& node, const std::string& label) {
+    const YAML::Node field = node["action"];
+    if (!field) {
+      return std::nullopt;
+    }
+    const std::optional<std::string> text = yaml_.Scalar(field, "action");
+    if (!text) {
+      return std::nullopt;
+    }
+    std::optional<Action> action = ParseAction(*text);
+    if (!action) {
+      yaml_.Fail(field, label + ": unknown action '" + *text + "' (expected " +
+                            std::string(kActionNames) + ")");
+    }
+    return action;
+  }
+
+  void ParseVerdicts(const YAML::Node& list) {
+    if (!list.IsSequence()) {
+      yaml_.Fail(list, "'verdicts' must be a list of {rule, cause, action}");
+      return;
+    }
+    for (const YAML::Node& node : list) {
+      if (!node.IsMap()) {
+        yaml_.Fail(node, "each entry of 'verdicts' must be a mapping {rule, cause, action}");
+        continue;
+      }
+      yaml_.ForgetKeys();
+      yaml_.CheckKeys(node, {"rule", "cause", "action"}, "a verdict");
+      VerdictOverride override;
+      override.where = yaml_.Where(node);
+      if (const YAML::Node rule = node["rule"]) {
+        if (std::optional<std::string> text = yaml_.Scalar(rule, "rule"); text && !text->empty()) {
+          override.rule = *text;
+        } else if (text) {
+          yaml_.Fail(rule, "a verdict's 'rule' is empty");
+        }
+      } else {
+        yaml_.Fail(node, "a verdict has no 'rule' (a rule id, or a glob like 'nvidia.xid.*')");
+      }
+      const std::string label = "verdict for '" + override.rule + "'";
+      override.cause = CauseField(node, label);
+      override.action = ActionField(node, label);
+      if (!node["cause"] && !node["action"]) {
+        yaml_.Fail(node, label + " sets neither 'cause' nor 'action'");
+      }
+      if (!override.rule.empty() && (override.cause || override.action)) {
+        out_.overrides.push_back(std::move(override));
+      }
+    }
   }
 
   void ParseRule(const YAML::Node& node) {
@@ -171,6 +246,12 @@ class RuleFileParser {
       yaml_.Fail(node, label + " has no 'description'");
     }
 
+    if (std::optional<Cause> cause = CauseField(node, label)) {
+      rule.verdict.cause = *cause;
+    }
+    if (std::optional<Action> action = ActionField(node, label)) {
+      rule.verdict.action = *action;
+    }
     ParseDetector(node, rule, label);
     ParseExamples(node, rule, label);
 
@@ -417,6 +498,29 @@ void LoadRuleText(std::string_view text, const std::string& file_name, LoadedRul
   parser.Parse(text);
 }
 
+void ApplyVerdictOverrides(LoadedRules& out) {
+  for (const VerdictOverride& override : out.overrides) {
+    bool named = false;
+    for (Rule& rule : out.rules) {
+      if (::fnmatch(override.rule.c_str(), rule.id.c_str(), 0) == 0) {
+        named = true;
+        if (override.cause) {
+          rule.verdict.cause = *override.cause;
+        }
+        if (override.action) {
+          rule.verdict.action = *override.action;
+        }
+      }
+    }
+    if (!named) {
+      Diagnostic diagnostic;
+      diagnostic.where = override.where;
+      diagnostic.message = "verdict for '" + override.rule + "' names no loaded rule";
+      out.errors.push_back(std::move(diagnostic));
+    }
+  }
+}
+
 LoadedRules LoadRulePaths(const std::vector<std::string>& paths) {
   LoadedRules out;
   auto load_file = [&](const fs::path& path) {
@@ -475,6 +579,7 @@ LoadedRules LoadRulePaths(const std::vector<std::string>& paths) {
       load_file(file);
     }
   }
+  ApplyVerdictOverrides(out);
   return out;
 }
 

@@ -4,6 +4,7 @@
 // rule's examples is ExampleChecker's job. Pure function of the files; any thread.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,9 +14,19 @@
 
 namespace trainwatch::rules {
 
+// A file's `verdicts:` entry: sets the cause and/or action of the rules `rule` names (an id or
+// an fnmatch glob of ids), after every file is loaded.
+struct VerdictOverride {
+  std::string rule;
+  std::optional<Cause> cause;
+  std::optional<Action> action;
+  SourceLocation where;
+};
+
 struct LoadedRules {
   std::vector<Rule> rules;
-  std::vector<std::string> files;  // every rule file read, in load order
+  std::vector<VerdictOverride> overrides;  // in load order; applied by ApplyVerdictOverrides
+  std::vector<std::string> files;          // every rule file read, in load order
   std::vector<Diagnostic> errors;
 };
 
@@ -25,5 +36,9 @@ LoadedRules LoadRulePaths(const std::vector<std::string>& paths);
 
 // Parses one rule file's text; `file_name` is used in diagnostics. Appends to `out`.
 void LoadRuleText(std::string_view text, const std::string& file_name, LoadedRules& out);
+
+// Applies `out.overrides` in order (a later one wins) to the rules they name; one that names
+// no rule is an error at its place. LoadRulePaths does this once every file is read.
+void ApplyVerdictOverrides(LoadedRules& out);
 
 }  // namespace trainwatch::rules

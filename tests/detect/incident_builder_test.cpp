@@ -38,6 +38,23 @@ Firing Fire(std::string rule, RuleKind kind, std::string text, std::string summa
 
 Firing Crash(std::string rule) { return Fire(std::move(rule), RuleKind::kCrash, "crash text"); }
 
+TEST(IncidentBuilder, TheSettledIncidentCarriesTheVerdictOfAllItsFiringsBeyondTheCap) {
+  IncidentBuilder builder(kSettings);
+  for (std::size_t i = 0; i <= IncidentBuilder::kMaxFirings; ++i) {
+    Firing timeout = Crash("t.timeout");
+    builder.Add(std::move(timeout), kT0);
+  }
+  Firing xid = Fire("t.xid", RuleKind::kDevice, "Xid 79");
+  xid.event.verdict = {rules::Cause::kHardware, rules::Action::kExcludeNode};
+  builder.Add(std::move(xid), kT0 + seconds(1));  // kept out of the firings: the cap is full
+  const std::optional<Incident> incident = builder.TakeSettled(kT0 + seconds(2), kWall);
+  ASSERT_TRUE(incident.has_value());
+  EXPECT_GT(incident->more_firings, 0u);
+  EXPECT_EQ(incident->verdict.rule, "t.xid");
+  EXPECT_EQ(incident->verdict.verdict,
+            (rules::Verdict{rules::Cause::kHardware, rules::Action::kExcludeNode}));
+}
+
 TEST(IncidentBuilder, FirstAlarmOpensAnIncident) {
   IncidentBuilder builder(kSettings);
   EXPECT_FALSE(builder.open().has_value());

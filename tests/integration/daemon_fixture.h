@@ -47,6 +47,8 @@ class DaemonTest : public ::testing::Test {
            "    silence: {after: 3s}\n"
            "  - id: test.marker\n"
            "    kind: crash\n"
+           "    cause: application\n"
+           "    action: cancel_retries\n"
            "    tags: [train]\n"
            "    description: A numbered marker line\n"
            "    pattern: 'MARK \\d+ FIRE'\n"

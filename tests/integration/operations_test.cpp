@@ -71,6 +71,15 @@ TEST_F(OperationsTest, HooksRunAfterTheBundleWithTheIncidentAndFailuresAreCounte
   EXPECT_NE(env.find("TRAINWATCH_INCIDENT_KIND=crash\n"), std::string::npos) << env;
   EXPECT_NE(env.find("TRAINWATCH_INCIDENT_RULE=test.marker\n"), std::string::npos) << env;
   EXPECT_NE(env.find("TRAINWATCH_INCIDENT_SUMMARY=MARK 1 FIRE\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("TRAINWATCH_INCIDENT_CAUSE=application\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("TRAINWATCH_INCIDENT_ACTION=cancel_retries\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("TRAINWATCH_INCIDENT_VERDICT=test.marker (application)\n"), std::string::npos)
+      << env;
+  EXPECT_EQ(incidents[0]["cause"], "application");
+  EXPECT_EQ(incidents[0]["action"], "cancel_retries");
+  EXPECT_NE(daemon_->Log().find("cause application, action cancel_retries: test.marker"),
+            std::string::npos)
+      << daemon_->Log();
   EXPECT_NE(env.find("TRAINWATCH_BUNDLE=" + state() + "/bundles/"), std::string::npos) << env;
   EXPECT_NE(env.find("TRAINWATCH_INCIDENTS_FILE=" + state() + "/incidents.jsonl\n"),
             std::string::npos)
@@ -147,6 +156,11 @@ TEST_F(OperationsTest, TheMetricsFileCountsWhatTheDaemonSawAndPromtoolAcceptsIt)
   const std::string metrics = Metrics();
   EXPECT_EQ(Sample(metrics, "trainwatch_rule_firings_total{rule=\"test.marker\"}"), 2) << metrics;
   EXPECT_EQ(Sample(metrics, "trainwatch_incidents_total{kind=\"crash\"}"), 1) << metrics;
+  EXPECT_EQ(Sample(metrics,
+                   "trainwatch_incidents_by_verdict_total{cause=\"application\","
+                   "action=\"cancel_retries\"}"),
+            1)
+      << metrics;
   // Known series exist from the start at 0, so rate() sees their first increase.
   EXPECT_EQ(Sample(metrics, "trainwatch_incidents_total{kind=\"hang\"}"), 0) << metrics;
   EXPECT_EQ(Sample(metrics, "trainwatch_rule_firings_total{rule=\"test.stall\"}"), 0) << metrics;

@@ -1,6 +1,7 @@
 #include "rules/rule_loader.h"
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <fstream>
@@ -158,6 +159,115 @@ TEST(RuleLoader, RefusesDuplicateIdsAcrossFiles) {
   EXPECT_NE(loaded.errors[0].message.find("duplicate rule id 'demo.same'"), std::string::npos);
   EXPECT_EQ(loaded.errors[0].where.file, (dir / "b.yml").string());
   EXPECT_EQ(loaded.files.size(), 2u);
+}
+
+constexpr const char* kVerdictRules = R"(rules:
+  - id: demo.xid
+    kind: device
+    cause: hardware
+    action: exclude_node
+    tags: [kmsg]
+    description: Xid
+    pattern: 'Xid'
+    examples: {fires: [Xid], quiet: [ok]}
+  - id: demo.nccl.timeout
+    kind: crash
+    tags: [train]
+    description: timeout
+    pattern: 'Watchdog caught collective operation timeout'
+    examples: {fires: [Watchdog caught collective operation timeout], quiet: [ok]}
+  - id: demo.nccl.error
+    kind: crash
+    cause: application
+    action: inspect
+    tags: [train]
+    description: error
+    pattern: 'NCCL error'
+    examples: {fires: [NCCL error], quiet: [ok]}
+)";
+
+TEST(RuleLoader, ReadsEachRulesCauseAndActionAndDefaultsToUnknownInspect) {
+  const LoadedRules loaded = Load(kVerdictRules);
+  ASSERT_TRUE(loaded.errors.empty()) << FormatDiagnostic(loaded.errors.front());
+  ASSERT_EQ(loaded.rules.size(), 3u);
+  EXPECT_EQ(loaded.rules[0].verdict, (Verdict{Cause::kHardware, Action::kExcludeNode}));
+  EXPECT_EQ(loaded.rules[1].verdict, (Verdict{Cause::kUnknown, Action::kInspect}));
+  EXPECT_EQ(loaded.rules[2].verdict, (Verdict{Cause::kApplication, Action::kInspect}));
+}
+
+TEST(RuleLoader, AnUnknownCauseOrActionIsAnErrorAtItsPlace) {
+  EXPECT_EQ(FirstError("rules:\n  - id: demo.x\n    kind: crash\n    cause: cosmic_rays\n"
+                       "    tags: [train]\n    description: X\n    pattern: 'a'\n"
+                       "    examples: {fires: [a], quiet: [b]}\n"),
+            "pack.yaml:4:12: rule 'demo.x': unknown cause 'cosmic_rays' (expected hardware, "
+            "driver, application, infrastructure, unknown)");
+  EXPECT_EQ(FirstError("rules:\n  - id: demo.x\n    kind: crash\n    action: panic\n"
+                       "    tags: [train]\n    description: X\n    pattern: 'a'\n"
+                       "    examples: {fires: [a], quiet: [b]}\n"),
+            "pack.yaml:4:13: rule 'demo.x': unknown action 'panic' (expected retry, "
+            "exclude_node, cancel_retries, reboot_node, inspect)");
+}
+
+TEST(RuleLoader, AnOperatorsVerdictsOverrideTheShippedOnesInLoadOrder) {
+  namespace fs = std::filesystem;
+  const trainwatch::testing::TempDir temp;
+  const fs::path& dir = temp.path();
+  std::ofstream(dir / "10-shipped.yaml") << kVerdictRules;
+  // A file of overrides only: a glob, then an exact id that a later entry overrides again.
+  std::ofstream(dir / "50-site.yaml") << "verdicts:\n"
+                                         "  - rule: 'demo.nccl.*'\n"
+                                         "    cause: infrastructure\n"
+                                         "    action: retry\n"
+                                         "  - rule: demo.nccl.error\n"
+                                         "    action: cancel_retries\n";
+  std::ofstream(dir / "90-later.yaml") << "verdicts:\n"
+                                          "  - {rule: demo.xid, action: reboot_node}\n";
+  const LoadedRules loaded = LoadRulePaths({dir.string()});
+  ASSERT_TRUE(loaded.errors.empty()) << FormatDiagnostic(loaded.errors.front());
+  ASSERT_EQ(loaded.rules.size(), 3u);
+  EXPECT_EQ(loaded.rules[0].verdict, (Verdict{Cause::kHardware, Action::kRebootNode}));
+  EXPECT_EQ(loaded.rules[1].verdict, (Verdict{Cause::kInfrastructure, Action::kRetry}));
+  EXPECT_EQ(loaded.rules[2].verdict, (Verdict{Cause::kInfrastructure, Action::kCancelRetries}));
+}
+
+TEST(RuleLoader, AVerdictThatNamesNoRuleOrSetsNothingIsAnError) {
+  namespace fs = std::filesystem;
+  const trainwatch::testing::TempDir temp;
+  const fs::path& dir = temp.path();
+  std::ofstream(dir / "a.yaml") << kVerdictRules;
+  std::ofstream(dir / "b.yaml") << "verdicts:\n"
+                                   "  - {rule: 'demo.nvidia.*', cause: hardware}\n"
+                                   "  - {rule: demo.xid}\n"
+                                   "  - {cause: driver}\n";
+  const LoadedRules loaded = LoadRulePaths({dir.string()});
+  ASSERT_EQ(loaded.errors.size(), 3u);
+  const std::string b = (dir / "b.yaml").string();
+  EXPECT_EQ(FormatDiagnostic(loaded.errors[0]),
+            b + ":3:5: verdict for 'demo.xid' sets neither 'cause' nor 'action'");
+  EXPECT_EQ(FormatDiagnostic(loaded.errors[1]),
+            b + ":4:5: a verdict has no 'rule' (a rule id, or a glob like 'nvidia.xid.*')");
+  EXPECT_EQ(FormatDiagnostic(loaded.errors[2]),
+            b + ":2:5: verdict for 'demo.nvidia.*' names no loaded rule");
+}
+
+TEST(RuleLoader, EveryShippedRuleStatesItsCauseAndAction) {
+  // The default (unknown, inspect) is for operators' rules; a shipped rule says what it means.
+  namespace fs = std::filesystem;
+  std::size_t rules = 0;
+  for (const auto& entry : fs::directory_iterator(TRAINWATCH_TEST_RULES_DIR)) {
+    if (entry.path().extension() != ".yaml") {
+      continue;
+    }
+    const YAML::Node root = YAML::LoadFile(entry.path().string());
+    for (const YAML::Node& rule : root["rules"]) {
+      ++rules;
+      EXPECT_TRUE(rule["cause"] && rule["action"])
+          << entry.path().filename().string() << ": " << rule["id"].as<std::string>();
+    }
+  }
+  EXPECT_GT(rules, 80u);
+  const LoadedRules shipped = LoadRulePaths({TRAINWATCH_TEST_RULES_DIR});
+  EXPECT_TRUE(shipped.errors.empty()) << FormatDiagnostic(shipped.errors.front());
 }
 
 TEST(RuleLoader, MissingPathsAndDirectoriesWithoutRulesAreErrors) {

@@ -1,0 +1,33 @@
+// Verdict: what a rule's firing means for whoever is woken by it — whose fault the failure is
+// (`cause`) and what to do about it (`action`), as a rule file states them (rules/README.md,
+// "Verdicts"). Both enums are in precedence order, lowest first: where an incident's firings
+// disagree, the more specific cause wins (a device error outranks the timeouts it caused).
+// Value types; any thread.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace trainwatch::rules {
+
+enum class Cause { kUnknown, kApplication, kInfrastructure, kDriver, kHardware };
+enum class Action { kInspect, kRetry, kCancelRetries, kRebootNode, kExcludeNode };
+
+std::string_view CauseName(Cause cause);
+std::optional<Cause> ParseCause(std::string_view name);
+std::string_view ActionName(Action action);
+std::optional<Action> ParseAction(std::string_view name);
+
+// The names a rule file may use, for messages: "hardware, driver, application, ...".
+inline constexpr std::string_view kCauseNames =
+    "hardware, driver, application, infrastructure, unknown";
+inline constexpr std::string_view kActionNames =
+    "retry, exclude_node, cancel_retries, reboot_node, inspect";
+
+struct Verdict {
+  Cause cause = Cause::kUnknown;
+  Action action = Action::kInspect;
+  bool operator==(const Verdict&) const = default;
+};
+
+}  // namespace trainwatch::rules
