@@ -84,9 +84,11 @@ int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
     return kExitError;
   }
   std::map<std::string, int> by_kind;
+  std::map<rules::Cause, int> by_cause;
   std::size_t examples = 0;
   for (const rules::Rule& rule : loaded->rules) {
     ++by_kind[std::string(rules::RuleKindName(rule.kind))];
+    ++by_cause[rule.verdict.cause];
     examples += rule.fires.size() + rule.quiet.size();
   }
   out << "trainwatch: " << loaded->rules.size() << " rules in " << loaded->files.size()
@@ -97,6 +99,13 @@ int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
     first = false;
   }
   out << "); " << examples << " examples behave\n";
+  // The verdicts, most specific cause first: what an operator's overrides changed shows here.
+  out << "trainwatch: causes:";
+  for (auto it = by_cause.rbegin(); it != by_cause.rend(); ++it) {
+    out << (it == by_cause.rbegin() ? " " : ", ") << it->second << ' '
+        << rules::CauseName(it->first);
+  }
+  out << '\n';
   return kExitClean;
 }
 

@@ -29,6 +29,8 @@ TEST_F(CommandsTest, CheckOfShippedPacksSucceedsWithASummary) {
   EXPECT_EQ(RunCheck(options, out_, err_), kExitClean) << err_.str();
   EXPECT_NE(out_.str().find(" rules in "), std::string::npos);
   EXPECT_NE(out_.str().find("examples behave"), std::string::npos);
+  EXPECT_NE(out_.str().find("causes: "), std::string::npos);
+  EXPECT_NE(out_.str().find(" hardware, "), std::string::npos) << out_.str();
 }
 
 TEST_F(CommandsTest, CheckReportsEveryProblemWithLocationAndExits2) {
