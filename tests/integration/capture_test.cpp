@@ -148,6 +148,9 @@ TEST_F(CaptureTest, AnIncidentBundlesEveryCollectorRedactedWithAManifestThatMatc
   const Json manifest = Json::parse(ReadFile(root + "/manifest.json"));
   EXPECT_EQ(manifest["schema_version"], 1);
   EXPECT_EQ(manifest["incident"]["kind"], "crash");
+  // An illegal memory access: the job's own fault by the shipped verdicts.
+  EXPECT_EQ(manifest["incident"]["cause"], "application") << manifest["incident"].dump(1);
+  EXPECT_EQ(manifest["incident"]["action"], "inspect");
   std::set<std::string> listed;
   for (const Json& file : manifest["files"]) {
     listed.insert(file["path"].get<std::string>());
