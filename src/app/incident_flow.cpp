@@ -39,6 +39,7 @@ ops::IncidentHistory IncidentFlow::LoadHistory() {
     spdlog::error("{}; earlier incidents are not taken into account", history.error().message);
     return {};
   }
+  recurrences_.Restore(history->fingerprints);
   const WallTime wall_now = env_.WallNow();
   for (const auto& [rule, opened] : history->rule_last_opened) {
     builder_.RestoreCooldown(rule, env_.SteadyNow() - (wall_now - opened));
@@ -158,16 +159,20 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
     spdlog::error("incident {}: not recorded, the state_dir is another daemon's now", incident.id);
     return;
   }
+  recurrences_.Stamp(incident);
   if (Status written = log_.Append(incident); !written) {
     // The incident still counts; the next one may find space again.
     spdlog::error("incident {} could not be recorded: {}", incident.id, written.error().message);
   } else {
-    spdlog::warn("incident {}: {} — {} ({} firing lines, rules: {}); cause {}, action {}: {}",
-                 incident.id, detect::IncidentKindName(incident), incident.summary,
-                 incident.firings.size() + incident.more_firings,
-                 fmt::format("{}", fmt::join(incident.rules, ", ")),
-                 rules::CauseName(incident.verdict.verdict.cause),
-                 rules::ActionName(incident.verdict.verdict.action), incident.verdict.why);
+    spdlog::warn(
+        "incident {}: {} — {} ({} firing lines, rules: {}); cause {}, action {}: {}; fingerprint "
+        "{}{}",
+        incident.id, detect::IncidentKindName(incident), incident.summary,
+        incident.firings.size() + incident.more_firings,
+        fmt::format("{}", fmt::join(incident.rules, ", ")),
+        rules::CauseName(incident.verdict.verdict.cause),
+        rules::ActionName(incident.verdict.verdict.action), incident.verdict.why,
+        incident.fingerprint, ops::RecurrenceText(incident.recurrence));
   }
   ++incidents_written_;
   ++counters_.incidents_by_kind[detect::IncidentKindName(incident)];

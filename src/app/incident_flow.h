@@ -20,6 +20,7 @@
 #include "ops/firing_log.h"
 #include "ops/hook_runner.h"
 #include "ops/incident_log.h"
+#include "ops/recurrence_book.h"
 
 namespace trainwatch::app {
 
@@ -94,6 +95,7 @@ class IncidentFlow {
   config::DaemonConfig config_;
   detect::IncidentBuilder builder_{{}};
   ops::IncidentLog log_;
+  ops::RecurrenceBook recurrences_;
   std::unique_ptr<capture::Capturer> capturer_;
   ops::HookRunner hook_runner_;
   std::unique_ptr<LoopTimer> settle_;

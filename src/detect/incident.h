@@ -34,6 +34,13 @@ struct Firing {
   std::uint64_t resume_line = 0;
 };
 
+// How often an incident's fingerprint was seen, this one included, across daemon restarts.
+struct Recurrence {
+  std::uint32_t count = 1;
+  WallTime first{};     // the first time (this one's opening when it is the first)
+  WallTime previous{};  // the one before; the epoch when none
+};
+
 struct Incident {
   std::string id;
   rules::RuleKind kind = rules::RuleKind::kCrash;
@@ -43,6 +50,8 @@ struct Incident {
   std::vector<Firing> firings;     // at most kMaxFirings
   std::uint64_t more_firings = 0;  // events that joined beyond kMaxFirings
   IncidentVerdict verdict;         // its firings' cause and action (VerdictTally), when settled
+  std::string fingerprint;         // detect/fingerprint.h, when written
+  Recurrence recurrence;
   WallTime opened{};
   WallTime closed{};
 };

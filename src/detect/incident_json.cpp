@@ -63,6 +63,14 @@ std::string IncidentJson(const Incident& incident) {
   if (!incident.reason.empty()) {
     record["reason"] = incident.reason;
   }
+  if (!incident.fingerprint.empty()) {
+    record["fingerprint"] = incident.fingerprint;
+    record["recurrence"] = {
+        {"count", incident.recurrence.count},
+        {"first", FormatUtc(incident.recurrence.first)},
+        {"previous", incident.recurrence.count > 1 ? json(FormatUtc(incident.recurrence.previous))
+                                                   : json(nullptr)}};
+  }
   if (incident.more_firings > 0) {
     record["more_firings"] = incident.more_firings;
   }

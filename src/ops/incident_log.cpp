@@ -148,6 +148,13 @@ IncidentHistory ParseIncidentHistory(std::string_view text) {
     }
     ++history.incidents;
     const detect::WallTime opened = OpenedAt(record);
+    if (const auto fingerprint = record.find("fingerprint");
+        fingerprint != record.end() && fingerprint->is_string()) {
+      FingerprintSeen& seen = history.fingerprints[fingerprint->get<std::string>()];
+      seen.first = seen.count == 0 ? opened : std::min(seen.first, opened);
+      seen.last = std::max(seen.last, opened);
+      ++seen.count;
+    }
     for (const auto& rule : record.value("rules", json::array())) {
       if (rule.is_string()) {
         auto& last = history.rule_last_opened[rule.get<std::string>()];

@@ -12,6 +12,7 @@
 
 #include "core/result.h"
 #include "detect/incident.h"
+#include "ops/recurrence_book.h"
 
 namespace trainwatch::capture {
 struct CaptureOutcome;
@@ -29,6 +30,7 @@ struct IncidentHistory {
   // By "dev:ino"; several entries when the inode was reused (different fingerprints).
   std::multimap<std::string, FiredThrough> fired;
   std::map<std::string, detect::WallTime> rule_last_opened;
+  std::map<std::string, FingerprintSeen> fingerprints;  // for the RecurrenceBook
   std::uint64_t incidents = 0;
 };
 

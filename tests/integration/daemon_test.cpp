@@ -68,6 +68,40 @@ TEST_F(DaemonTest, CooldownKeepsARepeatingRuleToOneIncident) {
   EXPECT_EQ(daemon_->Status(state())["firings_without_incident"]["test.marker"], 3);
 }
 
+TEST_F(DaemonTest, TheSameApplicationFailureThreeTimesAcrossARestartSaysCancelRetries) {
+  WriteConfig({.settle = "200ms",
+               .cooldown = "0s",
+               .extra_rules = "  - id: test.oops\n"
+                              "    kind: crash\n"
+                              "    cause: application\n"
+                              "    action: inspect\n"
+                              "    tags: [train]\n"
+                              "    description: The job's own error\n"
+                              "    pattern: 'OOPS in step \\d+'\n"
+                              "    examples: {fires: ['OOPS in step 1'], quiet: ['ok']}\n"});
+  StartDaemon();
+  const std::string log = Dir("logs/job.log");
+  Append(log, "[rank1]: OOPS in step 10\n");
+  ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.oops").size() == 1; }, 10s))
+      << daemon_->Log();
+  Append(log, "[rank3]: OOPS in step 12\n");
+  ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.oops").size() == 2; }, 10s))
+      << daemon_->Log();
+  daemon_->Signal(SIGTERM);
+  ASSERT_EQ(daemon_->Wait(10s), 0);
+  StartDaemon();
+  Append(log, "[rank0]: OOPS in step 7\n");
+  ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.oops").size() == 3; }, 10s))
+      << daemon_->Log();
+  const std::vector<Json> incidents = IncidentsOf("test.oops");
+  EXPECT_EQ(incidents[0]["action"], "inspect");
+  EXPECT_EQ(incidents[2]["fingerprint"], incidents[0]["fingerprint"]);
+  EXPECT_EQ(incidents[2]["recurrence"]["count"], 3) << incidents[2].dump(1);
+  EXPECT_EQ(incidents[2]["recurrence"]["first"], incidents[0]["opened"]);
+  EXPECT_EQ(incidents[2]["action"], "cancel_retries");
+  EXPECT_NE(daemon_->Log().find("the 3rd time since "), std::string::npos) << daemon_->Log();
+}
+
 TEST_F(DaemonTest, StatusAndSnapshotGoThroughThePrivateControlSocket) {
   WriteConfig({.capture = "capture: {commands: [], habana_logs: none}\n"});
   StartDaemon();

@@ -75,6 +75,11 @@ TEST_F(OperationsTest, HooksRunAfterTheBundleWithTheIncidentAndFailuresAreCounte
   EXPECT_NE(env.find("TRAINWATCH_INCIDENT_ACTION=cancel_retries\n"), std::string::npos) << env;
   EXPECT_NE(env.find("TRAINWATCH_INCIDENT_VERDICT=test.marker (application)\n"), std::string::npos)
       << env;
+  EXPECT_NE(env.find("TRAINWATCH_INCIDENT_RECURRENCE=1\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("TRAINWATCH_INCIDENT_FINGERPRINT=" +
+                     incidents[0]["fingerprint"].get<std::string>() + "\n"),
+            std::string::npos)
+      << env;
   EXPECT_EQ(incidents[0]["cause"], "application");
   EXPECT_EQ(incidents[0]["action"], "cancel_retries");
   EXPECT_NE(daemon_->Log().find("cause application, action cancel_retries: test.marker"),
