@@ -12,7 +12,7 @@
 namespace trainwatch::collect {
 
 std::vector<config::CommandConfig> DeviceUtilizationCommands() {
-  auto command = [](std::string tool, std::vector<std::string> argv) {
+  auto command = [](const std::string& tool, std::vector<std::string> argv) {
     config::CommandConfig query;
     query.name = tool + "-utilization";
     query.argv = std::move(argv);
