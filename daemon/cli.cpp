@@ -117,6 +117,24 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
       ->add_option("bundle", cli->bundles.id, "Incident id, bundle file name or path")
       ->required();
 
+  auto* incidents_cmd =
+      app.add_subcommand("incidents", "List or show the incidents recorded (no daemon needed)");
+  incidents_cmd->require_subcommand(1);
+  cli->incidents_list_cmd = incidents_cmd->add_subcommand(
+      "list", "The incidents, oldest first: kind, verdict, recurrence, bundle");
+  cli->incidents_show_cmd = incidents_cmd->add_subcommand(
+      "show", "One incident: verdict, fingerprint, firing lines, suspects, bundle");
+  for (auto* command : {cli->incidents_list_cmd, cli->incidents_show_cmd}) {
+    command->add_option("--config", cli->incidents.config_path,
+                        WithConfigDefault("The config naming the state_dir"));
+    command->add_option("--file", cli->incidents.file,
+                        "The incidents.jsonl to read (instead of the config's)");
+    command->add_flag("--json", cli->incidents.json, "Print JSON");
+  }
+  cli->incidents_show_cmd
+      ->add_option("id", cli->incidents.id, "Incident id, or a unique start of one")
+      ->required();
+
   cli->scan_cmd = app.add_subcommand(
       "scan", "Run the rules over log files; exit 1 if a crash, hang or device rule fired");
   CLI::App& scan = *cli->scan_cmd;

@@ -12,6 +12,7 @@
 #include "cli/bundle_commands.h"
 #include "cli/commands.h"
 #include "cli/control_commands.h"
+#include "cli/incident_commands.h"
 
 namespace trainwatch::cli {
 
@@ -26,6 +27,7 @@ struct CommandLine {
   std::string log_format = "human";  // daemon and wrap: human | json
   ControlOptions control;
   BundlesOptions bundles;
+  IncidentsOptions incidents;
   ScanOptions scan;
   std::string scan_format = "text";
 
@@ -38,6 +40,8 @@ struct CommandLine {
   CLI::App* snapshot_cmd = nullptr;
   CLI::App* bundles_list_cmd = nullptr;
   CLI::App* bundles_show_cmd = nullptr;
+  CLI::App* incidents_list_cmd = nullptr;
+  CLI::App* incidents_show_cmd = nullptr;
   CLI::App* scan_cmd = nullptr;
   CLI::App* manual_cmd = nullptr;  // hidden: prints trainwatch(1) as Markdown
 };

@@ -52,6 +52,12 @@ int main(int argc, char** argv) {
   if (*cli->bundles_show_cmd) {
     return trainwatch::cli::RunBundlesShow(cli->bundles, std::cout, std::cerr);
   }
+  if (*cli->incidents_list_cmd) {
+    return trainwatch::cli::RunIncidentsList(cli->incidents, std::cout, std::cerr);
+  }
+  if (*cli->incidents_show_cmd) {
+    return trainwatch::cli::RunIncidentsShow(cli->incidents, std::cout, std::cerr);
+  }
   cli->scan.format = cli->scan_format == "jsonl" ? EventFormat::kJsonLines : EventFormat::kText;
   return trainwatch::cli::RunScan(cli->scan, std::cout, std::cerr);
 }

@@ -100,6 +100,21 @@ TEST_F(DaemonTest, TheSameApplicationFailureThreeTimesAcrossARestartSaysCancelRe
   EXPECT_EQ(incidents[2]["recurrence"]["first"], incidents[0]["opened"]);
   EXPECT_EQ(incidents[2]["action"], "cancel_retries");
   EXPECT_NE(daemon_->Log().find("the 3rd time since "), std::string::npos) << daemon_->Log();
+  // The record reads back without a daemon.
+  daemon_->Signal(SIGTERM);
+  ASSERT_EQ(daemon_->Wait(10s), 0);
+  const RunResult listed =
+      RunBinary({TrainwatchBinary(), "incidents", "list", "--config", config()});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("cause application, action cancel_retries; seen 3 times since "),
+            std::string::npos)
+      << listed.out;
+  const RunResult shown = RunBinary({TrainwatchBinary(), "incidents", "show", "--config", config(),
+                                     incidents[2]["id"].get<std::string>()});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("fingerprint " + incidents[2]["fingerprint"].get<std::string>()),
+            std::string::npos)
+      << shown.out;
 }
 
 TEST_F(DaemonTest, StatusAndSnapshotGoThroughThePrivateControlSocket) {

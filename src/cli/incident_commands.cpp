@@ -1,0 +1,207 @@
+#include "cli/incident_commands.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "cli/cli_config.h"
+#include "cli/commands.h"
+#include "config/daemon_config.h"
+#include "core/split.h"
+
+namespace trainwatch::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+Result<std::string> IncidentsFile(const IncidentsOptions& options, std::ostream& err) {
+  if (!options.file.empty()) {
+    return options.file;
+  }
+  Result<config::DaemonConfig> config = LoadCliConfig(options.config_path, err);
+  if (!config) {
+    return config.error();
+  }
+  return config->state_dir + "/incidents.jsonl";
+}
+
+Result<std::vector<json>> ReadRecords(const IncidentsOptions& options, std::ostream& err,
+                                      std::string& path) {
+  Result<std::string> file = IncidentsFile(options, err);
+  if (!file) {
+    return file.error();
+  }
+  path = *file;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::error_code ignored;
+    if (!std::filesystem::exists(path, ignored)) {
+      return std::vector<json>{};  // no incident yet
+    }
+    return Error{path + ": cannot read it"};
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ReadIncidentRecords(text.str());
+}
+
+std::string Text(const json& record, const char* key) {
+  const auto it = record.find(key);
+  return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// "3rd" for a recurrence count above 1, else "".
+std::string Recurrence(const json& record) {
+  const auto it = record.find("recurrence");
+  if (it == record.end() || !it->is_object() || !(*it)["count"].is_number_unsigned()) {
+    return {};
+  }
+  const auto count = (*it)["count"].get<std::uint64_t>();
+  return count > 1 ? "seen " + std::to_string(count) + " times since " + Text(*it, "first") : "";
+}
+
+}  // namespace
+
+std::vector<json> ReadIncidentRecords(std::string_view text) {
+  std::vector<json> incidents;
+  std::map<std::string, std::size_t> index;  // id -> position
+  if (const std::size_t end = text.rfind('\n'); end != std::string_view::npos) {
+    text = text.substr(0, end + 1);  // an unfinished last line is still being written
+  } else {
+    text = {};
+  }
+  ForEachPiece(text, '\n', [&](std::string_view line) {
+    json record = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!record.is_object()) {
+      return;
+    }
+    if (record.contains("firings") && record["id"].is_string()) {
+      index[record["id"].get<std::string>()] = incidents.size();
+      incidents.push_back(std::move(record));
+      return;
+    }
+    if (!record["bundle_for"].is_string()) {
+      return;
+    }
+    const auto at = index.find(record["bundle_for"].get<std::string>());
+    if (at == index.end()) {
+      return;  // its incident was trimmed from the log
+    }
+    json& incident = incidents[at->second];
+    incident["bundle"] = record.value("bundle", json(nullptr));
+    if (record.contains("error")) {
+      incident["bundle_error"] = record["error"];
+    }
+    for (const char* key : {"ranks", "suspects", "devices"}) {
+      if (record.contains(key)) {
+        incident[key] = record[key];
+      }
+    }
+  });
+  return incidents;
+}
+
+int RunIncidentsList(const IncidentsOptions& options, std::ostream& out, std::ostream& err) {
+  std::string path;
+  Result<std::vector<json>> records = ReadRecords(options, err, path);
+  if (!records) {
+    err << "trainwatch incidents: " << records.error().message << "\n";
+    return kExitError;
+  }
+  if (options.json) {
+    out << json(*records).dump(2) << "\n";
+    return 0;
+  }
+  if (records->empty()) {
+    out << "no incidents in " << path << "\n";
+    return 0;
+  }
+  for (const json& record : *records) {
+    out << Text(record, "opened") << "  " << Text(record, "kind") << "  " << Text(record, "id")
+        << "\n    " << Text(record, "summary") << "\n    cause " << Text(record, "cause")
+        << ", action " << Text(record, "action");
+    if (const std::string again = Recurrence(record); !again.empty()) {
+      out << "; " << again;
+    }
+    out << "\n";
+    if (record.contains("bundle") && record["bundle"].is_string()) {
+      out << "    bundle " << record["bundle"].get<std::string>() << "\n";
+    }
+  }
+  return 0;
+}
+
+int RunIncidentsShow(const IncidentsOptions& options, std::ostream& out, std::ostream& err) {
+  std::string path;
+  Result<std::vector<json>> records = ReadRecords(options, err, path);
+  if (!records) {
+    err << "trainwatch incidents: " << records.error().message << "\n";
+    return kExitError;
+  }
+  std::vector<const json*> found;
+  for (const json& record : *records) {
+    const std::string id = Text(record, "id");
+    if (id == options.id) {
+      found = {&record};
+      break;
+    }
+    if (id.rfind(options.id, 0) == 0) {
+      found.push_back(&record);
+    }
+  }
+  if (found.size() != 1) {
+    err << "trainwatch incidents: "
+        << (found.empty() ? "no incident '" + options.id + "' in " + path
+                          : "'" + options.id + "' names " + std::to_string(found.size()) +
+                                " incidents; give more of the id")
+        << "\n";
+    return kExitError;
+  }
+  const json& record = *found[0];
+  if (options.json) {
+    out << record.dump(2) << "\n";
+    return 0;
+  }
+  out << "incident   " << Text(record, "id") << " (" << Text(record, "kind") << ")\n"
+      << "summary    " << Text(record, "summary") << "\n"
+      << "opened     " << Text(record, "opened") << "  closed " << Text(record, "closed") << "\n"
+      << "verdict    cause " << Text(record, "cause") << ", action " << Text(record, "action")
+      << ": " << Text(record, "verdict") << "\n"
+      << "fingerprint " << Text(record, "fingerprint");
+  if (const std::string again = Recurrence(record); !again.empty()) {
+    out << " (" << again << ")";
+  }
+  out << "\nfiring lines:\n";
+  for (const json& firing : record.value("firings", json::array())) {
+    out << "  " << Text(firing, "rule") << " at " << Text(firing, "stream") << ":"
+        << firing.value("line", 0) << "  " << Text(firing, "text") << "\n";
+    if (!Text(firing, "summary").empty()) {
+      out << "    -> " << Text(firing, "summary") << "\n";
+    }
+  }
+  if (record.contains("more_firings")) {
+    out << "  (and " << record["more_firings"].dump() << " more)\n";
+  }
+  if (!Text(record, "ranks").empty()) {
+    out << "ranks      " << Text(record, "ranks") << "\n";
+  }
+  for (const json& suspect : record.value("suspects", json::array())) {
+    out << "suspect    " << Text(suspect, "label") << " (pid " << suspect.value("pid", 0)
+        << "): " << Text(suspect, "reason") << "\n";
+  }
+  if (!Text(record, "devices").empty()) {
+    out << "devices    " << Text(record, "devices") << "\n";
+  }
+  if (record.contains("bundle")) {
+    out << "bundle     "
+        << (record["bundle"].is_string() ? record["bundle"].get<std::string>()
+                                         : "none: " + Text(record, "bundle_error"))
+        << "\n";
+  } else {
+    out << "bundle     not recorded (still capturing, or the daemon stopped first)\n";
+  }
+  return 0;
+}
+
+}  // namespace trainwatch::cli
