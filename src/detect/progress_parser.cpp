@@ -1,6 +1,10 @@
 #include "detect/progress_parser.h"
 
+#include <re2/re2.h>
+
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <limits>
 
 namespace trainwatch::detect {
@@ -440,6 +444,21 @@ std::optional<ProgressUpdate> ParseProgress(std::string_view segment) {
     return ParseClean(StripTerminalCodes(segment));
   }
   return ParseClean(segment);
+}
+
+bool IsPhaseMarker(std::string_view segment) {
+  // Most lines hold none of these words: a plain search first, the regex only then.
+  static constexpr std::string_view kHints[] = {"heckpoint", "HECKPOINT", "aving model",
+                                                "valuat",    "alidat",     "VALUAT"};
+  if (std::none_of(std::begin(kHints), std::end(kHints), [&](std::string_view hint) {
+        return segment.find(hint) != std::string_view::npos;
+      })) {
+    return false;
+  }
+  static const RE2 kMarker(
+      R"((?i)saving (?:model )?checkpoint|checkpoint \S+ is about to be saved|saving checkpoint|)"
+      R"(saving model to|running (?:evaluation|validation)|\bevaluating\b|\bvalidating\b)");
+  return RE2::PartialMatch(re2::StringPiece(segment.data(), segment.size()), kMarker);
 }
 
 }  // namespace trainwatch::detect

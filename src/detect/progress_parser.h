@@ -38,4 +38,11 @@ struct ProgressUpdate {
 // input. Terminal codes (ANSI escapes, Keras' '\b' rewinds) are ignored.
 std::optional<ProgressUpdate> ParseProgress(std::string_view segment);
 
+// Whether a segment announces a phase in which the training bar rightly stands still: a
+// checkpoint save (HF Trainer's "Saving model checkpoint to", DeepSpeed's "Checkpoint
+// global_step100 is about to be saved!", Megatron's "saving checkpoint at iteration",
+// Lightning's "saving model to") or an evaluation ("***** Running Evaluation *****",
+// "Running validation", "Evaluating").
+bool IsPhaseMarker(std::string_view segment);
+
 }  // namespace trainwatch::detect

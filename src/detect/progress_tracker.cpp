@@ -25,9 +25,19 @@ void ProgressTracker::OnUpdate(const ProgressUpdate& update, std::uint64_t line,
     bar.first_seen = bar.last_advance = now;
     found = bars_.emplace(update.key, std::move(bar)).first;
   } else if (found->second.count != update.count) {
+    Bar& advancing = found->second;
+    if (advancing.advanced) {  // the first interval is start-up, not the job's pace
+      if (advancing.intervals.size() == kIntervals) {
+        advancing.intervals.erase(advancing.intervals.begin());
+      }
+      advancing.intervals.push_back(
+          std::chrono::duration_cast<Duration>(now - advancing.last_advance));
+    }
     found->second.count = update.count;
     found->second.last_advance = now;
     found->second.advanced = true;
+    last_advance_ = std::max(last_advance_, now);
+    in_phase_ = false;
     found->second.reported.clear();
     last_advance_line_ = std::max(last_advance_line_, line);
   }
@@ -49,18 +59,51 @@ void ProgressTracker::EndJob() {
   }
 }
 
-std::vector<const Bar*> ProgressTracker::TakeStalled(std::size_t rule, Duration stall_after,
-                                                     Duration startup_grace, SteadyTime now) {
-  std::vector<const Bar*> stalled;
+std::optional<Duration> Bar::IntervalP99() const {
+  if (intervals.size() < ProgressTracker::kMinIntervals) {
+    return std::nullopt;
+  }
+  std::vector<Duration> sorted = intervals;
+  std::sort(sorted.begin(), sorted.end());
+  // Nearest rank: the ceil(0.99 n)-th smallest.
+  const std::size_t rank = (sorted.size() * 99 + 99) / 100;
+  return sorted[rank - 1];
+}
+
+void ProgressTracker::OnPhase(SteadyTime /*now*/) { in_phase_ = true; }
+
+std::vector<StalledBar> ProgressTracker::TakeStalled(std::size_t rule,
+                                                     const rules::ProgressDetector& detector,
+                                                     SteadyTime now) {
+  std::vector<StalledBar> stalled;
   for (auto& [key, bar] : bars_) {
     if (bar.complete || bar.ended ||
         std::find(bar.reported.begin(), bar.reported.end(), rule) != bar.reported.end()) {
       continue;
     }
-    const Duration allowed = bar.advanced ? stall_after : std::max(stall_after, startup_grace);
-    if (now - bar.last_advance >= allowed) {
+    if (!bar.advanced) {
+      const Duration allowed = std::max(detector.stall_after, detector.startup_grace);
+      if (now - bar.last_advance >= allowed) {
+        bar.reported.push_back(rule);
+        stalled.push_back({&bar, allowed, false});
+      }
+      continue;
+    }
+    if (now - bar.last_advance >= detector.stall_after) {
       bar.reported.push_back(rule);
-      stalled.push_back(&bar);
+      stalled.push_back({&bar, detector.stall_after, false});
+      continue;
+    }
+    const std::optional<Duration> p99 = bar.IntervalP99();
+    if (detector.factor <= 0 || in_phase_ || !p99) {
+      continue;
+    }
+    const auto scaled = std::chrono::duration_cast<Duration>(
+        std::chrono::duration<double, Duration::period>(p99->count() * detector.factor));
+    const Duration learned = std::clamp(scaled, detector.min, detector.stall_after);
+    if (now - std::max(bar.last_advance, last_advance_) >= learned) {
+      bar.reported.push_back(rule);
+      stalled.push_back({&bar, learned, true});
     }
   }
   return stalled;

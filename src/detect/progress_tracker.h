@@ -5,7 +5,13 @@
 // `startup_grace` (Gaudi graph compilation keeps a bar at 0% for many minutes). A complete
 // bar, or any bar once its job has ended, is never stalled. Each stall is reported once,
 // until the bar advances again. Bounded: at most kMaxBars bars, the least recently updated
-// forgotten first. Single thread.
+// forgotten first.
+// A rule with `factor` learns the job's pace: each bar keeps its last kIntervals intervals
+// between advances; once it has kMinIntervals, the stream is stalled after factor x their p99
+// (at least `min`, at most `stall_after`) without an advance of any of its bars — an
+// evaluation bar moving keeps the training bar's short clock from running — unless the log
+// announced a phase (a checkpoint save, an evaluation) since the last advance, which gets the
+// full stall_after. Single thread.
 #pragma once
 
 #include <chrono>
@@ -17,6 +23,7 @@
 
 #include "core/quantity.h"
 #include "detect/progress_parser.h"
+#include "rules/rule.h"
 
 namespace trainwatch::detect {
 
@@ -36,18 +43,34 @@ struct Bar {
   bool complete = false;
   bool ended = false;                 // its job ended; a later update (a new job) revives it
   std::vector<std::size_t> reported;  // progress rules that reported this stall
+  std::vector<Duration> intervals;    // between its last advances, oldest first (kIntervals)
+
+  // The p99 of `intervals` (nearest rank), once there are kMinIntervals of them.
+  std::optional<Duration> IntervalP99() const;
+};
+
+// A bar found stalled, and the threshold it was held to.
+struct StalledBar {
+  const Bar* bar = nullptr;
+  Duration threshold{0};
+  bool learned = false;  // factor x p99 (floored, capped), not the fixed stall_after
 };
 
 class ProgressTracker {
  public:
   static constexpr std::size_t kMaxBars = 64;
+  static constexpr std::size_t kIntervals = 32;
+  static constexpr std::size_t kMinIntervals = 8;
 
   void OnUpdate(const ProgressUpdate& update, std::uint64_t line, std::string_view text,
                 SteadyTime now);
+  // The log announced a checkpoint save or an evaluation: until the next advance, no learned
+  // threshold applies.
+  void OnPhase(SteadyTime now);
   // Bars stalled at `now` under the rule numbered `rule` that it has not reported yet; they
   // count as reported from here on.
-  std::vector<const Bar*> TakeStalled(std::size_t rule, Duration stall_after,
-                                      Duration startup_grace, SteadyTime now);
+  std::vector<StalledBar> TakeStalled(std::size_t rule, const rules::ProgressDetector& detector,
+                                      SteadyTime now);
   // The job behind this stream ended: its bars are finished, whatever they show. Bars a
   // later job prints are tracked anew.
   void EndJob();
@@ -63,6 +86,8 @@ class ProgressTracker {
   std::map<std::string, Bar> bars_;
   bool ended_ = false;
   std::uint64_t last_advance_line_ = 0;
+  SteadyTime last_advance_{};  // of any bar
+  bool in_phase_ = false;      // a phase was announced since the last advance
 };
 
 }  // namespace trainwatch::detect

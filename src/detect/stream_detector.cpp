@@ -240,6 +240,8 @@ void StreamDetector::ParseProgress(std::string_view record, char separator, std:
     const std::string_view segment = record.substr(start, stop - start);
     if (std::optional<detect::ProgressUpdate> update = detect::ParseProgress(segment)) {
       progress_.OnUpdate(*update, line, segment, now);
+    } else if (detect::IsPhaseMarker(segment)) {
+      progress_.OnPhase(now);
     }
     start = stop + 1;
   }

@@ -1,5 +1,7 @@
 #include "detect/time_detectors.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <variant>
@@ -53,14 +55,21 @@ std::vector<Event> StalledBars(ProgressTracker& progress,
   for (std::size_t i = 0; i < progress_rules.size(); ++i) {
     const rules::Rule& rule = progress_rules[i];
     const auto& detector = std::get<rules::ProgressDetector>(rule.detector);
-    for (const Bar* bar :
-         progress.TakeStalled(i, detector.stall_after, detector.startup_grace, now)) {
+    for (const StalledBar& stalled : progress.TakeStalled(i, detector, now)) {
+      const Bar* bar = stalled.bar;
       Event event = EventOf(rule);
       event.line = bar->line;
       event.text = bar->text;
       event.summary = DescribeBar(*bar) +
                       (bar->advanced ? " has not advanced for " : " has not started for ") +
                       SecondsAgo(bar->last_advance, now);
+      if (stalled.learned) {
+        // What the job's own pace made of the threshold, for whoever tunes the rule.
+        event.summary += fmt::format(
+            " (learnt: {:g} x its p99 interval {:.1f}s, at least {}s)", detector.factor,
+            std::chrono::duration<double>(*bar->IntervalP99()).count(),
+            std::chrono::duration_cast<std::chrono::seconds>(detector.min).count());
+      }
       events.push_back(std::move(event));
     }
   }

@@ -26,6 +26,9 @@ StreamSnapshot SnapshotOf(const detect::StreamDetector& stream, detect::SteadyTi
     entry.complete = bar.complete;
     entry.advanced = bar.advanced;
     entry.seconds_since_advance = SecondsBetween(bar.last_advance, now);
+    if (const std::optional<Duration> p99 = bar.IntervalP99()) {
+      entry.interval_p99_seconds = std::chrono::duration<double>(*p99).count();
+    }
     entry.last_advance = wall_now - std::chrono::duration_cast<std::chrono::system_clock::duration>(
                                         now - bar.last_advance);
     snapshot.bars.push_back(std::move(entry));

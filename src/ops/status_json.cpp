@@ -13,6 +13,9 @@ json StreamJson(const StreamSnapshot& stream) {
                   {"complete", bar.complete},
                   {"advanced", bar.advanced},
                   {"seconds_since_advance", bar.seconds_since_advance}};
+    if (bar.interval_p99_seconds) {
+      entry["interval_p99_seconds"] = *bar.interval_p99_seconds;
+    }
     if (bar.total) {
       entry["total"] = *bar.total;
     }

@@ -48,10 +48,14 @@ struct ThresholdDetector {
   Duration within{0};
 };
 
-// A progress bar that stops advancing while its process lives.
+// A progress bar that stops advancing while its process lives. With `factor`, the threshold
+// follows the job: factor x the bar's recent p99 interval between advances, at least `min`,
+// at most `stall_after` (then the cap).
 struct ProgressDetector {
   Duration stall_after{0};
   Duration startup_grace{0};
+  double factor = 0;  // 0: a fixed stall_after
+  Duration min{0};
 };
 
 // No bytes at all from the source.

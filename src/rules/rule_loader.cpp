@@ -267,6 +267,37 @@ class RuleFileParser {
     }
   }
 
+  // `factor` and `min`: the stall threshold learnt from the bar's own pace.
+  void ParseLearnedStall(const YAML::Node& body, ProgressDetector& detector,
+                         const std::string& label) {
+    const YAML::Node factor = body["factor"];
+    const YAML::Node min = body["min"];
+    if (!factor) {
+      if (min) {
+        yaml_.Fail(min, label + ": progress 'min' goes with 'factor' (e.g. factor: 10, min: 1m)");
+      }
+      return;
+    }
+    double value = 0;
+    if (!factor.IsScalar() || !YAML::convert<double>::decode(factor, value) || value < 1 ||
+        value > 1000) {
+      yaml_.Fail(factor, label + ": progress factor must be a number from 1 to 1000 (times the "
+                                 "recent p99 interval between advances)");
+      return;
+    }
+    detector.factor = value;
+    if (!min) {
+      yaml_.Fail(body, label + ": progress with 'factor' needs 'min' (the floor, e.g. min: 1m)");
+      return;
+    }
+    if (auto parsed = yaml_.DurationField(min, "progress min")) {
+      detector.min = *parsed;
+      if (detector.stall_after.count() > 0 && *parsed > detector.stall_after) {
+        yaml_.Fail(min, label + ": progress min is above stall_after (the cap)");
+      }
+    }
+  }
+
   void ParseDetector(const YAML::Node& node, Rule& rule, const std::string& label) {
     std::vector<std::string> present;
     for (const auto& key : kDetectorKeys) {
@@ -352,10 +383,12 @@ class RuleFileParser {
       rule.detector = detector;
     } else if (which == "progress") {
       if (!body.IsMap()) {
-        yaml_.Fail(body, label + ": 'progress' must be a mapping {stall_after, startup_grace}");
+        yaml_.Fail(body, label +
+                             ": 'progress' must be a mapping {stall_after, startup_grace, factor, "
+                             "min}");
         return;
       }
-      yaml_.CheckKeys(body, {"stall_after", "startup_grace"}, "progress");
+      yaml_.CheckKeys(body, {"stall_after", "startup_grace", "factor", "min"}, "progress");
       ProgressDetector detector;
       if (auto stall = body["stall_after"]) {
         if (auto parsed = yaml_.DurationField(stall, "progress stall_after")) {
@@ -372,6 +405,7 @@ class RuleFileParser {
           detector.startup_grace = *parsed;
         }
       }
+      ParseLearnedStall(body, detector, label);
       rule.detector = detector;
     } else if (which == "silence") {
       if (!body.IsMap()) {

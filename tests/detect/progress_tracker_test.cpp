@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -27,13 +28,81 @@ std::vector<std::string> Stalled(ProgressTracker& tracker, SteadyTime now,
                                  Duration stall_after = kStallAfter,
                                  Duration startup_grace = kNoGrace, std::size_t rule = kRule) {
   std::vector<std::string> keys;
-  for (const Bar* bar : tracker.TakeStalled(rule, stall_after, startup_grace, now)) {
-    keys.push_back(bar->key);
+  rules::ProgressDetector detector;
+  detector.stall_after = stall_after;
+  detector.startup_grace = startup_grace;
+  for (const StalledBar& stalled : tracker.TakeStalled(rule, detector, now)) {
+    keys.push_back(stalled.bar->key);
   }
   return keys;
 }
 
+// A learning rule: 10 x the p99 interval, at least 1 min, at most 10 min.
+std::vector<StalledBar> LearntStalls(ProgressTracker& tracker, SteadyTime now) {
+  rules::ProgressDetector detector;
+  detector.stall_after = minutes(10);
+  detector.startup_grace = minutes(45);
+  detector.factor = 10;
+  detector.min = minutes(1);
+  return tracker.TakeStalled(kRule, detector, now);
+}
+
+// Advances `key` from count 1 every `step` for `steps` steps from `start`; the time after.
+SteadyTime Advance(ProgressTracker& tracker, const std::string& key, SteadyTime start, Duration step,
+               int steps) {
+  SteadyTime now = start;
+  for (int i = 1; i <= steps; ++i) {
+    tracker.OnUpdate(Update(key, i, std::nullopt), static_cast<std::uint64_t>(i), "bar", now);
+    now += step;
+  }
+  return now - step;
+}
+
 using Keys = std::vector<std::string>;
+
+TEST(ProgressTracker, AOneSecondStepJobIsFlaggedInAMinuteNotTen) {
+  ProgressTracker tracker;
+  const SteadyTime last = Advance(tracker, "tqdm:", kT0, seconds(1), 40);
+  EXPECT_EQ(tracker.bars().at("tqdm:").IntervalP99(), Duration(seconds(1)));
+  EXPECT_TRUE(LearntStalls(tracker, last + seconds(59)).empty());
+  const std::vector<StalledBar> stalled = LearntStalls(tracker, last + seconds(60));
+  ASSERT_EQ(stalled.size(), 1u);
+  EXPECT_TRUE(stalled[0].learned);
+  EXPECT_EQ(stalled[0].threshold, Duration(minutes(1)));  // 10 x 1 s, floored at 1 min
+}
+
+TEST(ProgressTracker, AFourMinuteStepJobIsNotFlaggedBeforeTheCap) {
+  ProgressTracker tracker;
+  const SteadyTime last = Advance(tracker, "step:", kT0, minutes(4), 12);
+  EXPECT_TRUE(LearntStalls(tracker, last + minutes(9)).empty());
+  const std::vector<StalledBar> stalled = LearntStalls(tracker, last + minutes(10));
+  ASSERT_EQ(stalled.size(), 1u);
+  EXPECT_FALSE(stalled[0].learned) << "40 min learnt, capped by stall_after";
+}
+
+TEST(ProgressTracker, TooFewIntervalsLearnNothing) {
+  ProgressTracker tracker;
+  const SteadyTime last = Advance(tracker, "tqdm:", kT0, seconds(1), ProgressTracker::kMinIntervals);
+  EXPECT_FALSE(tracker.bars().at("tqdm:").IntervalP99().has_value());
+  EXPECT_TRUE(LearntStalls(tracker, last + minutes(5)).empty());
+}
+
+TEST(ProgressTracker, AnAnnouncedCheckpointOrAnotherBarMovingHoldsTheLearntClock) {
+  ProgressTracker tracker;
+  SteadyTime last = Advance(tracker, "tqdm:Train", kT0, seconds(1), 40);
+  // An evaluation bar moves while the training bar stands.
+  tracker.OnUpdate(Update("tqdm:Eval", 1), 100, "eval", last + seconds(30));
+  tracker.OnUpdate(Update("tqdm:Eval", 2), 101, "eval", last + seconds(80));
+  EXPECT_TRUE(LearntStalls(tracker, last + seconds(100)).empty());
+  // A checkpoint save: the full stall_after, until the next advance.
+  last = Advance(tracker, "tqdm:Train", last + seconds(120), seconds(1), 41);
+  tracker.OnPhase(last);
+  EXPECT_TRUE(LearntStalls(tracker, last + minutes(5)).empty());
+  const std::vector<StalledBar> stalled = LearntStalls(tracker, last + minutes(10));
+  EXPECT_TRUE(std::any_of(stalled.begin(), stalled.end(), [](const StalledBar& bar) {
+    return bar.bar->key == "tqdm:Train" && !bar.learned;
+  }));
+}
 
 TEST(ProgressTracker, FirstUpdateRecordsTheBar) {
   ProgressTracker tracker;

@@ -250,6 +250,29 @@ TEST(RuleLoader, AVerdictThatNamesNoRuleOrSetsNothingIsAnError) {
             b + ":2:5: verdict for 'demo.nvidia.*' names no loaded rule");
 }
 
+TEST(RuleLoader, AProgressRuleMayLearnItsThresholdWithAFloorAndTheCap) {
+  const std::string head =
+      "rules:\n  - id: demo.stall\n    kind: hang\n    tags: [train]\n"
+      "    description: Stall\n";
+  const LoadedRules loaded =
+      Load(head + "    progress: {stall_after: 10m, startup_grace: 45m, factor: 10, min: 1m}\n");
+  ASSERT_TRUE(loaded.errors.empty()) << FormatDiagnostic(loaded.errors.front());
+  const auto& progress = std::get<ProgressDetector>(loaded.rules[0].detector);
+  EXPECT_EQ(progress.factor, 10);
+  EXPECT_EQ(progress.min, Duration(std::chrono::minutes(1)));
+  EXPECT_EQ(FirstError(head + "    progress: {stall_after: 10m, factor: 10}\n"),
+            "pack.yaml:6:15: rule 'demo.stall': progress with 'factor' needs 'min' (the floor, "
+            "e.g. min: 1m)");
+  EXPECT_EQ(FirstError(head + "    progress: {stall_after: 10m, factor: 0.5, min: 1m}\n"),
+            "pack.yaml:6:42: rule 'demo.stall': progress factor must be a number from 1 to "
+            "1000 (times the recent p99 interval between advances)");
+  EXPECT_EQ(FirstError(head + "    progress: {stall_after: 10m, factor: 10, min: 20m}\n"),
+            "pack.yaml:6:51: rule 'demo.stall': progress min is above stall_after (the cap)");
+  EXPECT_EQ(FirstError(head + "    progress: {stall_after: 10m, min: 1m}\n"),
+            "pack.yaml:6:39: rule 'demo.stall': progress 'min' goes with 'factor' (e.g. factor: "
+            "10, min: 1m)");
+}
+
 TEST(RuleLoader, EveryShippedRuleStatesItsCauseAndAction) {
   // The default (unknown, inspect) is for operators' rules; a shipped rule says what it means.
   namespace fs = std::filesystem;
