@@ -449,7 +449,7 @@ std::optional<ProgressUpdate> ParseProgress(std::string_view segment) {
 bool IsPhaseMarker(std::string_view segment) {
   // Most lines hold none of these words: a plain search first, the regex only then.
   static constexpr std::string_view kHints[] = {"heckpoint", "HECKPOINT", "aving model",
-                                                "valuat",    "alidat",     "VALUAT"};
+                                                "valuat",    "alidat",    "VALUAT"};
   if (std::none_of(std::begin(kHints), std::end(kHints), [&](std::string_view hint) {
         return segment.find(hint) != std::string_view::npos;
       })) {

@@ -65,10 +65,10 @@ std::vector<Event> StalledBars(ProgressTracker& progress,
                       SecondsAgo(bar->last_advance, now);
       if (stalled.learned) {
         // What the job's own pace made of the threshold, for whoever tunes the rule.
-        event.summary += fmt::format(
-            " (learnt: {:g} x its p99 interval {:.1f}s, at least {}s)", detector.factor,
-            std::chrono::duration<double>(*bar->IntervalP99()).count(),
-            std::chrono::duration_cast<std::chrono::seconds>(detector.min).count());
+        event.summary +=
+            fmt::format(" (learnt: {:g} x its p99 interval {:.1f}s, at least {}s)", detector.factor,
+                        std::chrono::duration<double>(*bar->IntervalP99()).count(),
+                        std::chrono::duration_cast<std::chrono::seconds>(detector.min).count());
       }
       events.push_back(std::move(event));
     }

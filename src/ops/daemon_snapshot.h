@@ -30,7 +30,7 @@ struct BarSnapshot {
   bool advanced = false;
   std::int64_t seconds_since_advance = 0;
   std::chrono::system_clock::time_point last_advance{};  // on the wall clock
-  std::optional<double> interval_p99_seconds;  // its pace, once learnt (ProgressTracker)
+  std::optional<double> interval_p99_seconds;            // its pace, once learnt (ProgressTracker)
 };
 
 struct StreamSnapshot {

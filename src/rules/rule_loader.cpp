@@ -281,8 +281,9 @@ class RuleFileParser {
     double value = 0;
     if (!factor.IsScalar() || !YAML::convert<double>::decode(factor, value) || value < 1 ||
         value > 1000) {
-      yaml_.Fail(factor, label + ": progress factor must be a number from 1 to 1000 (times the "
-                                 "recent p99 interval between advances)");
+      yaml_.Fail(factor, label +
+                             ": progress factor must be a number from 1 to 1000 (times the "
+                             "recent p99 interval between advances)");
       return;
     }
     detector.factor = value;

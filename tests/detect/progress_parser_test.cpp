@@ -37,16 +37,15 @@ void ExpectAll(const std::vector<Case>& cases) {
 }
 
 TEST(PhaseMarker, CheckpointSavesAndEvaluationsButNotTrainingLines) {
-  for (const char* line : {
-           "Saving model checkpoint to /out/checkpoint-500",
-           "[2024-03-01 10:00:00,123] [INFO] [engine.py:3481:_save_zero_checkpoint] zero "
-           "checkpoint saved; Checkpoint global_step500 is about to be saved!",
-           " saving checkpoint at iteration     500 to /ckpt",
-           "Epoch 0, global step 500: 'val_loss' reached 0.41 (best 0.41), saving model to "
-           "'/out/epoch=0.ckpt' as top 1",
-           "***** Running Evaluation *****",
-           "[rank0]: Running validation at step 500",
-           "Evaluating: 10 batches"}) {
+  for (const char* line :
+       {"Saving model checkpoint to /out/checkpoint-500",
+        "[2024-03-01 10:00:00,123] [INFO] [engine.py:3481:_save_zero_checkpoint] zero "
+        "checkpoint saved; Checkpoint global_step500 is about to be saved!",
+        " saving checkpoint at iteration     500 to /ckpt",
+        "Epoch 0, global step 500: 'val_loss' reached 0.41 (best 0.41), saving model to "
+        "'/out/epoch=0.ckpt' as top 1",
+        "***** Running Evaluation *****", "[rank0]: Running validation at step 500",
+        "Evaluating: 10 batches"}) {
     EXPECT_TRUE(IsPhaseMarker(line)) << line;
   }
   for (const char* line : {"step 500 loss 0.41", "Epoch 0:  50%|#####     | 5/10",

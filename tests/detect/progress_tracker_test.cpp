@@ -48,8 +48,8 @@ std::vector<StalledBar> LearntStalls(ProgressTracker& tracker, SteadyTime now) {
 }
 
 // Advances `key` from count 1 every `step` for `steps` steps from `start`; the time after.
-SteadyTime Advance(ProgressTracker& tracker, const std::string& key, SteadyTime start, Duration step,
-               int steps) {
+SteadyTime Advance(ProgressTracker& tracker, const std::string& key, SteadyTime start,
+                   Duration step, int steps) {
   SteadyTime now = start;
   for (int i = 1; i <= steps; ++i) {
     tracker.OnUpdate(Update(key, i, std::nullopt), static_cast<std::uint64_t>(i), "bar", now);
@@ -82,7 +82,8 @@ TEST(ProgressTracker, AFourMinuteStepJobIsNotFlaggedBeforeTheCap) {
 
 TEST(ProgressTracker, TooFewIntervalsLearnNothing) {
   ProgressTracker tracker;
-  const SteadyTime last = Advance(tracker, "tqdm:", kT0, seconds(1), ProgressTracker::kMinIntervals);
+  const SteadyTime last =
+      Advance(tracker, "tqdm:", kT0, seconds(1), ProgressTracker::kMinIntervals);
   EXPECT_FALSE(tracker.bars().at("tqdm:").IntervalP99().has_value());
   EXPECT_TRUE(LearntStalls(tracker, last + minutes(5)).empty());
 }

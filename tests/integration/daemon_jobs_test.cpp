@@ -45,6 +45,50 @@ TEST_F(JobTest, ATrainingJobThatRaisesMakesOneIncidentNamedByItsException) {
   }
 }
 
+TEST_F(JobTest, AFastJobThatStopsIsFlaggedByTheThresholdItsOwnPaceTaught) {
+  // 4 x the p99 of 0.25 s steps is 1 s, floored at 2 s: long before the 10 min cap.
+  WriteConfig({.extra_rules = "  - id: test.learnt\n"
+                              "    kind: hang\n"
+                              "    tags: [train]\n"
+                              "    description: A stall learnt from the job's pace\n"
+                              "    progress: {stall_after: 10m, startup_grace: 10m, factor: 4, "
+                              "min: 2s}\n"});
+  StartDaemon();
+  const std::string log = Dir("logs/job.log");
+  JobProcess job(JobScript("go_silent.py"),
+                 {"--steps", "20", "--step-seconds", "0.25", "--log", log}, Dir("job.out"));
+  std::uint64_t size = 0;
+  auto last_growth = std::chrono::system_clock::now();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        if (const std::uint64_t now = Size(log); now != size) {
+          size = now;
+          last_growth = std::chrono::system_clock::now();
+        }
+        return !IncidentsOf("test.learnt").empty();
+      },
+      90s))
+      << daemon_->Log();
+  const Json incident = IncidentsOf("test.learnt")[0];
+  const Json* firing = nullptr;
+  for (const Json& candidate : incident["firings"]) {
+    if (candidate["rule"] == "test.learnt") {
+      firing = &candidate;
+    }
+  }
+  ASSERT_NE(firing, nullptr) << incident.dump(1);
+  EXPECT_NE((*firing)["summary"].get<std::string>().find("(learnt: 4 x its p99 interval "),
+            std::string::npos)
+      << firing->dump(1);
+  const auto stalled_at =
+      std::chrono::duration_cast<std::chrono::milliseconds>(last_growth.time_since_epoch()).count();
+  EXPECT_LT(incident["opened_ms"].get<long long>() - stalled_at, 15000) << incident.dump(1);
+  // Its pace is in `status`.
+  const Json bars = daemon_->Status(state())["sources"][0]["files"][0]["bars"];
+  ASSERT_FALSE(bars.empty()) << bars.dump(1);
+  EXPECT_GT(bars[0].value("interval_p99_seconds", 0.0), 0.2) << bars.dump(1);
+}
+
 TEST_F(JobTest, TwoGlooRanksWhereOneSleepsForeverAreAProgressStall) {
   WriteConfig({});
   StartDaemon();
