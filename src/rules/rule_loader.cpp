@@ -114,38 +114,31 @@ class RuleFileParser {
     return Pattern{*text, yaml_.Where(node)};
   }
 
-  // The cause and action a node's `cause:` and `action:` keys state, if any.
-  std::optional<Cause> CauseField(const YAML::Node& node, const std::string& label) {
-    const YAML::Node field = node["cause"];
+  // The value of a node's `key:` ("cause", "action") read by `parse`, if any; `names` lists
+  // the allowed ones for the message.
+  template <typename Parse>
+  auto EnumField(const YAML::Node& node, const std::string& key, const std::string& label,
+                 Parse parse, std::string_view names) -> decltype(parse(std::string_view())) {
+    const YAML::Node field = node[key];
     if (!field) {
       return std::nullopt;
     }
-    const std::optional<std::string> text = yaml_.Scalar(field, "cause");
+    const std::optional<std::string> text = yaml_.Scalar(field, key);
     if (!text) {
       return std::nullopt;
     }
-    std::optional<Cause> cause = ParseCause(*text);
-    if (!cause) {
-      yaml_.Fail(field, label + ": unknown cause '" + *text + "' (expected " +
-                            std::string(kCauseNames) + ")");
+    auto value = parse(*text);
+    if (!value) {
+      yaml_.Fail(field, label + ": unknown " + key + " '" + *text + "' (expected " +
+                            std::string(names) + ")");
     }
-    return cause;
+    return value;
+  }
+  std::optional<Cause> CauseField(const YAML::Node& node, const std::string& label) {
+    return EnumField(node, "cause", label, ParseCause, kCauseNames);
   }
   std::optional<Action> ActionField(const YAML::Node& node, const std::string& label) {
-    const YAML::Node field = node["action"];
-    if (!field) {
-      return std::nullopt;
-    }
-    const std::optional<std::string> text = yaml_.Scalar(field, "action");
-    if (!text) {
-      return std::nullopt;
-    }
-    std::optional<Action> action = ParseAction(*text);
-    if (!action) {
-      yaml_.Fail(field, label + ": unknown action '" + *text + "' (expected " +
-                            std::string(kActionNames) + ")");
-    }
-    return action;
+    return EnumField(node, "action", label, ParseAction, kActionNames);
   }
 
   void ParseVerdicts(const YAML::Node& list) {

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "rules/rule_loader.h"
+#include "detect/watched_source_fixture.h"
 #include "support/fake_env.h"
 
 namespace trainwatch::capture {
@@ -30,29 +30,9 @@ std::string Bar(std::string_view prefix, int count) {
 
 class JobFactsTest : public ::testing::Test {
  protected:
-  JobFactsTest() {
-    rules::LoadedRules loaded;
-    rules::LoadRuleText(kRules, "t.yaml", loaded);
-    std::vector<Diagnostic> notes;
-    Result<rules::SourceRules> built =
-        rules::BuildSourceRules(loaded.rules, {"train"}, "train", "", notes);
-    EXPECT_TRUE(built.ok());
-    config::SourceConfig config;
-    config.name = "train";
-    config.tags = {"train"};
-    config.paths = {"/logs/*.log"};
-    source_ = std::make_unique<detect::WatchedSource>(config, std::move(*built));
+  JobFactsTest() : source_(detect::TrainSource(kRules)) {
     env_.files().MakeDirs("/logs");
-    detect::WatchedSource::Outlet outlet;
-    outlet.fired = [](std::vector<detect::Firing>&, detect::StreamDetector*) {};
-    outlet.writer_closed = [] {};
-    outlet.crash_caught = [](detect::StreamDetector&) {};
-    outlet.new_file = [] {};
-    outlet.unknown_writers = [] {};
-    outlet.traceback_open = [] {};
-    outlet.read = [] {};
-    outlet.suppress_fired = [](detect::StreamDetector&, const source::FileTail&) {};
-    source_->Start(env_, outlet, 5, {});
+    source_->Start(env_, detect::QuietOutlet(), 5, {});
     env_.RunUntilIdle();
   }
 

@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "rules/rule_loader.h"
+#include "detect/watched_source_fixture.h"
 #include "support/fake_env.h"
 
 namespace trainwatch::detect {
@@ -57,21 +57,7 @@ std::string Bar(int count) {
 
 class WatchedSourceTest : public ::testing::Test {
  protected:
-  WatchedSourceTest() {
-    rules::LoadedRules loaded;
-    rules::LoadRuleText(kRules, "t.yaml", loaded);
-    EXPECT_TRUE(loaded.errors.empty()) << FormatDiagnostic(loaded.errors.front());
-    std::vector<Diagnostic> notes;
-    Result<rules::SourceRules> built =
-        rules::BuildSourceRules(loaded.rules, {"train"}, "train", "", notes);
-    EXPECT_TRUE(built.ok());
-    config::SourceConfig config;
-    config.name = "train";
-    config.tags = {"train"};
-    config.paths = {"/logs/*.log"};
-    source_ = std::make_unique<WatchedSource>(config, std::move(*built));
-    env_.files().MakeDirs("/logs");
-  }
+  WatchedSourceTest() : source_(TrainSource(kRules)) { env_.files().MakeDirs("/logs"); }
 
   WatchedSource::Outlet Outlet() {
     WatchedSource::Outlet outlet;

@@ -18,10 +18,29 @@ class JobTest : public DaemonTest {
       GTEST_SKIP() << kNoPyTorch;
     }
   }
-  // When `path` last grew, watched until `done` holds.
   static std::uint64_t Size(const std::string& path) {
     struct stat info {};
     return ::stat(path.c_str(), &info) == 0 ? static_cast<std::uint64_t>(info.st_size) : 0;
+  }
+  // Watches `log` until `rule` opened an incident (or `timeout`): when the log last grew, in
+  // milliseconds since the epoch (polled every 50 ms); -1 on timeout.
+  std::int64_t LastGrowthBeforeIncidentOf(const std::string& log, const std::string& rule,
+                                          std::chrono::seconds timeout) {
+    std::uint64_t size = 0;
+    auto last_growth = std::chrono::system_clock::now();
+    const bool found = WaitUntil(
+        [&] {
+          if (const std::uint64_t now = Size(log); now != size) {
+            size = now;
+            last_growth = std::chrono::system_clock::now();
+          }
+          return !IncidentsOf(rule).empty();
+        },
+        timeout);
+    return found ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                       last_growth.time_since_epoch())
+                       .count()
+                 : -1;
   }
 };
 
@@ -57,18 +76,8 @@ TEST_F(JobTest, AFastJobThatStopsIsFlaggedByTheThresholdItsOwnPaceTaught) {
   const std::string log = Dir("logs/job.log");
   JobProcess job(JobScript("go_silent.py"),
                  {"--steps", "20", "--step-seconds", "0.25", "--log", log}, Dir("job.out"));
-  std::uint64_t size = 0;
-  auto last_growth = std::chrono::system_clock::now();
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        if (const std::uint64_t now = Size(log); now != size) {
-          size = now;
-          last_growth = std::chrono::system_clock::now();
-        }
-        return !IncidentsOf("test.learnt").empty();
-      },
-      90s))
-      << daemon_->Log();
+  const std::int64_t stalled_at = LastGrowthBeforeIncidentOf(log, "test.learnt", 90s);
+  ASSERT_NE(stalled_at, -1) << daemon_->Log();
   const Json incident = IncidentsOf("test.learnt")[0];
   const Json* firing = nullptr;
   for (const Json& candidate : incident["firings"]) {
@@ -80,8 +89,6 @@ TEST_F(JobTest, AFastJobThatStopsIsFlaggedByTheThresholdItsOwnPaceTaught) {
   EXPECT_NE((*firing)["summary"].get<std::string>().find("(learnt: 4 x its p99 interval "),
             std::string::npos)
       << firing->dump(1);
-  const auto stalled_at =
-      std::chrono::duration_cast<std::chrono::milliseconds>(last_growth.time_since_epoch()).count();
   EXPECT_LT(incident["opened_ms"].get<long long>() - stalled_at, 15000) << incident.dump(1);
   // Its pace is in `status`.
   const Json bars = daemon_->Status(state())["sources"][0]["files"][0]["bars"];
@@ -95,26 +102,14 @@ TEST_F(JobTest, TwoGlooRanksWhereOneSleepsForeverAreAProgressStall) {
   const std::string log = Dir("logs/ranks.log");
   JobProcess job(JobScript("gloo_ranks.py"), {"--mode", "stall", "--stall-at", "10"}, log);
   // The bar stops when rank 1 stops; from then on the log does not grow.
-  std::uint64_t size = 0;
-  auto last_growth = std::chrono::system_clock::now();
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        if (const std::uint64_t now = Size(log); now != size) {
-          size = now;
-          last_growth = std::chrono::system_clock::now();
-        }
-        return !IncidentsOf("test.stall").empty();
-      },
-      60s))
-      << daemon_->Log();
+  const std::int64_t stalled_at = LastGrowthBeforeIncidentOf(log, "test.stall", 60s);
+  ASSERT_NE(stalled_at, -1) << daemon_->Log();
   const Json incident = IncidentsOf("test.stall")[0];
   EXPECT_EQ(incident["kind"], "hang");
   const Json& firing = incident["firings"][0];
   EXPECT_NE(firing["summary"].get<std::string>().find("'Epoch 0' at 10/40 has not advanced"),
             std::string::npos)
       << firing.dump(1);
-  const auto stalled_at =
-      std::chrono::duration_cast<std::chrono::milliseconds>(last_growth.time_since_epoch()).count();
   // stall_after is 3 s; the detector must say so within 2 s of that deadline (the file was
   // polled every 50 ms here, so growth is known to that precision).
   EXPECT_LE(MillisOf(incident["opened_ms"]) - stalled_at, 3000 + 2000 + 50);
