@@ -10,6 +10,9 @@ wait_for() {  # SECONDS COMMAND...: until COMMAND succeeds
   done
 }
 main_pid() { systemctl show -p MainPID --value trainwatch; }
+# Whether the unit's journal holds TEXT. grep -c reads it all: `grep -q` would stop at the first
+# match, and journalctl, still writing, would die of SIGPIPE, which pipefail counts as failure.
+journal_has() { journalctl -u trainwatch --no-pager | grep -c -- "$1" >/dev/null; }
 incidents_of() { grep -c "\"file\":\"$1\"" /var/lib/trainwatch/incidents.jsonl || true; }
 offset_of() {  # the daemon's read offset in a file, from `trainwatch status --json`
   trainwatch status --json 2>/dev/null | python3 -c '
@@ -42,7 +45,7 @@ runuser -u alice -- sh -c \
 alice_size=$(stat -c %s /var/log/training/alice/job.log)
 wait_for 30 offset_is /var/log/training/alice/job.log "$alice_size" ||
   fail "alice's log in her 0700 directory was not read to its end"
-journalctl -u trainwatch --no-pager | grep -q 'fired at /var/log/training/alice/job.log:2' ||
+journal_has 'fired at /var/log/training/alice/job.log:2' ||
   fail "the crash line in alice's log did not fire"
 
 # The watchdog: a stopped daemon (its event loop sends no WATCHDOG=1) is killed and restarted,
@@ -61,7 +64,7 @@ old_pid=$(main_pid)
 kill -STOP "$old_pid"
 wait_for 40 sh -c "p=\$(systemctl show -p MainPID --value trainwatch); [ \"\$p\" -gt 0 ] && [ \"\$p\" != $old_pid ]" ||
   fail "the watchdog did not restart the stopped daemon"
-journalctl -u trainwatch --no-pager | grep -q 'Watchdog timeout' || fail "no watchdog timeout in the journal"
+journal_has 'Watchdog timeout' || fail "no watchdog timeout in the journal"
 wait_for 30 trainwatch status >/dev/null || fail "the restarted daemon does not answer"
 journalctl -u trainwatch --no-pager | grep -Eq "following $job from byte $size([^0-9]|\$)" ||
   fail "the restarted daemon did not resume $job at byte $size"
@@ -79,7 +82,7 @@ printf 'sources:\n  - name: train\n    tags: train]\n' >>/etc/trainwatch/trainwa
 if systemctl reload trainwatch; then fail "systemctl reload accepted a broken config"; fi
 [ "$(systemctl is-active trainwatch)" = active ] || fail "a refused reload stopped the unit"
 [ "$(main_pid)" = "$pid" ] || fail "a refused reload restarted the daemon"
-journalctl -u trainwatch --no-pager | grep -q 'trainwatch.yaml:' || fail "the journal does not name the broken line"
+journal_has 'trainwatch.yaml:' || fail "the journal does not name the broken line"
 cp /tmp/good.yaml /etc/trainwatch/trainwatch.yaml
 systemctl reload trainwatch || fail "systemctl reload of the good config failed"
 

@@ -279,7 +279,7 @@ TEST_F(DaemonTest, ReloadWaitsForTheVerdictAndFailsOnWhatTheDaemonRefused) {
   EXPECT_NE(refused.err.find("reload rejected, still running on the previous config"),
             std::string::npos)
       << refused.err;
-  EXPECT_NE(refused.err.find("test-rules.yaml:23:24: rule 'test.untested'"), std::string::npos)
+  EXPECT_NE(refused.err.find("test-rules.yaml:25:24: rule 'test.untested'"), std::string::npos)
       << refused.err;
 
   // Refused before asking: the config itself does not parse.
