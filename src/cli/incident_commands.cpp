@@ -54,10 +54,14 @@ std::string Text(const json& record, const char* key) {
 // "3rd" for a recurrence count above 1, else "".
 std::string Recurrence(const json& record) {
   const auto it = record.find("recurrence");
-  if (it == record.end() || !it->is_object() || !(*it)["count"].is_number_unsigned()) {
+  if (it == record.end() || !it->is_object()) {
     return {};
   }
-  const auto count = (*it)["count"].get<std::uint64_t>();
+  const auto count_at = it->find("count");
+  if (count_at == it->end() || !count_at->is_number_unsigned()) {
+    return {};
+  }
+  const auto count = count_at->get<std::uint64_t>();
   return count > 1 ? "seen " + std::to_string(count) + " times since " + Text(*it, "first") : "";
 }
 
