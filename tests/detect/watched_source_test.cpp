@@ -59,8 +59,9 @@ class WatchedSourceTest : public ::testing::Test {
  protected:
   WatchedSourceTest() : source_(TrainSource(kRules)) { env_.files().MakeDirs("/logs"); }
 
+  // The quiet outlet, with what these tests look at recorded.
   WatchedSource::Outlet Outlet() {
-    WatchedSource::Outlet outlet;
+    WatchedSource::Outlet outlet = QuietOutlet();
     outlet.fired = [this](std::vector<Firing>& firings, StreamDetector*) {
       for (const Firing& firing : firings) {
         fired_.push_back(firing.event.rule_id + ": " + firing.event.summary);
@@ -71,11 +72,6 @@ class WatchedSourceTest : public ::testing::Test {
     outlet.crash_caught = [this](StreamDetector& stream) {
       caught_.push_back(stream.crash_line());
     };
-    outlet.new_file = [] {};
-    outlet.unknown_writers = [] {};
-    outlet.traceback_open = [] {};
-    outlet.read = [] {};
-    outlet.suppress_fired = [](StreamDetector&, const source::FileTail&) {};
     return outlet;
   }
   void Start() {
