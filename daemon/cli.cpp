@@ -117,23 +117,31 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
       ->add_option("bundle", cli->bundles.id, "Incident id, bundle file name or path")
       ->required();
 
-  auto* incidents_cmd =
-      app.add_subcommand("incidents", "List or show the incidents recorded (no daemon needed)");
+  auto* incidents_cmd = app.add_subcommand(
+      "incidents", "List, show or acknowledge the incidents recorded (no daemon needed)");
   incidents_cmd->require_subcommand(1);
   cli->incidents_list_cmd = incidents_cmd->add_subcommand(
       "list", "The incidents, oldest first: kind, verdict, recurrence, bundle");
   cli->incidents_show_cmd = incidents_cmd->add_subcommand(
       "show", "One incident: verdict, fingerprint, firing lines, suspects, bundle");
-  for (auto* command : {cli->incidents_list_cmd, cli->incidents_show_cmd}) {
+  cli->incidents_ack_cmd = incidents_cmd->add_subcommand(
+      "ack",
+      "Resolve an open incident by hand (through the running daemon, or in the log when none "
+      "runs)");
+  for (auto* command : {cli->incidents_list_cmd, cli->incidents_show_cmd, cli->incidents_ack_cmd}) {
     command->add_option("--config", cli->incidents.config_path,
                         WithConfigDefault("The config naming the state_dir"));
     command->add_option("--file", cli->incidents.file,
-                        "The incidents.jsonl to read (instead of the config's)");
+                        "The incidents.jsonl to use (instead of the config's; ack then writes "
+                        "there without asking a daemon)");
     command->add_flag("--json", cli->incidents.json, "Print JSON");
   }
-  cli->incidents_show_cmd
-      ->add_option("id", cli->incidents.id, "Incident id, or a unique start of one")
-      ->required();
+  for (auto* command : {cli->incidents_show_cmd, cli->incidents_ack_cmd}) {
+    command->add_option("id", cli->incidents.id, "Incident id, or a unique start of one")
+        ->required();
+  }
+  cli->incidents_ack_cmd->add_option("--why", cli->incidents.why,
+                                     "A note for the record: what was done about it");
 
   cli->scan_cmd = app.add_subcommand(
       "scan", "Run the rules over log files; exit 1 if a crash, hang or device rule fired");

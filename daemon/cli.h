@@ -42,6 +42,7 @@ struct CommandLine {
   CLI::App* bundles_show_cmd = nullptr;
   CLI::App* incidents_list_cmd = nullptr;
   CLI::App* incidents_show_cmd = nullptr;
+  CLI::App* incidents_ack_cmd = nullptr;
   CLI::App* scan_cmd = nullptr;
   CLI::App* manual_cmd = nullptr;  // hidden: prints trainwatch(1) as Markdown
 };

@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
   if (*cli->incidents_show_cmd) {
     return trainwatch::cli::RunIncidentsShow(cli->incidents, std::cout, std::cerr);
   }
+  if (*cli->incidents_ack_cmd) {
+    return trainwatch::cli::RunIncidentsAck(cli->incidents, std::cout, std::cerr);
+  }
   cli->scan.format = cli->scan_format == "jsonl" ? EventFormat::kJsonLines : EventFormat::kText;
   return trainwatch::cli::RunScan(cli->scan, std::cout, std::cerr);
 }

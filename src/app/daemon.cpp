@@ -440,6 +440,13 @@ void Daemon::Tick() {
     return;  // another daemon took the state_dir
   }
   sources_->Tick(env_->SteadyNow());
+  if (incidents_->any_unresolved()) {
+    const WallTime wall_now = env_->WallNow();
+    sources_->ForEachActivity([&](const ops::StreamActivity& activity) {
+      incidents_->ObserveStream(activity, wall_now);
+    });
+    incidents_->RecordResolved();
+  }
   UpdateStatus();
   WriteMetrics(/*now=*/false);
 }
@@ -528,6 +535,10 @@ void Daemon::HandleControl(const std::string& request, const ops::ControlServer:
   }
   if (command->kind == ops::ControlCommand::Kind::kReload) {
     Reload([reply](const Result<std::string>& verdict) { reply(ops::ReloadReply(verdict)); });
+    return;
+  }
+  if (command->kind == ops::ControlCommand::Kind::kAck) {
+    reply(ops::AckReply(incidents_->Acknowledge(command->id, command->reason)));
     return;
   }
   if (command->kind == ops::ControlCommand::Kind::kStatus) {
@@ -624,6 +635,7 @@ int Daemon::Run() {
     sources_->UseDescriptorBudget(std::make_shared<source::DescriptorBudget>(
         source::DescriptorBudget::ForOpenFileLimit(options_.open_file_limit)));
   }
+  sources_->set_writers_urgent([this] { return incidents_->any_unresolved(); });
   sources_->set_on_crash_caught([this](const detect::StreamDetector& stream) {
     incidents_->CrashCaught(stream.identity().source, stream.identity().name, stream.crash_line());
   });

@@ -44,9 +44,14 @@ ops::IncidentHistory IncidentFlow::LoadHistory() {
   for (const auto& [rule, opened] : history->rule_last_opened) {
     builder_.RestoreCooldown(rule, env_.SteadyNow() - (wall_now - opened));
   }
+  for (ops::OpenIncident& open : history->open) {
+    open.opened = env_.SteadyNow();  // what happened while the daemon was away is not known
+    lifecycle_.Restore(std::move(open));
+  }
   if (history->incidents > 0) {
-    spdlog::info("{} earlier incidents in {}; their cooldowns and fired lines carry on",
-                 history->incidents, log_.path());
+    spdlog::info(
+        "{} earlier incidents in {} ({} still open); their cooldowns and fired lines carry on",
+        history->incidents, log_.path(), lifecycle_.open_count());
   }
   return std::move(*history);
 }
@@ -174,6 +179,11 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
         rules::ActionName(incident.verdict.verdict.action), incident.verdict.why,
         incident.fingerprint, ops::RecurrenceText(incident.recurrence));
   }
+  if (incident.kind != rules::RuleKind::kWarning) {
+    // Open from the moment it opened: an advance during its settle time resolves it at once.
+    const auto ago = std::max(WallTime::duration::zero(), env_.WallNow() - incident.opened);
+    lifecycle_.Open(incident, env_.SteadyNow() - std::chrono::duration_cast<Duration>(ago));
+  }
   ++incidents_written_;
   ++counters_.incidents_by_kind[detect::IncidentKindName(incident)];
   ++counters_
@@ -182,6 +192,41 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
   last_incident_ = incident.id;
   wiring_.written();
   Capture(incident, options, done);
+}
+
+void IncidentFlow::RecordResolved() {
+  for (const ops::Resolution& resolution : lifecycle_.TakeResolved()) {
+    Record(resolution);
+  }
+}
+
+Result<ops::Resolution> IncidentFlow::Acknowledge(const std::string& id, const std::string& why) {
+  if (!lifecycle_.IsOpen(id)) {
+    return Error{"incident " + id + " is not open in this daemon"};
+  }
+  std::string clean_why = why;  // quoted in the log and the record
+  collect::RedactionCounts redacted;
+  redactor_for_text()->RedactText(clean_why, redacted);
+  ops::Resolution resolution = lifecycle_.Ack(id, clean_why, env_.WallNow());
+  Record(resolution);
+  return resolution;
+}
+
+void IncidentFlow::Record(const ops::Resolution& resolution) {
+  // The same stall after a recovery is a new failure, not a repeat within the cooldown.
+  builder_.EndCooldown(resolution.rules);
+  ++counters_.resolved_by_how[std::string(ops::ResolvedByName(resolution.by))];
+  const auto open_for = std::chrono::duration_cast<std::chrono::seconds>(
+      std::max(WallTime::duration::zero(), resolution.at - resolution.opened));
+  spdlog::info("incident {} resolved ({} s after it opened): {}", resolution.id, open_for.count(),
+               resolution.why);
+  if (wiring_.before_record && !wiring_.before_record()) {
+    return;  // the state_dir is another daemon's now
+  }
+  if (Status recorded = log_.AppendResolved(resolution); !recorded) {
+    spdlog::error("cannot record that incident {} resolved: {}", resolution.id,
+                  recorded.error().message);
+  }
 }
 
 void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions& options,
@@ -290,8 +335,12 @@ void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
   snapshot.last_incident = last_incident_;
   snapshot.firings_without_incident = firing_log_.quiet_firings();
   if (const auto& open = builder_.open()) {
-    snapshot.open_incident = ops::OpenIncidentSnapshot{open->id, detect::IncidentKindName(*open),
-                                                       open->summary, open->rules};
+    snapshot.settling_incident = ops::SettlingIncidentSnapshot{
+        open->id, detect::IncidentKindName(*open), open->summary, open->rules};
+  }
+  for (const ops::OpenIncident& open : lifecycle_.open()) {
+    snapshot.open_incidents.push_back(
+        {open.id, std::string(rules::RuleKindName(open.kind)), open.opened_wall});
   }
   snapshot.counters = counters_;
   snapshot.collectors = NamesOf(config_.capture.commands);

@@ -19,6 +19,7 @@
 #include "ops/daemon_snapshot.h"
 #include "ops/firing_log.h"
 #include "ops/hook_runner.h"
+#include "ops/incident_lifecycle.h"
 #include "ops/incident_log.h"
 #include "ops/recurrence_book.h"
 
@@ -60,6 +61,17 @@ class IncidentFlow {
   void CrashCaught(const std::string& source, const std::string& stream, std::uint64_t line) {
     builder_.CrashCaught(source, stream, line);
   }
+  // Written incidents not yet resolved: only then is ObserveStream worth calling.
+  bool any_unresolved() const { return lifecycle_.any_open(); }
+  // What a stream shows now (ops/incident_lifecycle.h); RecordResolved writes what it resolved.
+  void ObserveStream(const ops::StreamActivity& activity, WallTime wall_now) {
+    lifecycle_.Observe(activity, wall_now);
+  }
+  void RecordResolved();
+  // `trainwatch incidents ack ID`: resolves an incident this daemon follows, and records it.
+  // Fails for one it does not follow (resolved already, never open here, or forgotten past
+  // IncidentLifecycle::kMaxOpen): the client checks the log and records it there itself.
+  Result<ops::Resolution> Acknowledge(const std::string& id, const std::string& why);
   // `trainwatch snapshot`: a manual incident, recorded and captured now; `done` gets the bundle.
   void Manual(const std::string& reason, const ManualOptions& options, const Done& done);
   // No incident open, no capture running, no hook running or waiting.
@@ -89,6 +101,7 @@ class IncidentFlow {
   void Capture(const detect::Incident& incident, const ManualOptions& options, const Done& done);
   void OnCaptured(const capture::CaptureOutcome& outcome);
   void RunHooks(const detect::Incident& incident, const capture::CaptureOutcome& outcome);
+  void Record(const ops::Resolution& resolution);
 
   Env& env_;
   Hooks wiring_;
@@ -96,6 +109,7 @@ class IncidentFlow {
   detect::IncidentBuilder builder_{{}};
   ops::IncidentLog log_;
   ops::RecurrenceBook recurrences_;
+  ops::IncidentLifecycle lifecycle_;
   std::unique_ptr<capture::Capturer> capturer_;
   ops::HookRunner hook_runner_;
   std::unique_ptr<LoopTimer> settle_;

@@ -12,6 +12,8 @@ constexpr auto kTracebackQuiet = std::chrono::milliseconds(300);
 // New files are scanned for at once; a file that grows while no writer is known is scanned
 // for at most this often (its writer may be in another PID namespace, invisible to us).
 constexpr auto kWriterScanEvery = std::chrono::seconds(30);
+// While an incident is unresolved, unknown writers are looked for this often.
+constexpr auto kUrgentScanEvery = std::chrono::seconds(2);
 // Scans asked for by writers closing their files (IN_CLOSE_WRITE) come at most this often.
 constexpr auto kCloseScanEvery = std::chrono::seconds(1);
 
@@ -124,8 +126,16 @@ WatchedSource::Outlet Sources::OutletFor() {
     }
   };
   outlet.unknown_writers = [this] {
-    if (env_.SteadyNow() - last_writer_scan_ >= kWriterScanEvery) {
+    const auto since = env_.SteadyNow() - last_writer_scan_;
+    if (since >= kWriterScanEvery) {
       writer_scan_.Request();  // a quiet daemon scans nothing; one reading unknown writers does
+    } else if (writers_urgent_ && writers_urgent_() && writer_soon_ && !writer_soon_->active()) {
+      // An incident waits for its job to restart: a new writer is that restart, and must be
+      // known before the restarted job's own failure is judged (a job that fails again within
+      // seconds is a new incident only once the first resolved).
+      writer_soon_->Start(std::chrono::ceil<std::chrono::milliseconds>(
+                              std::max<SteadyTime::duration>(kUrgentScanEvery - since, {})),
+                          {});
     }
   };
   outlet.writer_closed = [this] {

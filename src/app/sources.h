@@ -18,6 +18,7 @@
 #include "core/env.h"
 #include "detect/watched_source.h"
 #include "ops/daemon_snapshot.h"
+#include "ops/incident_lifecycle.h"
 #include "ops/incident_log.h"
 #include "source/child_end.h"
 #include "source/tail_state.h"
@@ -59,6 +60,9 @@ class Sources {
   void set_on_crash_caught(OnCrashCaught on_crash_caught) {
     on_crash_caught_ = std::move(on_crash_caught);
   }
+  // Whether unknown writers are wanted soon (an unresolved incident waits for its job's
+  // restart): looked for every 2 s rather than every 30 s.
+  void set_writers_urgent(std::function<bool()> urgent) { writers_urgent_ = std::move(urgent); }
   // Every source's logs are held open within `budget`; before Apply.
   void UseDescriptorBudget(std::shared_ptr<source::DescriptorBudget> budget) {
     descriptors_ = std::move(budget);
@@ -77,6 +81,8 @@ class Sources {
   void SaveTo(source::TailState& state) const;
   // The open incident was written: no stream needs to hold its offsets back any more.
   void ReleaseIncidentHolds();
+  // Calls visit(activity) with what each stream shows now, for the incidents' lifecycle.
+  void ForEachActivity(const std::function<void(const ops::StreamActivity&)>& visit);
   // What a capture needs to know of the jobs: log files, their processes, watched dirs.
   void FillCapture(capture::CaptureRequest& request);
   std::vector<ops::SourceSnapshot> Snapshot(SteadyTime now, WallTime wall_now);
@@ -115,6 +121,7 @@ class Sources {
   std::string kmsg_device_;
   OnFirings on_firings_;
   OnCrashCaught on_crash_caught_;
+  std::function<bool()> writers_urgent_;
   std::function<void()> save_soon_;
   ops::IncidentHistory fired_;
   std::vector<source::SavedTail> saved_;

@@ -1,6 +1,7 @@
 // What the rest of the daemon reads of the sources: the facts a capture needs
-// (capture::AddJobFacts), the status and metrics snapshot (ops::SnapshotOf), and the activity
-// number that says whether the metrics moved.
+// (capture::AddJobFacts), what each stream shows for the incidents' lifecycle, the status and
+// metrics snapshot (ops::SnapshotOf), and the activity number that says whether the metrics
+// moved.
 #include "app/sources.h"
 #include "capture/job_facts.h"
 #include "ops/source_snapshot.h"
@@ -11,6 +12,16 @@ void Sources::FillCapture(capture::CaptureRequest& request) {
   std::vector<WatchedSource*> all;
   ForEachSource([&](WatchedSource& source) { all.push_back(&source); });
   capture::AddJobFacts(all, request);
+}
+
+void Sources::ForEachActivity(const std::function<void(const ops::StreamActivity&)>& visit) {
+  ForEachSource([&](WatchedSource& source) {
+    source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile*) {
+      const detect::ProgressTracker& progress = stream.progress();
+      visit({stream.identity().source, stream.identity().name, progress.Latest(),
+             progress.last_advance(), stream.last_output(), stream.created(), &stream.writers()});
+    });
+  });
 }
 
 std::vector<ops::SourceSnapshot> Sources::Snapshot(SteadyTime now, WallTime wall_now) {

@@ -70,10 +70,16 @@ void PrintStatus(const json& status, std::ostream& out) {
     out << " (last " << status["last_incident"].get<std::string>() << ")";
   }
   out << " -> " << status.value("incidents_file", "?") << "\n";
-  if (status.contains("open_incident")) {
-    const json& open = status["open_incident"];
-    out << "open incident " << open.value("id", "?") << ": " << open.value("kind", "?") << " — "
-        << open.value("summary", "") << "\n";
+  if (status.contains("settling_incident")) {
+    const json& settling = status["settling_incident"];
+    out << "incident " << settling.value("id", "?")
+        << " settling (firings join it): " << settling.value("kind", "?") << " — "
+        << settling.value("summary", "") << "\n";
+  }
+  for (const json& open : status.value("open_incidents", json::array())) {
+    out << "open: incident " << open.value("id", "?") << " (" << open.value("kind", "?")
+        << ", since " << open.value("opened", "?") << "); `trainwatch incidents ack "
+        << open.value("id", "?") << "` resolves it\n";
   }
   for (const json& rank : status.value("ranks", json::array())) {
     out << rank.value("label", "?") << ": pid " << rank.value("pid", 0) << " ("

@@ -9,6 +9,8 @@
 #include "cli/commands.h"
 #include "config/daemon_config.h"
 #include "core/split.h"
+#include "ops/control_server.h"
+#include "ops/incident_log.h"
 
 namespace trainwatch::cli {
 namespace {
@@ -65,6 +67,68 @@ std::string Recurrence(const json& record) {
   return count > 1 ? "seen " + std::to_string(count) + " times since " + Text(*it, "first") : "";
 }
 
+// "open" or "resolved 2026-...: progress resumed on ...".
+std::string State(const json& record) {
+  if (Text(record, "kind") == "manual") {
+    return "a manual snapshot";
+  }
+  if (Text(record, "kind") == "warning") {
+    return "warnings only (never open)";
+  }
+  if (!record.contains("resolved") || !record["resolved"].is_object()) {
+    return "open";
+  }
+  const json& resolved = record["resolved"];
+  return "resolved " + Text(resolved, "at") + " (" + Text(resolved, "how") +
+         "): " + Text(resolved, "why");
+}
+
+// The one record `options.id` names (whole or a unique start), or null after saying why not.
+const json* FindOne(const std::vector<json>& records, const IncidentsOptions& options,
+                    const std::string& path, std::ostream& err) {
+  std::vector<const json*> found;
+  for (const json& record : records) {
+    const std::string id = Text(record, "id");
+    if (id == options.id) {
+      return &record;
+    }
+    if (id.rfind(options.id, 0) == 0) {
+      found.push_back(&record);
+    }
+  }
+  if (found.size() == 1) {
+    return found[0];
+  }
+  err << "trainwatch incidents: "
+      << (found.empty() ? "no incident '" + options.id + "' in " + path
+                        : "'" + options.id + "' names " + std::to_string(found.size()) +
+                              " incidents; give more of the id")
+      << "\n";
+  return nullptr;
+}
+
+// Writes an ack's record to the log itself: no daemon follows the incident.
+int AppendAck(const json& record, const IncidentsOptions& options, const std::string& path,
+              std::ostream& out, std::ostream& err) {
+  ops::Resolution resolution;
+  resolution.id = Text(record, "id");
+  resolution.by = ops::ResolvedBy::kAck;
+  resolution.why = "acknowledged by an operator" + (options.why.empty() ? "" : ": " + options.why);
+  resolution.at = std::chrono::system_clock::now();
+  if (const auto opened = record.find("opened_ms");
+      opened != record.end() && opened->is_number_integer()) {
+    resolution.opened = detect::WallTime(std::chrono::milliseconds(opened->get<std::int64_t>()));
+  }
+  ops::IncidentLog log(path);
+  if (Status written = log.AppendResolved(resolution); !written) {
+    err << "trainwatch incidents: " << written.error().message << "\n";
+    return kExitError;
+  }
+  out << "incident " << resolution.id << " resolved: " << resolution.why << " (recorded in " << path
+      << ")\n";
+  return 0;
+}
+
 }  // namespace
 
 std::vector<json> ReadIncidentRecords(std::string_view text) {
@@ -83,6 +147,14 @@ std::vector<json> ReadIncidentRecords(std::string_view text) {
     if (record.contains("firings") && record["id"].is_string()) {
       index[record["id"].get<std::string>()] = incidents.size();
       incidents.push_back(std::move(record));
+      return;
+    }
+    if (record["resolved"].is_string()) {
+      if (const auto at = index.find(record["resolved"].get<std::string>()); at != index.end()) {
+        incidents[at->second]["resolved"] = {{"how", record.value("how", json(nullptr))},
+                                             {"why", record.value("why", json(nullptr))},
+                                             {"at", record.value("at", json(nullptr))}};
+      }
       return;
     }
     if (!record["bundle_for"].is_string()) {
@@ -128,7 +200,7 @@ int RunIncidentsList(const IncidentsOptions& options, std::ostream& out, std::os
     if (const std::string again = Recurrence(record); !again.empty()) {
       out << "; " << again;
     }
-    out << "\n";
+    out << "\n    " << State(record) << "\n";
     if (record.contains("bundle") && record["bundle"].is_string()) {
       out << "    bundle " << record["bundle"].get<std::string>() << "\n";
     }
@@ -143,26 +215,11 @@ int RunIncidentsShow(const IncidentsOptions& options, std::ostream& out, std::os
     err << "trainwatch incidents: " << records.error().message << "\n";
     return kExitError;
   }
-  std::vector<const json*> found;
-  for (const json& record : *records) {
-    const std::string id = Text(record, "id");
-    if (id == options.id) {
-      found = {&record};
-      break;
-    }
-    if (id.rfind(options.id, 0) == 0) {
-      found.push_back(&record);
-    }
-  }
-  if (found.size() != 1) {
-    err << "trainwatch incidents: "
-        << (found.empty() ? "no incident '" + options.id + "' in " + path
-                          : "'" + options.id + "' names " + std::to_string(found.size()) +
-                                " incidents; give more of the id")
-        << "\n";
+  const json* found = FindOne(*records, options, path, err);
+  if (found == nullptr) {
     return kExitError;
   }
-  const json& record = *found[0];
+  const json& record = *found;
   if (options.json) {
     out << record.dump(2) << "\n";
     return 0;
@@ -172,6 +229,7 @@ int RunIncidentsShow(const IncidentsOptions& options, std::ostream& out, std::os
       << "opened     " << Text(record, "opened") << "  closed " << Text(record, "closed") << "\n"
       << "verdict    cause " << Text(record, "cause") << ", action " << Text(record, "action")
       << ": " << Text(record, "verdict") << "\n"
+      << "state      " << State(record) << "\n"
       << "fingerprint " << Text(record, "fingerprint");
   if (const std::string again = Recurrence(record); !again.empty()) {
     out << " (" << again << ")";
@@ -206,6 +264,55 @@ int RunIncidentsShow(const IncidentsOptions& options, std::ostream& out, std::os
     out << "bundle     not recorded (still capturing, or the daemon stopped first)\n";
   }
   return 0;
+}
+
+int RunIncidentsAck(const IncidentsOptions& options, std::ostream& out, std::ostream& err) {
+  std::string path;
+  Result<std::vector<json>> records = ReadRecords(options, err, path);
+  if (!records) {
+    err << "trainwatch incidents: " << records.error().message << "\n";
+    return kExitError;
+  }
+  const json* record = FindOne(*records, options, path, err);
+  if (record == nullptr) {
+    return kExitError;
+  }
+  const std::string id = Text(*record, "id");
+  if (const std::string state = State(*record); state != "open") {
+    err << "trainwatch incidents: incident " << id << " is not open: " << state << "\n";
+    return kExitError;
+  }
+  if (!options.file.empty()) {
+    return AppendAck(*record, options, path, out, err);  // a log of no daemon's
+  }
+  // The daemon of this config follows its open incidents: it records the ack and stops
+  // following it (an ack written behind its back would leave it counted as open).
+  Result<config::DaemonConfig> config = LoadCliConfig(options.config_path, err);
+  if (!config) {
+    err << "trainwatch incidents: " << config.error().message << "\n";
+    return kExitError;
+  }
+  json request = {{"command", "ack"}, {"id", id}};
+  if (!options.why.empty()) {
+    request["why"] = options.why;
+  }
+  Result<std::string> response =
+      ops::ControlRequest(config->state_dir + "/control.sock", request.dump(), 10);
+  if (!response) {
+    return AppendAck(*record, options, path, out, err);  // no daemon runs
+  }
+  const json reply = json::parse(*response, nullptr, /*allow_exceptions=*/false);
+  if (reply.is_object() && reply["resolved"].is_string()) {
+    out << "incident " << id << " resolved: " << Text(reply, "why")
+        << " (recorded by the daemon in " << path << ")\n";
+    return 0;
+  }
+  if (reply.is_object() && reply.value("not_followed", false)) {
+    return AppendAck(*record, options, path, out, err);
+  }
+  err << "trainwatch incidents: the daemon says: "
+      << (reply.is_object() && reply.contains("error") ? reply["error"].dump() : *response) << "\n";
+  return kExitError;
 }
 
 }  // namespace trainwatch::cli

@@ -25,6 +25,7 @@ struct Event {
   std::string text;                // the segment that fired (a traceback's header line)
   std::string summary;             // tracebacks: the final exception line; thresholds: the count
   std::uint64_t summary_line = 0;  // line of the summary, 0 when it has none
+  std::string frame;               // tracebacks: the innermost `File "...", line N, in F`
   bool cut = false;                // the line was longer than the cap and `text` is a piece of it
   rules::Verdict verdict;          // its rule's cause and action
 };

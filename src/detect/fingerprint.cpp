@@ -33,12 +33,47 @@ std::string NormalizeErrorText(std::string_view text) {
   return out.substr(begin, end - begin + 1);
 }
 
+std::string NormalizeFrame(std::string_view frame) {
+  static const RE2 kFrame(R"re(File "(?:[^"]*/)?([^"/]*)", line \d+, in (.+))re");
+  std::string file;
+  std::string function;
+  if (RE2::FullMatch(frame, kFrame, &file, &function)) {
+    return file + " in " + function;
+  }
+  return NormalizeErrorText(frame);
+}
+
+namespace {
+
+// The frame of the firing the incident's summary came from, else of the first that has one.
+std::string_view FrameOf(const Incident& incident) {
+  const Firing* first = nullptr;
+  for (const Firing& firing : incident.firings) {
+    if (firing.event.frame.empty()) {
+      continue;
+    }
+    if (firing.event.summary == incident.summary) {
+      return firing.event.frame;
+    }
+    if (first == nullptr) {
+      first = &firing;
+    }
+  }
+  return first != nullptr ? std::string_view(first->event.frame) : std::string_view();
+}
+
+}  // namespace
+
 std::string Fingerprint(const Incident& incident) {
   const std::string& rule = !incident.verdict.rule.empty()
                                 ? incident.verdict.rule
                                 : (incident.rules.empty() ? std::string() : incident.rules[0]);
-  const std::string key = std::string(rules::RuleKindName(incident.kind)) + '\n' + rule + '\n' +
-                          NormalizeErrorText(incident.summary);
+  std::string key = std::string(rules::RuleKindName(incident.kind)) + '\n' + rule + '\n' +
+                    NormalizeErrorText(incident.summary);
+  if (const std::string_view frame = FrameOf(incident); !frame.empty()) {
+    key += '\n';
+    key += NormalizeFrame(frame);
+  }
   std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64: stable, and enough for a label
   for (unsigned char c : key) {
     hash = (hash ^ c) * 0x100000001b3ULL;

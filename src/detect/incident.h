@@ -26,6 +26,9 @@ struct Firing {
   std::uint64_t head_hash = 0;
   std::vector<std::string> context;            // up to context_lines lines before the event's line
   std::vector<source::WriterProcess> writers;  // the processes writing the stream, if known
+  // Pids that wrote the stream and exited before this fired (a crashed process is often gone
+  // before its traceback is judged complete): its job restarted only once others write it.
+  std::vector<int> departed_writers;
   WallTime time{};
   // Where a re-read of the stream would detect this event again (its line, or the header
   // of the traceback it ends): the daemon persists no offset past it until the incident is

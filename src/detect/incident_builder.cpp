@@ -167,4 +167,10 @@ void IncidentBuilder::RestoreCooldown(const std::string& rule, Clock::time_point
   last = std::max(last, opened_at);
 }
 
+void IncidentBuilder::EndCooldown(const std::vector<std::string>& rules) {
+  for (const std::string& rule : rules) {
+    last_opened_.erase(rule);
+  }
+}
+
 }  // namespace trainwatch::detect

@@ -52,6 +52,8 @@ class IncidentBuilder {
 
   // A rule that fired `ago` before now (from the incident log, across a restart).
   void RestoreCooldown(const std::string& rule, Clock::time_point opened_at);
+  // The incident these rules opened resolved: the next firing opens a new incident at once.
+  void EndCooldown(const std::vector<std::string>& rules);
 
  private:
   std::string NewId(WallTime wall_now);

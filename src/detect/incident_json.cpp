@@ -32,6 +32,9 @@ std::string IncidentJson(const Incident& incident) {
       entry["summary"] = firing.event.summary;
       entry["summary_line"] = firing.event.summary_line;
     }
+    if (!firing.event.frame.empty()) {
+      entry["frame"] = firing.event.frame;
+    }
     if (firing.event.cut) {
       entry["cut"] = true;
     }
@@ -41,6 +44,9 @@ std::string IncidentJson(const Incident& incident) {
         writers.push_back({{"pid", writer.pid}, {"comm", writer.comm}});
       }
       entry["writers"] = std::move(writers);
+    }
+    if (!firing.departed_writers.empty()) {
+      entry["departed_writers"] = firing.departed_writers;
     }
     if (!firing.file_id.empty()) {
       entry["file_id"] = firing.file_id;

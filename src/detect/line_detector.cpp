@@ -119,6 +119,7 @@ void LineDetector::EmitTracebacks(const Grouping& grouping, std::vector<Event>& 
       event.summary += " (Python printed this traceback and carried on)";
     }
     event.summary_line = traceback.summary_line;
+    event.frame = std::move(traceback.innermost_frame);
     out.push_back(std::move(event));
   }
   finished_.clear();

@@ -78,6 +78,8 @@ class ProgressTracker {
   // The line of the latest advance of a bar already known (0 before any): a writer that goes on
   // after an exception shows it here.
   std::uint64_t last_advance_line() const { return last_advance_line_; }
+  // When any of its bars last advanced (the epoch before any did).
+  SteadyTime last_advance() const { return last_advance_; }
   // The bar updated most recently, if any.
   const Bar* Latest() const;
   const std::map<std::string, Bar>& bars() const { return bars_; }

@@ -40,6 +40,7 @@ StreamDetector::StreamDetector(StreamIdentity identity,
       detector_(std::move(detector)),
       context_lines_(context_lines),
       track_progress_(track_progress),
+      created_(created),
       last_output_(created) {}
 
 Result<std::unique_ptr<StreamDetector>> StreamDetector::Create(
@@ -124,7 +125,17 @@ detect::Firing StreamDetector::MakeFiring(detect::Event event, detect::WallTime 
   firing.head_hash = identity_.fingerprint.hash;
   firing.time = wall;
   firing.writers = writers_;
+  firing.departed_writers = departed_;
   return firing;
+}
+
+void StreamDetector::WritersDeparted(const std::vector<source::WriterProcess>& gone) {
+  for (const source::WriterProcess& writer : gone) {
+    departed_.push_back(writer.pid);
+  }
+  if (departed_.size() > kMaxDeparted) {
+    departed_.erase(departed_.begin(), departed_.end() - static_cast<std::ptrdiff_t>(kMaxDeparted));
+  }
 }
 
 void StreamDetector::Emit(std::vector<detect::Event>& events, detect::WallTime wall,
@@ -135,6 +146,7 @@ void StreamDetector::Emit(std::vector<detect::Event>& events, detect::WallTime w
     }
     if (event.kind == rules::RuleKind::kCrash) {
       crash_line_ = std::max({crash_line_, event.line, event.summary_line});
+      crash_writer_ = writers_.size() == 1 ? writers_[0].pid : 0;
     }
     detect::Firing firing = MakeFiring(std::move(event), wall);
     if (std::optional<std::uint64_t> offset = OffsetOf(firing.event.line)) {

@@ -67,9 +67,16 @@ class StreamDetector {
   // carry them, so the capture stage knows whose environment and stacks to collect.
   void set_writers(std::vector<source::WriterProcess> writers) {
     live_ = live_ || !writers.empty();
+    if (!writers.empty()) {
+      departed_.clear();
+    }
     writers_ = std::move(writers);
   }
   const std::vector<source::WriterProcess>& writers() const { return writers_; }
+  // Writers that exited (CheckWriters): remembered, for the firings that come after them, until
+  // other writers are known. At most kMaxDeparted, the latest.
+  void WritersDeparted(const std::vector<source::WriterProcess>& gone);
+  static constexpr std::size_t kMaxDeparted = 64;
   std::vector<source::WriterProcess>& writers() { return writers_; }
 
   // Output seen as it was written (not only a backlog read at once), or a known writer: only
@@ -90,10 +97,11 @@ class StreamDetector {
   // Only where the stream has one known writer process and has shown no rank tags
   // (`[rank3]:`, `[default3]:`, `[1,3]<stdout>:`), and is not a wrapped launcher: in a log
   // that several ranks share, the other ranks' bars move on after one rank dies, until the
-  // collective watchdog stops them, and that is no catch.
+  // collective watchdog stops them, and that is no catch. Nor is the bar of another process
+  // than the one writing at the crash: the job restarted into the same log.
   bool CrashCaught() const {
     return crash_line_ != 0 && may_catch_ && !saw_writer_tags_ && writers_.size() == 1 &&
-           progress_.last_advance_line() > crash_line_;
+           writers_[0].pid == crash_writer_ && progress_.last_advance_line() > crash_line_;
   }
   void ForgetCrash() { crash_line_ = 0; }
   // The wrapped command's streams: it may be a launcher whose ranks share its output.
@@ -111,6 +119,7 @@ class StreamDetector {
   std::uint64_t bytes() const { return bytes_; }
   std::uint64_t last_line() const { return last_line_; }
   SteadyTime last_output() const { return last_output_; }
+  SteadyTime created() const { return created_; }  // when the daemon began to follow it
 
  private:
   struct Recent {
@@ -141,9 +150,11 @@ class StreamDetector {
   const source::LineBatch* batch_ = nullptr;  // during OnBatch
   std::uint64_t batch_offset_ = 0;
   std::vector<source::WriterProcess> writers_;
+  std::vector<int> departed_;  // pids, oldest first
   bool live_ = false;
   bool writer_closed_ = false;
   std::uint64_t crash_line_ = 0;
+  int crash_writer_ = 0;  // the one writer when the crash was reported (0: none or several)
   bool may_catch_ = true;
   bool saw_writer_tags_ = false;  // a line began with a rank tag: several ranks write here
   std::uint64_t suppress_through_ = 0;
@@ -154,6 +165,7 @@ class StreamDetector {
   std::uint64_t lines_ = 0;
   std::uint64_t bytes_ = 0;
   std::uint64_t last_line_ = 0;
+  SteadyTime created_{};
   SteadyTime last_output_{};
 };
 

@@ -347,6 +347,9 @@ TracebackGrouper::Step TracebackGrouper::Advance(Open& open, std::uint64_t line,
     case State::kFrames:
       if (!body.empty() && (body.front() == ' ' || body.front() == '\t')) {
         open.last_line = line;  // a frame, its source line, a caret line, "[Previous line ...]"
+        if (const std::string_view frame = TrimLeft(body); frame.starts_with("File \"")) {
+          open.traceback.innermost_frame = std::string(frame.substr(0, kMaxFrameBytes));
+        }
         return Step::kBelongs;
       }
       if (IsExceptionLine(body)) {
@@ -423,6 +426,8 @@ void TracebackGrouper::OnHeaderlessFrame(std::uint64_t line, std::string_view te
   open.prefix = std::string(text.substr(0, at - 2));
   open.mode = HasClock(open.prefix) ? PrefixMode::kClock : PrefixMode::kExact;
   open.headerless = true;
+  open.traceback.innermost_frame =
+      std::string(TrimRight(text.substr(at)).substr(0, kMaxFrameBytes));
   open.last_line = line;
   if (open_.size() >= kMaxOpen) {
     Close(0, out);

@@ -24,8 +24,12 @@ struct Traceback {
   std::string header_text;  // the segment holding the header
   std::string summary;      // final exception line without its prefix; empty if none seen
   std::uint64_t summary_line = 0;
+  // The last `File "...", line N, in F` line seen: the innermost frame (Python prints the
+  // outermost first), without its indentation; capped at kMaxFrameBytes.
+  std::string innermost_frame;
   bool survived = false;  // Python printed it and carried on
 };
+inline constexpr std::size_t kMaxFrameBytes = 512;
 
 class TracebackGrouper {
  public:

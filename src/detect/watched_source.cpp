@@ -246,6 +246,7 @@ void WatchedSource::CheckWriters(SteadyTime now) {
       gone.push_back(writer);
       return true;
     });
+    stream.WritersDeparted(gone);
     if (gone.empty() || !writers.empty()) {
       return;
     }

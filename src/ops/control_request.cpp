@@ -4,6 +4,8 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 
+#include "ops/incident_log.h"
+
 namespace trainwatch::ops {
 namespace {
 
@@ -192,6 +194,31 @@ Result<ControlCommand> Snapshot(const json& request) {
   return command;
 }
 
+Result<ControlCommand> Ack(const json& request) {
+  if (Status fields = OnlyFields(request, "ack", {"command", "id", "why"}); !fields) {
+    return fields.error();
+  }
+  ControlCommand command;
+  command.kind = ControlCommand::Kind::kAck;
+  command.reason.clear();
+  Result<std::string> id = Text(request.contains("id") ? request["id"] : json(), "id",
+                                kMaxControlIdBytes, "an incident id");
+  if (!id) {
+    return id.error();
+  }
+  command.id = std::move(*id);
+  if (request.contains("why") &&
+      !(request["why"].is_string() && request["why"].get_ref<const std::string&>().empty())) {
+    Result<std::string> why =
+        Text(request["why"], "why", kMaxControlReasonBytes, "a one-line note");
+    if (!why) {
+      return why.error();
+    }
+    command.reason = std::move(*why);
+  }
+  return command;
+}
+
 }  // namespace
 
 Result<ControlCommand> ParseControlRequest(const std::string& line) {
@@ -204,13 +231,13 @@ Result<ControlCommand> ParseControlRequest(const std::string& line) {
   const json request = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded()) {
     return Error{ControlErrorReply(
-        "bad request: not JSON (expected one line {\"command\": \"status\", \"snapshot\" or "
-        "\"reload\"})")};
+        "bad request: not JSON (expected one line {\"command\": \"status\", \"snapshot\", "
+        "\"reload\" or \"ack\"})")};
   }
   if (!request.is_object()) {
     return Bad("request", "a JSON object {\"command\": ...}", Described(request));
   }
-  const std::string expected = "\"status\", \"snapshot\" or \"reload\"";
+  const std::string expected = "\"status\", \"snapshot\", \"reload\" or \"ack\"";
   if (!request.contains("command")) {
     return Bad("command", expected, "no command");
   }
@@ -236,6 +263,9 @@ Result<ControlCommand> ParseControlRequest(const std::string& line) {
   if (command == "snapshot") {
     return Snapshot(request);
   }
+  if (command == "ack") {
+    return Ack(request);
+  }
   // A huge or binary name is not echoed whole.
   std::string got = "unknown command \"";
   got += Clipped(command);
@@ -252,6 +282,14 @@ std::string ReloadReply(const Result<std::string>& verdict) {
     return ControlErrorReply(verdict.error().message);
   }
   return json{{"reloaded", *verdict}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string AckReply(const Result<Resolution>& resolution) {
+  if (!resolution) {
+    return json{{"error", resolution.error().message}, {"not_followed", true}}.dump(
+        -1, ' ', false, json::error_handler_t::replace);
+  }
+  return ResolutionJson(*resolution);
 }
 
 std::string SnapshotReply(const capture::CaptureOutcome& outcome,

@@ -30,7 +30,8 @@ void DaemonCounters::CountCapture(const capture::CaptureOutcome& outcome,
 
 std::uint64_t DaemonCounters::Activity() const {
   std::uint64_t sum = bundles_written + bundle_bytes + bundles_failed + bundles_deleted;
-  for (const auto* counts : {&firings_by_rule, &incidents_by_kind, &collector_timeouts}) {
+  for (const auto* counts :
+       {&firings_by_rule, &incidents_by_kind, &collector_timeouts, &resolved_by_how}) {
     for (const auto& [name, count] : *counts) {
       sum = sum * 31 + count;
     }

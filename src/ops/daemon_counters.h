@@ -22,6 +22,7 @@ struct DaemonCounters {
   std::uint64_t bundles_failed = 0;   // incidents whose capture wrote no bundle
   std::uint64_t bundles_deleted = 0;  // by retention
   std::map<std::string, std::uint64_t> collector_timeouts;  // killed at deadline or abandoned
+  std::map<std::string, std::uint64_t> resolved_by_how;     // progress, restart, ack
 
   // Counts a capture's bundle (or its absence), what retention removed, and the collectors
   // that timed out, each under its configured name in `commands` ("py-spy-4242", run once per

@@ -70,6 +70,19 @@ std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
   }
   families.push_back(std::move(verdicts));
 
+  MetricFamily open = Family("trainwatch_open_incidents",
+                             "Incidents recorded and not yet resolved (progress resumed, the job "
+                             "restarted, or an operator acknowledged them).",
+                             "gauge");
+  open.samples.push_back({{}, static_cast<double>(snapshot.open_incidents.size())});
+  families.push_back(std::move(open));
+
+  MetricFamily resolved =
+      Family("trainwatch_incidents_resolved_total",
+             "Incidents resolved, by how: progress, restart or ack.", "counter");
+  AddByLabel(resolved, "how", snapshot.counters.resolved_by_how, {"progress", "restart", "ack"});
+  families.push_back(std::move(resolved));
+
   const std::pair<const char*, std::pair<const char*, std::uint64_t>> bundle_counts[] = {
       {"trainwatch_bundles_written_total", {"Bundles written.", snapshot.counters.bundles_written}},
       {"trainwatch_bundle_bytes_total",

@@ -69,11 +69,19 @@ struct SourceSnapshot {
   std::vector<std::pair<std::string, std::string>> unwatched;
 };
 
-struct OpenIncidentSnapshot {
+// The incident firings are joining now (within its settle time, not yet written).
+struct SettlingIncidentSnapshot {
   std::string id;
   std::string kind;
   std::string summary;
   std::vector<std::string> rules;
+};
+
+// A written incident not yet resolved (ops/incident_lifecycle.h).
+struct OpenIncidentSnapshot {
+  std::string id;
+  std::string kind;
+  std::chrono::system_clock::time_point opened{};
 };
 
 // A rank of the running job (collect/rank_map.h), for `trainwatch status`.
@@ -105,7 +113,8 @@ struct DaemonSnapshot {
   std::string incidents_file;
   std::string last_incident;
   std::map<std::string, std::uint64_t> firings_without_incident;  // warnings, cooldowns
-  std::optional<OpenIncidentSnapshot> open_incident;
+  std::optional<SettlingIncidentSnapshot> settling_incident;
+  std::vector<OpenIncidentSnapshot> open_incidents;  // oldest first
   DaemonCounters counters;
   std::vector<std::string> collectors;  // configured command collectors
   std::vector<std::string> hooks;       // configured on_incident hooks

@@ -4,13 +4,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <type_traits>
 
 #include "capture/capturer.h"
 #include "core/atomic_file.h"
+#include "core/time_format.h"
 #include "core/unique_fd.h"
 #include "detect/incident_json.h"
 #include "diagnose/suspects_json.h"
@@ -44,6 +48,26 @@ Status IncidentLog::AppendBundle(const capture::CaptureOutcome& outcome) {
     record["devices"] = outcome.devices_note;
   }
   return AppendLine(record.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+std::string ResolutionJson(const Resolution& resolution) {
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  json record = {{"resolved", resolution.id},
+                 {"how", ResolvedByName(resolution.by)},
+                 {"why", resolution.why},
+                 {"at", FormatUtc(resolution.at)},
+                 {"at_ms", duration_cast<milliseconds>(resolution.at.time_since_epoch()).count()}};
+  if (resolution.opened != WallTime{}) {
+    // Milliseconds, as seconds: "95.25", not the float noise of a nanosecond difference.
+    const auto open_ms = duration_cast<milliseconds>(resolution.at - resolution.opened);
+    record["open_seconds"] = std::chrono::duration<double>(open_ms).count();
+  }
+  return record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Status IncidentLog::AppendResolved(const Resolution& resolution) {
+  return AppendLine(ResolutionJson(resolution));
 }
 
 Status IncidentLog::AppendLine(const std::string& text) {
@@ -129,6 +153,70 @@ detect::WallTime OpenedAt(const json& record) {
   return detect::WallTime{milliseconds(ms > -limit && ms < limit ? ms : 0)};
 }
 
+std::string StringOr(const json& record, const char* key) {
+  const auto it = record.find(key);
+  return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// An incident record: open until its resolution record comes (manual snapshots never are).
+void RestoreOpen(IncidentHistory& history, const json& record, detect::WallTime opened) {
+  const std::optional<rules::RuleKind> kind = rules::ParseRuleKind(StringOr(record, "kind"));
+  const std::string id = StringOr(record, "id");
+  if (!kind || id.empty()) {
+    return;  // "manual", or damaged
+  }
+  OpenIncident open;
+  open.id = id;
+  open.kind = *kind;
+  open.opened_wall = opened;
+  open.restored = true;
+  for (const auto& rule : record.value("rules", json::array())) {
+    if (rule.is_string()) {
+      open.rules.push_back(rule.get<std::string>());
+    }
+  }
+  for (const auto& firing : record.value("firings", json::array())) {
+    if (!firing.is_object()) {
+      continue;
+    }
+    const std::string source = StringOr(firing, "source");
+    open.sources.insert(source);
+    open.streams.insert(StreamKey(source, StringOr(firing, "stream")));
+    for (const auto& writer : firing.value("writers", json::array())) {
+      if (writer.is_object() && NumberOr(writer, "pid", 0) > 0) {
+        open.writers.insert(NumberOr(writer, "pid", 0));
+      }
+    }
+    for (const auto& pid : firing.value("departed_writers", json::array())) {
+      if (pid.is_number_integer() && pid.get<long long>() > 0 &&
+          pid.get<long long>() <= std::numeric_limits<int>::max()) {
+        open.writers.insert(pid.get<int>());
+      }
+    }
+  }
+  // Bounded like the daemon's own list: the oldest are forgotten.
+  if (history.open.size() >= IncidentLifecycle::kMaxOpen) {
+    history.open.erase(history.open.begin());
+  }
+  history.open.push_back(std::move(open));
+}
+
+// A resolution record: its incident is no longer open, and its rules' cooldown ended with it.
+void Resolved(IncidentHistory& history, const std::string& id) {
+  const auto it = std::find_if(history.open.begin(), history.open.end(),
+                               [&](const OpenIncident& open) { return open.id == id; });
+  if (it == history.open.end()) {
+    return;
+  }
+  for (const std::string& rule : it->rules) {
+    if (const auto last = history.rule_last_opened.find(rule);
+        last != history.rule_last_opened.end() && last->second <= it->opened_wall) {
+      history.rule_last_opened.erase(last);
+    }
+  }
+  history.open.erase(it);
+}
+
 }  // namespace
 
 IncidentHistory ParseIncidentHistory(std::string_view text) {
@@ -143,11 +231,21 @@ IncidentHistory ParseIncidentHistory(std::string_view text) {
                                     text.begin() + static_cast<std::ptrdiff_t>(end), nullptr,
                                     /*allow_exceptions=*/false);
     pos = end + 1;
-    if (!record.is_object() || !record.contains("firings")) {
+    if (!record.is_object()) {
+      continue;
+    }
+    if (const auto resolved = record.find("resolved"); resolved != record.end()) {
+      if (resolved->is_string()) {
+        Resolved(history, resolved->get<std::string>());
+      }
+      continue;
+    }
+    if (!record.contains("firings")) {
       continue;  // not an incident (a bundle record)
     }
     ++history.incidents;
     const detect::WallTime opened = OpenedAt(record);
+    RestoreOpen(history, record, opened);
     if (const auto fingerprint = record.find("fingerprint");
         fingerprint != record.end() && fingerprint->is_string()) {
       FingerprintSeen& seen = history.fingerprints[fingerprint->get<std::string>()];

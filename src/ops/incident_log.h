@@ -1,7 +1,8 @@
-// IncidentLog: state_dir/incidents.jsonl, one JSON object per incident, appended. Also read
-// back at start: which lines of which files already fired (so lines re-read after a kill -9
-// do not fire again) and when each rule last opened an incident (so the cooldown survives a
-// restart). Loop thread only.
+// IncidentLog: state_dir/incidents.jsonl, one JSON object per incident, appended, then one for
+// its bundle and one when it resolves. Also read back at start: which lines of which files
+// already fired (so lines re-read after a kill -9 do not fire again), when each rule last opened
+// an incident (so the cooldown survives a restart) and which incidents are still open. Loop
+// thread only.
 #pragma once
 
 #include <chrono>
@@ -12,6 +13,7 @@
 
 #include "core/result.h"
 #include "detect/incident.h"
+#include "ops/incident_lifecycle.h"
 #include "ops/recurrence_book.h"
 
 namespace trainwatch::capture {
@@ -31,12 +33,18 @@ struct IncidentHistory {
   std::multimap<std::string, FiredThrough> fired;
   std::map<std::string, detect::WallTime> rule_last_opened;
   std::map<std::string, FingerprintSeen> fingerprints;  // for the RecurrenceBook
+  // Incidents with no resolution record, oldest first (a resolved one's rules are out of
+  // rule_last_opened too: its cooldown ended with it).
+  std::vector<OpenIncident> open;
   std::uint64_t incidents = 0;
 };
 
 // The history in `text`: whole JSONL lines of the log (an unfinished last line is ignored,
 // as are lines that are not incidents). Never throws on any input. Pure; any thread.
 IncidentHistory ParseIncidentHistory(std::string_view text);
+
+// The resolution record, one line of JSON without its newline.
+std::string ResolutionJson(const Resolution& resolution);
 
 class IncidentLog {
  public:
@@ -48,6 +56,9 @@ class IncidentLog {
   //  "suspects": [{rank, label, pid, host, reason}]}. Incident records are written at once, so
   // detection is not delayed by the capture.
   Status AppendBundle(const capture::CaptureOutcome& outcome);
+  // An incident resolved: {"resolved": id, "how": "progress"|"restart"|"ack", "why", "at",
+  // "at_ms", "open_seconds"}.
+  Status AppendResolved(const Resolution& resolution);
   // Reads the last kTailBytes of the log (older incidents are past every cooldown and far
   // behind every saved offset).
   Result<IncidentHistory> ReadHistory() const;

@@ -1,5 +1,7 @@
 #include "ops/status_json.h"
 
+#include "core/time_format.h"
+
 namespace trainwatch::ops {
 namespace {
 
@@ -110,10 +112,18 @@ json StatusJson(const DaemonSnapshot& snapshot) {
     }
     status["ranks"] = std::move(ranks);
   }
-  if (const auto& open = snapshot.open_incident) {
-    status["open_incident"] = {
-        {"id", open->id}, {"kind", open->kind}, {"summary", open->summary}, {"rules", open->rules}};
+  if (const auto& settling = snapshot.settling_incident) {
+    status["settling_incident"] = {{"id", settling->id},
+                                   {"kind", settling->kind},
+                                   {"summary", settling->summary},
+                                   {"rules", settling->rules}};
   }
+  json open = json::array();
+  for (const OpenIncidentSnapshot& incident : snapshot.open_incidents) {
+    open.push_back(
+        {{"id", incident.id}, {"kind", incident.kind}, {"opened", FormatUtc(incident.opened)}});
+  }
+  status["open_incidents"] = std::move(open);
   return status;
 }
 

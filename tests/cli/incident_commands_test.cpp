@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "support/temp_dir.h"
@@ -20,9 +22,9 @@ not json
 
 class IncidentCommandsTest : public ::testing::Test {
  protected:
-  IncidentsOptions Options() {
+  IncidentsOptions Options(const std::string& file = {}) {
     IncidentsOptions options;
-    options.file = temp_.Write("incidents.jsonl", kLog);
+    options.file = file.empty() ? temp_.Write("incidents.jsonl", kLog) : file;
     return options;
   }
   testing::TempDir temp_;
@@ -44,6 +46,7 @@ TEST_F(IncidentCommandsTest, ListShowsEachIncidentsVerdictRecurrenceAndBundle) {
                       "    KeyError: 'labels'\n"
                       "    cause application, action cancel_retries; seen 2 times since "
                       "2026-11-25T08:00:00.000Z\n"
+                      "    open\n"
                       "    bundle /var/lib/trainwatch/bundles/x.tar.zst\n"),
             std::string::npos)
       << text;
@@ -68,6 +71,42 @@ TEST_F(IncidentCommandsTest, ShowTakesAUniqueStartOfAnId) {
   out_.str("");
   ASSERT_EQ(RunIncidentsShow(options, out_, err_), 0);
   EXPECT_NE(out_.str().find("bundle     not recorded"), std::string::npos) << out_.str();
+}
+
+TEST_F(IncidentCommandsTest, AckRecordsTheResolutionOnceAndListAndShowSayIt) {
+  IncidentsOptions options = Options();
+  options.id = "20261125T1000";
+  options.why = "node rebooted";
+  ASSERT_EQ(RunIncidentsAck(options, out_, err_), 0) << err_.str();
+  EXPECT_NE(out_.str().find("incident 20261125T100000Z-ab12000002 resolved: acknowledged by an "
+                            "operator: node rebooted (recorded in "),
+            std::string::npos)
+      << out_.str();
+
+  // The record follows the unfinished line on a line of its own, and is joined to its incident.
+  std::ifstream in(options.file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto records = ReadIncidentRecords(text);
+  ASSERT_EQ(records.size(), 2u) << text;
+  EXPECT_FALSE(records[0].contains("resolved"));
+  ASSERT_TRUE(records[1].contains("resolved")) << records[1].dump(1);
+  EXPECT_EQ(records[1]["resolved"]["how"], "ack");
+  EXPECT_EQ(records[1]["resolved"]["why"], "acknowledged by an operator: node rebooted");
+
+  out_.str("");
+  ASSERT_EQ(RunIncidentsList(Options(options.file), out_, err_), 0);
+  EXPECT_NE(out_.str().find("    resolved 20"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find(" (ack): acknowledged by an operator: node rebooted\n"),
+            std::string::npos)
+      << out_.str();
+
+  EXPECT_EQ(RunIncidentsAck(options, out_, err_), 2);
+  EXPECT_NE(err_.str().find("incident 20261125T100000Z-ab12000002 is not open: resolved "),
+            std::string::npos)
+      << err_.str();
+  options.id = "nonesuch";
+  EXPECT_EQ(RunIncidentsAck(options, out_, err_), 2);
+  EXPECT_NE(err_.str().find("no incident 'nonesuch' in "), std::string::npos) << err_.str();
 }
 
 TEST_F(IncidentCommandsTest, NoLogYetIsNoIncidentNotAnError) {

@@ -63,9 +63,12 @@ class PythonHookTest : public ::testing::Test {
     // The image's own sitecustomize, which the hook must still load.
     dir_.Write("image/sitecustomize.py",
                "import os\nopen(os.environ['CHAIN_MARK'], 'w').write('chained')\n");
+    // Ready from inside wait_for_data: a signal sent as soon as the file exists finds the
+    // interpreter in it (on a loaded machine it could still be at the module's top level).
     dir_.Write("job.py",
-               "import os, time\nopen(os.environ['READY'], 'w').write('up')\n"
-               "def wait_for_data():\n    time.sleep(60)\nwait_for_data()\n");
+               "import os, time\n"
+               "def wait_for_data():\n    open(os.environ['READY'], 'w').write('up')\n"
+               "    time.sleep(60)\nwait_for_data()\n");
   }
   std::vector<std::string> Env(bool hook_on = true) const {
     std::vector<std::string> env = PythonHookEnvironment(

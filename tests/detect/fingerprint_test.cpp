@@ -45,6 +45,30 @@ TEST(Fingerprint, TheSameFailureOnEveryRankAndAfterARestartIsOne) {
   EXPECT_EQ(Fingerprint(killed), Fingerprint(again));
 }
 
+TEST(NormalizeFrame, KeepsTheFileNameAndFunction) {
+  EXPECT_EQ(NormalizeFrame(R"(File "/opt/venv/job/train.py", line 88, in train_step)"),
+            "train.py in train_step");
+  EXPECT_EQ(NormalizeFrame(R"(File "<frozen runpy>", line 198, in _run_module_as_main)"),
+            "<frozen runpy> in _run_module_as_main");
+  EXPECT_EQ(NormalizeFrame("File at 0x7f00 line 12"), "File at <addr> line #");
+}
+
+Incident RaisedAt(const std::string& frame) {
+  Incident incident = Crash("KeyError: 'labels'", "python.traceback");
+  Firing firing;
+  firing.event.summary = incident.summary;
+  firing.event.frame = frame;
+  incident.firings.push_back(firing);
+  return incident;
+}
+
+TEST(Fingerprint, WhereATracebackWasRaisedCountsButNotItsLineOrDirectory) {
+  const std::string here = Fingerprint(RaisedAt(R"(File "/job/a/data.py", line 41, in collate)"));
+  EXPECT_EQ(Fingerprint(RaisedAt(R"(File "/node7/b/data.py", line 44, in collate)")), here);
+  EXPECT_NE(Fingerprint(RaisedAt(R"(File "/job/a/train.py", line 41, in step)")), here);
+  EXPECT_NE(Fingerprint(Crash("KeyError: 'labels'", "python.traceback")), here);
+}
+
 TEST(Fingerprint, DifferentFailuresDiffer) {
   const std::string oom = Fingerprint(Crash("CUDA out of memory. Tried to allocate 2.00 GiB"));
   EXPECT_NE(Fingerprint(Crash("KeyError: 'labels'", "python.traceback")),

@@ -45,6 +45,18 @@ TEST(Traceback, PlainTracebackIsOneEventSummarisedByItsException) {
       {{2, kCrash, "RuntimeError: CUDA error: device-side assert triggered"}});
 }
 
+TEST(Traceback, TheInnermostFrameComesWithTheEvent) {
+  const auto events = Detect(kTracebackRule,
+                             "[rank2]: Traceback (most recent call last):\n"
+                             "[rank2]:   File \"/job/train.py\", line 10, in <module>\n"
+                             "[rank2]:     main()\n"
+                             "[rank2]:   File \"/job/data.py\", line 41, in collate\n"
+                             "[rank2]:     batch[\"labels\"]\n"
+                             "[rank2]: KeyError: 'labels'\n");
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0].frame, "File \"/job/data.py\", line 41, in collate");
+}
+
 TEST(Traceback, FollowsRankPrefixesThroughInterleavedRanks) {
   ExpectTracebacks(
       "[rank1]: Traceback (most recent call last):\n"

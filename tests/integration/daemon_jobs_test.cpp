@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "integration/daemon_fixture.h"
+#include "support/run_binary.h"
 
 namespace trainwatch::testing {
 namespace {
@@ -64,6 +65,35 @@ TEST_F(JobTest, ATrainingJobThatRaisesMakesOneIncidentNamedByItsException) {
   }
 }
 
+TEST_F(JobTest, AJobRestartedAfterItsCrashResolvesItAndItsNextCrashIsANewIncident) {
+  WriteConfig({.settle = "1s"});  // the cooldown is a minute: the restart must end it
+  StartDaemon();
+  const std::string log = Dir("logs/job.log");
+  const std::vector<std::string> args = {"--steps", "40", "--step-seconds", "0.1"};
+  {
+    JobProcess job(JobScript("crash_after_training.py"), args, log);
+    EXPECT_EQ(job.Wait(60s), 1);
+  }
+  ASSERT_TRUE(WaitUntil([&] { return ReadIncidents(state()).size() == 1; }, 10s)) << daemon_->Log();
+  const std::string first = ReadIncidents(state())[0]["id"];
+  // The launcher runs it again, into the same log: a new process, none of the old ones.
+  JobProcess again(JobScript("crash_after_training.py"), args, log);
+  EXPECT_EQ(again.Wait(60s), 1);
+  ASSERT_TRUE(WaitUntil([&] { return ReadIncidents(state()).size() == 2; }, 10s)) << daemon_->Log();
+  const std::vector<Json> incidents = ReadIncidents(state());
+  EXPECT_EQ(incidents[1]["recurrence"]["count"], 2) << incidents[1].dump(1);
+  const RunResult shown =
+      RunBinary({TrainwatchBinary(), "incidents", "show", first, "--json", "--config", config()});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const Json record = Json::parse(shown.out);
+  ASSERT_TRUE(record.contains("resolved")) << record.dump(1) << daemon_->Log();
+  EXPECT_EQ(record["resolved"]["how"], "restart");
+  EXPECT_NE(record["resolved"]["why"].get<std::string>().find(
+                "is written by pid " + std::to_string(again.pid()) + " (python3)"),
+            std::string::npos)
+      << record.dump(1);
+}
+
 TEST_F(JobTest, AFastJobThatStopsIsFlaggedByTheThresholdItsOwnPaceTaught) {
   // 4 x the p99 of 0.25 s steps is 1 s, floored at 2 s: long before the 10 min cap.
   WriteConfig({.extra_rules = "  - id: test.learnt\n"
@@ -94,6 +124,58 @@ TEST_F(JobTest, AFastJobThatStopsIsFlaggedByTheThresholdItsOwnPaceTaught) {
   const Json bars = daemon_->Status(state())["sources"][0]["files"][0]["bars"];
   ASSERT_FALSE(bars.empty()) << bars.dump(1);
   EXPECT_GT(bars[0].value("interval_p99_seconds", 0.0), 0.2) << bars.dump(1);
+}
+
+TEST_F(JobTest, AStallThatRecoversIsResolvedAndTheNextStallIsANewIncident) {
+  WriteConfig({.settle = "1s"});  // the cooldown is a minute: longer than the whole job
+  StartDaemon();
+  const std::string log = Dir("logs/job.log");
+  // Steps of 0.25 s; before step 12 a pause of 8 s, past test.stall's 3 s; after step 29 the
+  // job goes silent for good.
+  JobProcess job(JobScript("go_silent.py"),
+                 {"--steps", "30", "--step-seconds", "0.25", "--pause-at", "12", "--pause-seconds",
+                  "8", "--log", log},
+                 Dir("job.out"));
+  ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.stall").size() >= 2; }, 90s))
+      << daemon_->Log();
+  const std::vector<Json> stalls = IncidentsOf("test.stall");
+  EXPECT_NE(stalls[0]["firings"][0]["summary"].get<std::string>().find("at 11 has not advanced"),
+            std::string::npos)
+      << stalls[0].dump(1);
+  EXPECT_NE(stalls[1]["firings"][0]["summary"].get<std::string>().find("at 29 has not advanced"),
+            std::string::npos)
+      << stalls[1].dump(1);
+
+  // The first resolved when the steps came again, in the log and in `incidents list`; the
+  // second is open, in status and the metrics, until an operator acknowledges it.
+  const RunResult listed =
+      RunBinary({TrainwatchBinary(), "incidents", "list", "--json", "--config", config()});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  const Json records = Json::parse(listed.out);
+  const Json* first = nullptr;
+  for (const Json& record : records) {
+    if (record["id"] == stalls[0]["id"]) {
+      first = &record;
+    }
+  }
+  ASSERT_NE(first, nullptr) << listed.out;
+  ASSERT_TRUE(first->contains("resolved")) << first->dump(1) << daemon_->Log();
+  EXPECT_EQ((*first)["resolved"]["how"], "progress");
+  EXPECT_EQ((*first)["resolved"]["why"].get<std::string>().rfind("progress resumed on " + log, 0),
+            0U)
+      << first->dump(1);
+  const std::string second = stalls[1]["id"];
+  Json open = daemon_->Status(state())["open_incidents"];
+  ASSERT_EQ(open.size(), 1U) << open.dump(1);
+  EXPECT_EQ(open[0]["id"], second);
+
+  const RunResult acked = RunBinary({TrainwatchBinary(), "incidents", "ack", second, "--why",
+                                     "job cancelled", "--config", config()});
+  ASSERT_EQ(acked.exit_code, 0) << acked.err;
+  EXPECT_NE(acked.out.find("recorded by the daemon"), std::string::npos) << acked.out;
+  EXPECT_TRUE(daemon_->Status(state())["open_incidents"].empty());
+  EXPECT_NE(daemon_->Log().find("incident " + second + " resolved ("), std::string::npos)
+      << daemon_->Log();
 }
 
 TEST_F(JobTest, TwoGlooRanksWhereOneSleepsForeverAreAProgressStall) {

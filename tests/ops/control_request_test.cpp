@@ -41,6 +41,14 @@ TEST(ControlRequest, StatusAndSnapshot) {
   ASSERT_TRUE(reload.ok());
   EXPECT_EQ(reload->kind, ControlCommand::Kind::kReload);
   EXPECT_FALSE(ParseControlRequest(R"({"command": "reload", "reason": "x"})").ok());
+  Result<ControlCommand> ack =
+      ParseControlRequest(R"({"command": "ack", "id": "20261125T1000Z-ab1", "why": ""})");
+  ASSERT_TRUE(ack.ok());
+  EXPECT_EQ(ack->kind, ControlCommand::Kind::kAck);
+  EXPECT_EQ(ack->id, "20261125T1000Z-ab1");
+  EXPECT_EQ(ack->reason, "") << "an empty note is none";
+  EXPECT_EQ(AckReply(Error{"incident x is not open in this daemon"}),
+            R"({"error":"incident x is not open in this daemon","not_followed":true})");
   EXPECT_EQ(ReloadReply(std::string("2 sources, 85 rules")),
             R"({"reloaded":"2 sources, 85 rules"})");
   EXPECT_EQ(ReloadReply(Error{"refused"}), R"({"error":"refused"})");
@@ -81,8 +89,13 @@ TEST(ControlRequest, EachMalformedRequestGetsAnErrorNamingTheField) {
       {"\"status\"", R"("request" must be a JSON object)"},
       {"null", R"("request" must be a JSON object)"},
       {R"({"reason": "x"})",
-       R"("command" must be "status", "snapshot" or "reload" (got no command))"},
-      {R"({"command": 1})", R"("command" must be "status", "snapshot" or "reload" (got a number))"},
+       R"("command" must be "status", "snapshot", "reload" or "ack" (got no command))"},
+      {R"({"command": 1})",
+       R"("command" must be "status", "snapshot", "reload" or "ack" (got a number))"},
+      {R"({"command": "ack"})", R"("id" must be an incident id)"},
+      {R"({"command": "ack", "id": ""})", "(got an empty string)"},
+      {R"({"command": "ack", "id": "x", "why": 3})", R"("why" must be a one-line note)"},
+      {R"({"command": "ack", "id": "x", "force": true})", R"("ack" takes no field "force")"},
       {R"({"command": null})", "(got null)"},
       {R"({"command": ["status"]})", "(got an array)"},
       {R"({"command": "reboot"})", R"(got unknown command "reboot")"},

@@ -69,7 +69,8 @@ TEST(StatusJson, SaysWhatTheDaemonWatches) {
   EXPECT_EQ(status["pid"], 42);
   EXPECT_EQ(status["rules"], 2) << "a count, not the ids";
   EXPECT_EQ(status["last_incident"], "20240501T123456Z-0001000001");
-  EXPECT_FALSE(status.contains("open_incident"));
+  EXPECT_FALSE(status.contains("settling_incident"));
+  EXPECT_TRUE(status["open_incidents"].empty());
   EXPECT_FALSE(status.contains("firings_without_incident")) << "only when there are some";
   ASSERT_EQ(status["sources"].size(), 2u);
   const nlohmann::json& train = status["sources"][0];
@@ -89,13 +90,24 @@ TEST(StatusJson, SaysWhatTheDaemonWatches) {
   EXPECT_EQ(kernel["streams"][0]["name"], "kmsg");
 }
 
-TEST(StatusJson, AnOpenIncidentAndQuietFirings) {
+TEST(StatusJson, ASettlingIncidentOpenOnesAndQuietFirings) {
   DaemonSnapshot snapshot = Snapshot();
-  snapshot.open_incident = OpenIncidentSnapshot{"id-1", "hang", "bar stalled", {"progress.stall"}};
+  snapshot.settling_incident =
+      SettlingIncidentSnapshot{"id-1", "hang", "bar stalled", {"progress.stall"}};
   snapshot.firings_without_incident["hw.warning"] = 7;
   const nlohmann::json status = StatusJson(snapshot);
-  EXPECT_EQ(status["open_incident"]["kind"], "hang");
+  EXPECT_EQ(status["settling_incident"]["kind"], "hang");
   EXPECT_EQ(status["firings_without_incident"]["hw.warning"], 7);
+  EXPECT_TRUE(status["open_incidents"].empty());
+
+  snapshot.open_incidents.push_back(
+      {"id-0", "crash", std::chrono::system_clock::time_point(std::chrono::seconds(1764064800))});
+  const nlohmann::json later = StatusJson(snapshot);
+  ASSERT_EQ(later["open_incidents"].size(), 1U);
+  EXPECT_EQ(later["open_incidents"][0]["id"], "id-0");
+  EXPECT_EQ(later["open_incidents"][0]["opened"], "2025-11-25T10:00:00.000Z");
+  const std::string text = PrometheusText(DaemonMetricFamilies(snapshot));
+  EXPECT_NE(text.find("trainwatch_open_incidents 1\n"), std::string::npos) << text;
 }
 
 TEST(DaemonMetricFamilies, KnownSeriesStartAtZeroAndGoneFilesShowNoBars) {
@@ -105,6 +117,9 @@ TEST(DaemonMetricFamilies, KnownSeriesStartAtZeroAndGoneFilesShowNoBars) {
            "trainwatch_rule_firings_total{rule=\"progress.stall\"} 0\n",
            "trainwatch_incidents_total{kind=\"crash\"} 1\n",
            "trainwatch_incidents_total{kind=\"manual\"} 0\n",
+           "trainwatch_open_incidents 0\n",
+           "trainwatch_incidents_resolved_total{how=\"ack\"} 0\n",
+           "trainwatch_incidents_resolved_total{how=\"progress\"} 0\n",
            "trainwatch_collector_timeouts_total{collector=\"hl-smi\"} 0\n",
            "trainwatch_hook_runs_total{hook=\"archive\"} 1\n",
            "trainwatch_hook_failures_total{hook=\"archive\"} 0\n",

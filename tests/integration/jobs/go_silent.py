@@ -10,7 +10,11 @@ With --log PATH it prints to PATH, opened once the model is ready (as a job with
 logging.FileHandler set up after its imports does): a loaded machine may take seconds to
 import torch, and a log that exists but stays empty that long is itself a silence.
 
+With --pause-at N --pause-seconds S it stops for S seconds before step N and then goes on
+(a stall that recovers: a slow filesystem, a straggler that caught up).
+
 usage: /usr/bin/python3 go_silent.py [--steps N] [--step-seconds S] [--log PATH]
+                                     [--pause-at N --pause-seconds S]
 """
 import argparse
 import sys
@@ -24,6 +28,8 @@ def main():
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--step-seconds", type=float, default=0.1)
     p.add_argument("--log", help="print to this file, opened after the setup")
+    p.add_argument("--pause-at", type=int, default=-1)
+    p.add_argument("--pause-seconds", type=float, default=0.0)
     args = p.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -32,6 +38,8 @@ def main():
     x, y = torch.randn(32, 16), torch.randn(32, 4)
     out = open(args.log, "a", encoding="utf-8") if args.log else sys.stdout
     for step in range(args.steps):
+        if step == args.pause_at:
+            time.sleep(args.pause_seconds)
         loss = torch.nn.functional.mse_loss(model(x), y)
         opt.zero_grad()
         loss.backward()

@@ -1,0 +1,152 @@
+#include "ops/incident_lifecycle.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "detect/time_detectors.h"
+
+namespace trainwatch::ops {
+
+std::string_view ResolvedByName(ResolvedBy by) {
+  switch (by) {
+    case ResolvedBy::kProgress:
+      return "progress";
+    case ResolvedBy::kRestart:
+      return "restart";
+    case ResolvedBy::kAck:
+      return "ack";
+  }
+  return "ack";
+}
+
+std::string StreamKey(std::string_view source, std::string_view stream) {
+  std::string key;
+  key.reserve(source.size() + 1 + stream.size());
+  key.append(source).push_back('\n');  // no source name holds a newline
+  key.append(stream);
+  return key;
+}
+
+void IncidentLifecycle::Open(const detect::Incident& incident, SteadyTime now) {
+  if (!incident.reason.empty()) {
+    return;  // a manual snapshot
+  }
+  OpenIncident open;
+  open.id = incident.id;
+  open.kind = incident.kind;
+  open.rules = incident.rules;
+  open.opened_wall = incident.opened;
+  open.opened = now;
+  for (const detect::Firing& firing : incident.firings) {
+    open.sources.insert(firing.source);
+    open.streams.insert(StreamKey(firing.source, firing.stream));
+    for (const source::WriterProcess& writer : firing.writers) {
+      open.writers.insert(writer.pid);
+    }
+    open.writers.insert(firing.departed_writers.begin(), firing.departed_writers.end());
+  }
+  Restore(std::move(open));
+}
+
+void IncidentLifecycle::Restore(OpenIncident incident) {
+  if (open_.size() >= kMaxOpen) {
+    spdlog::warn(
+        "{} incidents open: incident {} is no longer followed (it stays open in the log; "
+        "`trainwatch incidents ack {}` resolves it)",
+        open_.size(), open_.front().id, open_.front().id);
+    open_.erase(open_.begin());
+  }
+  open_.push_back(std::move(incident));
+}
+
+bool IncidentLifecycle::IsOpen(std::string_view id) const {
+  return std::any_of(open_.begin(), open_.end(),
+                     [&](const OpenIncident& open) { return open.id == id; });
+}
+
+namespace {
+
+// None of `now` wrote the stream when the incident fired (and something writes it now).
+bool AllWritersNew(const std::vector<source::WriterProcess>* now, const std::set<int>& before) {
+  if (now == nullptr || now->empty() || before.empty()) {
+    return false;  // with no writer known then, no process is known to be new
+  }
+  return std::none_of(now->begin(), now->end(), [&](const source::WriterProcess& writer) {
+    return before.contains(writer.pid);
+  });
+}
+
+std::string DescribeWriter(const source::WriterProcess& writer) {
+  return "pid " + std::to_string(writer.pid) +
+         (writer.comm.empty() ? "" : " (" + writer.comm + ")");
+}
+
+}  // namespace
+
+void IncidentLifecycle::Observe(const StreamActivity& activity, WallTime wall_now) {
+  for (std::size_t i = open_.size(); i-- > 0;) {
+    const OpenIncident& open = open_[i];
+    const bool in_source = open.sources.contains(activity.source);
+    if (!in_source && open.kind != rules::RuleKind::kDevice) {
+      continue;
+    }
+    const bool own_stream =
+        in_source && open.streams.contains(StreamKey(activity.source, activity.stream));
+    const bool advanced = activity.latest_bar != nullptr && activity.last_advance > open.opened;
+    if (open.kind == rules::RuleKind::kHang && own_stream &&
+        (activity.latest_bar != nullptr ? advanced : activity.last_line > open.opened)) {
+      Resolve(i, ResolvedBy::kProgress,
+              "progress resumed on " + std::string(activity.stream) +
+                  (advanced ? " (" + detect::DescribeBar(*activity.latest_bar) + ")"
+                            : ": it writes again"),
+              wall_now);
+      continue;
+    }
+    if (open.kind == rules::RuleKind::kDevice && advanced) {
+      Resolve(i, ResolvedBy::kProgress,
+              "progress resumed on " + std::string(activity.stream) + " (" +
+                  detect::DescribeBar(*activity.latest_bar) + "): the device serves the job again",
+              wall_now);
+      continue;
+    }
+    const bool new_file = in_source && !open.restored && activity.first_seen > open.opened;
+    if ((own_stream || new_file) && AllWritersNew(activity.writers, open.writers)) {
+      Resolve(i, ResolvedBy::kRestart,
+              "the job restarted: " + std::string(activity.stream) + " is written by " +
+                  DescribeWriter(activity.writers->front()) +
+                  ", none of the processes that wrote it when the incident opened",
+              wall_now);
+    }
+  }
+}
+
+void IncidentLifecycle::Resolve(std::size_t index, ResolvedBy by, std::string why,
+                                WallTime wall_now) {
+  OpenIncident& open = open_[index];
+  resolved_.push_back(
+      {std::move(open.id), by, std::move(why), wall_now, open.opened_wall, std::move(open.rules)});
+  open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(index));
+}
+
+std::vector<Resolution> IncidentLifecycle::TakeResolved() {
+  std::vector<Resolution> taken;
+  taken.swap(resolved_);
+  return taken;
+}
+
+Resolution IncidentLifecycle::Ack(const std::string& id, const std::string& why,
+                                  WallTime wall_now) {
+  const std::string text = "acknowledged by an operator" + (why.empty() ? "" : ": " + why);
+  for (std::size_t i = 0; i < open_.size(); ++i) {
+    if (open_[i].id == id) {
+      Resolve(i, ResolvedBy::kAck, text, wall_now);
+      Resolution resolution = std::move(resolved_.back());
+      resolved_.pop_back();
+      return resolution;
+    }
+  }
+  return {id, ResolvedBy::kAck, text, wall_now, {}, {}};
+}
+
+}  // namespace trainwatch::ops

@@ -1,0 +1,101 @@
+// IncidentLifecycle: which written incidents are still open, and what resolves each. An
+// incident is open from its record until
+//  - its job went on: a hang's stream advances a bar again (a stream without bars prints a
+//    line); after a device incident, a bar advances on any stream (the device serves the job
+//    again). A crash does not resolve this way: in a log several ranks share, the others'
+//    bars move on after one rank dies, until the collective watchdog stops them;
+//  - its job restarted: a stream it fired on (or a file of its source first seen after it
+//    opened) is written by processes none of which wrote it before — all of the old writers
+//    gone, not one new one beside them (a DataLoader worker forked by the living job is no
+//    restart);
+//  - an operator acknowledged it (`trainwatch incidents ack ID`).
+// Resolution is a second record in incidents.jsonl ({"resolved": id, ...}); its rules' cooldown
+// ends with it, so the same stall after recovery opens a new incident. Incidents still open at
+// a restart are restored from the log and go on resolving. Bounded: kMaxOpen, the oldest
+// forgotten first (it stays open in the log, where an ack still resolves it). Loop thread only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "detect/incident.h"
+#include "detect/progress_tracker.h"
+
+namespace trainwatch::ops {
+
+using detect::SteadyTime;
+using detect::WallTime;
+
+enum class ResolvedBy { kProgress, kRestart, kAck };
+std::string_view ResolvedByName(ResolvedBy by);
+
+struct Resolution {
+  std::string id;
+  ResolvedBy by = ResolvedBy::kAck;
+  std::string why;  // "progress resumed on /logs/train.log ('train' at 42/100)"
+  WallTime at{};
+  WallTime opened{};
+  std::vector<std::string> rules;  // whose cooldown ends
+};
+
+// An open incident as the lifecycle needs it (from a written incident, or its record).
+struct OpenIncident {
+  std::string id;
+  rules::RuleKind kind = rules::RuleKind::kCrash;
+  std::vector<std::string> rules;
+  std::set<std::string, std::less<>> sources;  // the config sources of its firings
+  std::set<std::string, std::less<>> streams;  // StreamKey(source, stream) of its firings
+  std::set<int> writers;                       // the pids that wrote its streams when it fired
+  WallTime opened_wall{};
+  SteadyTime opened{};    // restored ones: when the daemon started
+  bool restored = false;  // from the log at a restart: every file is "first seen" after it
+};
+
+std::string StreamKey(std::string_view source, std::string_view stream);
+
+// What a stream shows now, for Observe.
+struct StreamActivity {
+  std::string_view source;
+  std::string_view stream;
+  const detect::Bar* latest_bar = nullptr;  // the bar updated last; null when it has none
+  SteadyTime last_advance{};                // of any of its bars
+  SteadyTime last_line{};                   // its last whole line
+  SteadyTime first_seen{};                  // when the daemon began to follow it
+  const std::vector<source::WriterProcess>* writers = nullptr;  // null or empty: none known
+};
+
+class IncidentLifecycle {
+ public:
+  static constexpr std::size_t kMaxOpen = 256;
+
+  // A written incident: open from now. A manual snapshot is no failure and never open.
+  void Open(const detect::Incident& incident, SteadyTime now);
+  // An incident still open at the last stop.
+  void Restore(OpenIncident incident);
+  // Is any open? Observe is worth calling only then.
+  bool any_open() const { return !open_.empty(); }
+  std::size_t open_count() const { return open_.size(); }
+  const std::vector<OpenIncident>& open() const { return open_; }
+  bool IsOpen(std::string_view id) const;
+
+  // One stream's state; the incidents it resolves are taken by TakeResolved.
+  void Observe(const StreamActivity& activity, WallTime wall_now);
+  std::vector<Resolution> TakeResolved();
+  // An operator's ack of `id`, open here or not (one forgotten past kMaxOpen, or of an earlier
+  // run): the resolution to record. `why` is the operator's note (may be empty).
+  Resolution Ack(const std::string& id, const std::string& why, WallTime wall_now);
+
+ private:
+  void Resolve(std::size_t index, ResolvedBy by, std::string why, WallTime wall_now);
+
+  std::vector<OpenIncident> open_;  // oldest first
+  std::vector<Resolution> resolved_;
+};
+
+}  // namespace trainwatch::ops
