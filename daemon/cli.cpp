@@ -143,6 +143,20 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
   cli->incidents_ack_cmd->add_option("--why", cli->incidents.why,
                                      "A note for the record: what was done about it");
 
+  cli->report_cmd = app.add_subcommand(
+      "report", "Write a bundle's report.html (verdict, timeline, ranks, devices) to open");
+  cli->report_cmd
+      ->add_option("bundle", cli->report.bundle.id,
+                   "Bundle path or file name, or the id of its incident")
+      ->required();
+  cli->report_cmd->add_option("--config", cli->report.bundle.config_path,
+                              WithConfigDefault("The config naming the bundles dir"));
+  cli->report_cmd->add_option("--dir", cli->report.bundle.dir,
+                              "The bundles directory (instead of the config's)");
+  cli->report_cmd->add_option(
+      "--out", cli->report.out,
+      "Where to write it (- for standard output; default ./<bundle>.report.html)");
+
   cli->scan_cmd = app.add_subcommand(
       "scan", "Run the rules over log files; exit 1 if a crash, hang or device rule fired");
   CLI::App& scan = *cli->scan_cmd;

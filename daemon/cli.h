@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/control_commands.h"
 #include "cli/incident_commands.h"
+#include "cli/report_command.h"
 
 namespace trainwatch::cli {
 
@@ -28,6 +29,7 @@ struct CommandLine {
   ControlOptions control;
   BundlesOptions bundles;
   IncidentsOptions incidents;
+  ReportOptions report;
   ScanOptions scan;
   std::string scan_format = "text";
 
@@ -43,6 +45,7 @@ struct CommandLine {
   CLI::App* incidents_list_cmd = nullptr;
   CLI::App* incidents_show_cmd = nullptr;
   CLI::App* incidents_ack_cmd = nullptr;
+  CLI::App* report_cmd = nullptr;
   CLI::App* scan_cmd = nullptr;
   CLI::App* manual_cmd = nullptr;  // hidden: prints trainwatch(1) as Markdown
 };

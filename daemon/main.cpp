@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
   if (*cli->incidents_show_cmd) {
     return trainwatch::cli::RunIncidentsShow(cli->incidents, std::cout, std::cerr);
   }
+  if (*cli->report_cmd) {
+    return trainwatch::cli::RunReport(cli->report, std::cout, std::cerr);
+  }
   if (*cli->incidents_ack_cmd) {
     return trainwatch::cli::RunIncidentsAck(cli->incidents, std::cout, std::cerr);
   }

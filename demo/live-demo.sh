@@ -58,3 +58,14 @@ echo "== the bundle: $bundle"
 "$trainwatch" bundles show "$bundle"
 echo "== what is inside (open it with: tar --zstd -xf $bundle)"
 tar --zstd -tvf "$bundle"
+# The page to look at: the verdict, a timeline of the job's progress and the crash, the
+# devices, every file of the bundle (unpacked beside it, its links work).
+mkdir -p "$work/bundle" && tar --zstd -xf "$bundle" -C "$work/bundle"
+echo "== the report: $work/bundle/report.html (open it in a browser; as text:)"
+if command -v w3m >/dev/null; then
+  # Into a file first: head closing a pipe would kill w3m, and fail the demo under pipefail.
+  w3m -dump -T text/html "$work/bundle/report.html" >"$work/report.txt"
+  head -n 12 "$work/report.txt"
+else
+  echo "(apt-get install w3m to read it in a terminal)"
+fi

@@ -11,7 +11,7 @@ namespace trainwatch::app {
 void Sources::FillCapture(capture::CaptureRequest& request) {
   std::vector<WatchedSource*> all;
   ForEachSource([&](WatchedSource& source) { all.push_back(&source); });
-  capture::AddJobFacts(all, request);
+  capture::AddJobFacts(all, request, env_.SteadyNow(), env_.WallNow());
 }
 
 void Sources::ForEachActivity(const std::function<void(const ops::StreamActivity&)>& visit) {

@@ -22,6 +22,23 @@ std::string ArchiveError(archive* reader, const char* fallback) {
   return text != nullptr ? text : fallback;
 }
 
+// The current member's bytes.
+Result<std::string> ReadData(archive* reader, const std::string& name) {
+  std::string data;
+  char buffer[64 * 1024];
+  while (true) {
+    const la_ssize_t n = archive_read_data(reader, buffer, sizeof buffer);
+    if (n < 0) {
+      return Error{name + ": " + ArchiveError(reader, "unreadable")};
+    }
+    if (n == 0) {
+      break;
+    }
+    data.append(buffer, static_cast<std::size_t>(n));
+  }
+  return data;
+}
+
 // The manifest of the opened bundle `reader`; `name` names it in errors.
 Result<std::string> ReadFirstMember(archive* reader, const std::string& name) {
   archive_entry* entry = nullptr;
@@ -32,19 +49,7 @@ Result<std::string> ReadFirstMember(archive* reader, const std::string& name) {
     return Error{name + ": its first member is " + archive_entry_pathname(entry) +
                  ", not manifest.json"};
   }
-  std::string manifest;
-  char buffer[64 * 1024];
-  while (true) {
-    const la_ssize_t n = archive_read_data(reader, buffer, sizeof buffer);
-    if (n < 0) {
-      return Error{name + ": " + archive_error_string(reader)};
-    }
-    if (n == 0) {
-      break;
-    }
-    manifest.append(buffer, static_cast<std::size_t>(n));
-  }
-  return manifest;
+  return ReadData(reader, name);
 }
 
 }  // namespace
@@ -55,6 +60,24 @@ Result<std::string> ReadManifest(const std::string& bundle_path) {
     return Error{bundle_path + ": " + archive_error_string(reader.get())};
   }
   return ReadFirstMember(reader.get(), bundle_path);
+}
+
+Result<std::string> ReadMember(const std::string& bundle_path, const std::string& member) {
+  ArchivePtr reader = NewReader();
+  if (archive_read_open_filename(reader.get(), bundle_path.c_str(), 64 * 1024) != ARCHIVE_OK) {
+    return Error{bundle_path + ": " + ArchiveError(reader.get(), "cannot open it")};
+  }
+  archive_entry* entry = nullptr;
+  int status = ARCHIVE_OK;
+  while ((status = archive_read_next_header(reader.get(), &entry)) == ARCHIVE_OK) {
+    if (std::string(archive_entry_pathname(entry)) == member) {
+      return ReadData(reader.get(), bundle_path);
+    }
+  }
+  if (status != ARCHIVE_EOF) {
+    return Error{bundle_path + ": " + ArchiveError(reader.get(), "not a readable bundle")};
+  }
+  return Error{bundle_path + ": no " + member + " in it"};
 }
 
 Result<std::string> ReadManifestFromMemory(std::string_view bytes, const std::string& name) {

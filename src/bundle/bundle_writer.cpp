@@ -87,6 +87,14 @@ Result<BundleResult> WriteBundle(const BundleRequest& request) {
   if (!manifest_member || !manifest_member->Write(manifest)) {
     return fail("writing manifest.json", archive->ErrorText());
   }
+  if (const std::string report = request.make_report ? request.make_report(manifest) : "";
+      !report.empty()) {
+    std::optional<ArchiveMember> report_member =
+        archive->AddMember("report.html", report.size(), now);
+    if (!report_member || !report_member->Write(report)) {
+      return fail("writing report.html", archive->ErrorText());
+    }
+  }
   for (std::size_t i = 0; i < request.artifacts.size(); ++i) {
     if (plans[i].member && !WriteArtifact(*archive, request, request.artifacts[i], plans[i],
                                           result.summary.artifacts[i], now)) {

@@ -40,6 +40,9 @@ struct BundleRequest {
   // measures every artifact and counts redactions, so the manifest is the archive's FIRST member
   // and still tells the truth about everything after it. Empty: a minimal built-in manifest.
   std::function<std::string(const BundleSummary&)> make_manifest;
+  // report.html's text, made from the manifest's; the archive's second member. Empty function
+  // or text: no report.
+  std::function<std::string(const std::string& manifest)> make_report;
   int level = 3;  // zstd level
   // zstd worker threads, 0 = one per core (1 where libarchive cannot); also the threads that
   // measure (read and redact) files in the first pass.

@@ -10,6 +10,7 @@
 #include "bundle/bundle_writer.h"
 #include "bundle/retention.h"
 #include "capture/bundle_name.h"
+#include "capture/bundle_report.h"
 #include "capture/incident_filter.h"
 #include "capture/manifest.h"
 #include "collect/container.h"
@@ -188,6 +189,12 @@ void Capturer::StartNext() {
   job_->redactor = redactor_;
   job_->dir = config_.bundles_dir;
   job_->file_name = BundleFileName(job_->request.incident, job_->host);
+  // A bar's label is log text (a tqdm desc may quote a URL with its password), and so are
+  // the streams' names: redacted before the manifest and the report quote them.
+  for (ProgressLane& lane : job_->request.lanes) {
+    redactor_->RedactText(lane.bar, job_->env_redactions);
+    redactor_->RedactText(lane.stream, job_->env_redactions);
+  }
   // Which processes are the job's is read from /proc on the pool (a scan of every process for
   // process_pattern); the capture goes on from there.
   Job& job = *job_;
@@ -407,6 +414,9 @@ void Capturer::WriteBundle() {
                               bundle_job.reduced, bundle_job.reduced_why, bundle_job.host,
                               bundle_job.self_container, created,
                               bundle_job.ranks ? RanksJson(*bundle_job.ranks) : std::string());
+        };
+        request.make_report = [&](const std::string& manifest) {
+          return BundleReport(manifest, request.artifacts, bundle_job.redactor.get());
         };
         bundle_job.written = bundle::WriteBundle(request);
       },

@@ -27,6 +27,19 @@
 
 namespace trainwatch::capture {
 
+// A progress bar's recent history, for the report's timeline: when it advanced (its last
+// ProgressTracker::kIntervals advances, on the wall clock), where it stands.
+inline constexpr std::size_t kMaxLanes = 64;
+struct ProgressLane {
+  std::string stream;              // the file path, "wrap:stderr"...
+  std::string bar;                 // "'train' at 41/100"
+  std::optional<int> rank;         // from the bar's prefix ("[rank3]:")
+  std::vector<int> pids;           // the stream's writers
+  std::vector<WallTime> advances;  // oldest first; empty when it never advanced
+  WallTime first_seen{};
+  bool complete = false;
+};
+
 struct CaptureRequest {
   detect::Incident incident;
   std::vector<std::string> log_files;     // the watched files, for their tails
@@ -36,6 +49,7 @@ struct CaptureRequest {
   std::vector<source::WriterProcess> remembered;
   // The ranks' progress bars as last seen, for the suspects (diagnose::Diagnose).
   std::vector<diagnose::RankProgress> progress;
+  std::vector<ProgressLane> lanes;       // at most kMaxLanes, the bars updated last
   std::string container;                 // docker container of the job, if known
   std::string reason;                    // manual snapshots
   std::vector<std::string> extra_logs;   // `snapshot --log`

@@ -23,9 +23,38 @@ void AddRankProgress(const detect::ProgressTracker& progress, const std::vector<
   }
 }
 
+// The bars of a stream as timeline lanes: each advance back from the latest, through the
+// intervals the tracker keeps.
+void AddLanes(const detect::StreamDetector& stream, const std::vector<int>& writers,
+              detect::SteadyTime now, WallTime wall_now, std::vector<ProgressLane>& out) {
+  auto wall = [&](detect::SteadyTime at) {
+    return wall_now - std::chrono::duration_cast<WallTime::duration>(now - at);
+  };
+  for (const auto& [key, bar] : stream.progress().bars()) {
+    ProgressLane lane;
+    lane.stream = stream.identity().name;
+    lane.bar = detect::DescribeBar(bar);
+    lane.rank = diagnose::RankOfLine(bar.text);
+    lane.pids = writers;
+    lane.first_seen = wall(bar.first_seen);
+    lane.complete = bar.complete;
+    if (bar.advanced) {
+      detect::SteadyTime at = bar.last_advance;
+      lane.advances.push_back(wall(at));
+      for (auto interval = bar.intervals.rbegin(); interval != bar.intervals.rend(); ++interval) {
+        at -= *interval;
+        lane.advances.push_back(wall(at));
+      }
+      std::reverse(lane.advances.begin(), lane.advances.end());
+    }
+    out.push_back(std::move(lane));
+  }
+}
+
 }  // namespace
 
-void AddJobFacts(const std::vector<detect::WatchedSource*>& sources, CaptureRequest& request) {
+void AddJobFacts(const std::vector<detect::WatchedSource*>& sources, CaptureRequest& request,
+                 detect::SteadyTime now, WallTime wall_now) {
   std::set<int> pids(request.pids.begin(), request.pids.end());
   for (detect::WatchedSource* source : sources) {
     source->ForEachStream([&](detect::StreamDetector& stream, source::TailedFile* file) {
@@ -39,6 +68,7 @@ void AddJobFacts(const std::vector<detect::WatchedSource*>& sources, CaptureRequ
         request.remembered.push_back(writer);
       }
       AddRankProgress(stream.progress(), writers, request.progress);
+      AddLanes(stream, writers, now, wall_now, request.lanes);
     });
     for (const std::string& pattern : source->config().paths) {
       request.watched_dirs.push_back(source::LiteralDirOf(pattern));
@@ -51,6 +81,17 @@ void AddJobFacts(const std::vector<detect::WatchedSource*>& sources, CaptureRequ
     }
   }
   request.pids.assign(pids.begin(), pids.end());
+  if (request.lanes.size() > kMaxLanes) {
+    // The bars that moved last tell of this failure; a finished epoch's bar from hours ago not.
+    std::stable_sort(
+        request.lanes.begin(), request.lanes.end(),
+        [](const ProgressLane& a, const ProgressLane& b) {
+          const WallTime last_a = a.advances.empty() ? a.first_seen : a.advances.back();
+          const WallTime last_b = b.advances.empty() ? b.first_seen : b.advances.back();
+          return last_a > last_b;
+        });
+    request.lanes.resize(kMaxLanes);
+  }
 }
 
 }  // namespace trainwatch::capture

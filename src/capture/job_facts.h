@@ -1,7 +1,8 @@
 // What a capture learns of the job from the sources being watched: the log files (for their
 // tails), the directories they live in (for disk usage), and the training processes — the
 // writers of its streams, alive or remembered from while they lived, and those its firings
-// name. Loop thread only (the sources are the loop's).
+// name — and the recent history of every progress bar, for the report's timeline. Loop thread
+// only (the sources are the loop's).
 #pragma once
 
 #include <vector>
@@ -11,6 +12,8 @@
 
 namespace trainwatch::capture {
 
-void AddJobFacts(const std::vector<detect::WatchedSource*>& sources, CaptureRequest& request);
+// `now` and `wall_now` are the same moment on both clocks (bars keep steady times).
+void AddJobFacts(const std::vector<detect::WatchedSource*>& sources, CaptureRequest& request,
+                 detect::SteadyTime now, WallTime wall_now);
 
 }  // namespace trainwatch::capture

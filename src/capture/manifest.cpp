@@ -9,6 +9,14 @@ namespace trainwatch::capture {
 
 using json = nlohmann::ordered_json;
 
+namespace {
+
+std::int64_t EpochMillis(WallTime time) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+}
+
+}  // namespace
+
 std::string FiringLines(const detect::Incident& incident) {
   std::string text;
   for (const detect::Firing& firing : incident.firings) {
@@ -48,7 +56,26 @@ std::string ManifestJson(const CaptureRequest& request,
     if (!firing.event.summary.empty()) {
       entry["summary"] = firing.event.summary;
     }
+    if (!firing.event.frame.empty()) {
+      entry["frame"] = firing.event.frame;
+    }
+    entry["time_ms"] = EpochMillis(firing.time);
+    entry["context"] = firing.context;
     firings.push_back(std::move(entry));
+  }
+  json lanes = json::array();
+  for (const ProgressLane& lane : request.lanes) {
+    json advances = json::array();
+    for (const WallTime at : lane.advances) {
+      advances.push_back(EpochMillis(at));
+    }
+    lanes.push_back({{"stream", lane.stream},
+                     {"bar", lane.bar},
+                     {"rank", lane.rank ? json(*lane.rank) : json(nullptr)},
+                     {"pids", lane.pids},
+                     {"first_seen_ms", EpochMillis(lane.first_seen)},
+                     {"complete", lane.complete},
+                     {"advances_ms", std::move(advances)}});
   }
   json collected = json::array();
   for (const collect::CollectorResult& result : collectors) {
@@ -92,7 +119,11 @@ std::string ManifestJson(const CaptureRequest& request,
                      {"recurrence", incident.recurrence.count},
                      {"rules", incident.rules},
                      {"opened", FormatUtc(incident.opened, TimeFormat::kIsoSeconds)},
+                     {"opened_ms", EpochMillis(incident.opened)},
                      {"firings", std::move(firings)}}},
+                   {"created_ms", EpochMillis(created)},
+                   {"report", "report.html"},  // the second member, made from this one
+                   {"timeline", {{"lanes", std::move(lanes)}}},
                    {"reduced", reduced},
                    {"collectors", std::move(collected)},
                    {"files", std::move(files)},

@@ -78,26 +78,30 @@ int RunBundlesList(const BundlesOptions& options, std::ostream& out, std::ostrea
   return 0;
 }
 
-int RunBundlesShow(const BundlesOptions& options, std::ostream& out, std::ostream& err) {
-  std::string path = options.id;
-  if (!std::filesystem::exists(path)) {
-    Result<std::string> dir = BundlesDir(options, err);
-    if (!dir) {
-      err << "trainwatch bundles: " << dir.error().message << "\n";
-      return kExitError;
-    }
-    path.clear();
-    for (const bundle::BundleFile& file : bundle::ListBundles(*dir)) {
-      if (file.name == options.id ||
-          file.name.find("_" + options.id + ".tar.zst") != std::string::npos) {
-        path = file.path;
-      }
-    }
-    if (path.empty()) {
-      err << "trainwatch bundles: no bundle for '" << options.id << "' in " << *dir << "\n";
-      return kExitError;
+Result<std::string> FindBundle(const BundlesOptions& options, std::ostream& err) {
+  if (std::filesystem::exists(options.id)) {
+    return options.id;
+  }
+  Result<std::string> dir = BundlesDir(options, err);
+  if (!dir) {
+    return dir.error();
+  }
+  for (const bundle::BundleFile& file : bundle::ListBundles(*dir)) {
+    if (file.name == options.id ||
+        file.name.find("_" + options.id + ".tar.zst") != std::string::npos) {
+      return file.path;
     }
   }
+  return Error{"no bundle for '" + options.id + "' in " + *dir};
+}
+
+int RunBundlesShow(const BundlesOptions& options, std::ostream& out, std::ostream& err) {
+  Result<std::string> found = FindBundle(options, err);
+  if (!found) {
+    err << "trainwatch bundles: " << found.error().message << "\n";
+    return kExitError;
+  }
+  const std::string path = *found;
   Result<std::string> text = bundle::ReadManifest(path);
   if (!text) {
     err << "trainwatch bundles: " << text.error().message << "\n";

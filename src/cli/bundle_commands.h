@@ -5,6 +5,8 @@
 #include <ostream>
 #include <string>
 
+#include "core/result.h"
+
 namespace trainwatch::cli {
 
 struct BundlesOptions {
@@ -13,6 +15,10 @@ struct BundlesOptions {
   std::string id;           // show: an incident id, a file name or a path
   bool json = false;
 };
+
+// The bundle `options.id` names: a path, a bundle's file name, or an incident id in the
+// bundles directory.
+Result<std::string> FindBundle(const BundlesOptions& options, std::ostream& err);
 
 int RunBundlesList(const BundlesOptions& options, std::ostream& out, std::ostream& err);
 int RunBundlesShow(const BundlesOptions& options, std::ostream& out, std::ostream& err);

@@ -374,6 +374,13 @@ std::vector<CommandConfig> DefaultCommands() {
       Command("hl-smi-q", {"hl-smi", "-q"}, "device/hl-smi-q.txt"),
       Command("hl-smi-csv", {"hl-smi", "-Q", hl_smi_fields, "-f", "csv"}, "device/hl-smi.csv"),
       Command("nvidia-smi-q", {"nvidia-smi", "-q"}, "device/nvidia-smi-q.txt"),
+      // The report's device table; nvidia-smi -q says all of it, but at length.
+      Command("nvidia-smi-csv",
+              {"nvidia-smi",
+               "--query-gpu=index,name,pci.bus_id,driver_version,utilization.gpu,memory.used,"
+               "memory.total,temperature.gpu,power.draw,ecc.errors.uncorrected.volatile.total",
+               "--format=csv"},
+              "device/nvidia-smi.csv"),
       Command("npu-smi", {"npu-smi", "info"}, "device/npu-smi.txt"),
       Command("pip-list", {"python3", "-m", "pip", "list"}, "python/pip-list.txt", seconds(20)),
       Command("lspci", {"lspci", "-nn"}, "system/lspci.txt"),
@@ -383,8 +390,12 @@ std::vector<CommandConfig> DefaultCommands() {
       Command("docker-stats", {"docker", "stats", "--no-stream", "--no-trunc"}, "docker/stats.txt"),
       Command("docker-inspect", {"docker", "inspect", "{container}"}, "docker/inspect.json"),
   };
-  commands[7].keep_tail = true;  // dmesg: the newest messages matter
-  commands[7].max_output_bytes = 1ull << 20;
+  for (CommandConfig& command : commands) {
+    if (command.name == "dmesg") {
+      command.keep_tail = true;  // the newest messages matter
+      command.max_output_bytes = 1ull << 20;
+    }
+  }
   // The ranks' stacks are not commands here: capture.stacks takes them (py-spy, gdb, eu-stack).
   return commands;
 }

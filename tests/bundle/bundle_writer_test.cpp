@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 
+#include "bundle/bundle_reader.h"
 #include "support/temp_dir.h"
 
 namespace trainwatch::bundle {
@@ -171,6 +172,26 @@ TEST_F(BundleWriterTest, ManifestFirstThenEveryArtifactAtItsPath) {
   EXPECT_EQ(DirEntries(bundles_), std::vector<std::string>{request.file_name});
   EXPECT_EQ(fs::status(result->path).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
+}
+
+TEST_F(BundleWriterTest, TheReportComesSecondMadeFromTheManifestAndReadsBackByName) {
+  BundleRequest request = Request({Content("system/ps.txt", "PID\n")});
+  std::string given;
+  request.make_report = [&](const std::string& manifest) {
+    given = manifest;
+    return std::string("<!DOCTYPE html><p>verdict</p>\n");
+  };
+  const Result<BundleResult> result = WriteBundle(request);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(given, "{\"artifacts\": 1}\n");
+  EXPECT_EQ(Names(ReadBundle(result->path)),
+            (std::vector<std::string>{"manifest.json", "report.html", "system/ps.txt"}));
+  const Result<std::string> page = ReadMember(result->path, "report.html");
+  ASSERT_TRUE(page.ok()) << page.error().message;
+  EXPECT_EQ(*page, "<!DOCTYPE html><p>verdict</p>\n");
+  const Result<std::string> none = ReadMember(result->path, "nonesuch.txt");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find(": no nonesuch.txt in it"), std::string::npos);
 }
 
 TEST_F(BundleWriterTest, PlainTarListsAndExtractsIt) {

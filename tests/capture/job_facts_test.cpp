@@ -39,7 +39,7 @@ class JobFactsTest : public ::testing::Test {
   // The counts of request.progress by rank (prefix) or first writer pid (negated).
   std::map<int, std::int64_t> Progress() {
     CaptureRequest request;
-    AddJobFacts({source_.get()}, request);
+    AddJobFacts({source_.get()}, request, env_.SteadyNow(), env_.WallNow());
     std::map<int, std::int64_t> counts;
     for (const diagnose::RankProgress& bar : request.progress) {
       counts[bar.rank ? *bar.rank : -bar.pids.front()] = bar.count;
@@ -73,6 +73,29 @@ TEST_F(JobFactsTest, ALogFilePerRankIsTiedToItsWriters) {
     }
   }
   EXPECT_EQ(Progress(), (std::map<int, std::int64_t>{{-4101, 42}, {-4100, 40}}));
+}
+
+TEST_F(JobFactsTest, EachBarIsATimelineLaneWithItsAdvancesOnTheWallClock) {
+  env_.files().Append("/logs/job.log", Bar("[rank3]: ", 7));
+  env_.Advance(milliseconds(1000));
+  const WallTime second = env_.WallNow();
+  env_.files().Append("/logs/job.log", Bar("[rank3]: ", 8));
+  env_.Advance(milliseconds(1000));
+  const WallTime third = env_.WallNow();
+  env_.files().Append("/logs/job.log", Bar("[rank3]: ", 9));
+  env_.Advance(milliseconds(5000));
+  CaptureRequest request;
+  AddJobFacts({source_.get()}, request, env_.SteadyNow(), env_.WallNow());
+  ASSERT_EQ(request.lanes.size(), 1u);
+  const ProgressLane& lane = request.lanes[0];
+  EXPECT_EQ(lane.stream, "/logs/job.log");
+  EXPECT_EQ(lane.rank, 3);
+  EXPECT_EQ(lane.bar, "'[rank3]: Epoch 0' at 9/400");
+  ASSERT_EQ(lane.advances.size(), 2u);
+  // Read within a poll of being written.
+  EXPECT_LE(std::chrono::abs(lane.advances[0] - second), milliseconds(300));
+  EXPECT_LE(std::chrono::abs(lane.advances[1] - third), milliseconds(300));
+  EXPECT_LT(lane.first_seen, lane.advances[0]);
 }
 
 }  // namespace

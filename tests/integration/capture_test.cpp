@@ -165,7 +165,13 @@ TEST_F(CaptureTest, AnIncidentBundlesEveryCollectorRedactedWithAManifestThatMatc
     }
   }
   present.erase("manifest.json");
+  ASSERT_EQ(manifest["report"], "report.html");
+  present.erase("report.html");  // the second member, made from the manifest
   EXPECT_EQ(listed, present);
+  // The report's device table: hl-smi's 8 Gaudi2 and nvidia-smi's 16 V100 of the fixtures.
+  const std::string report = ReadFile(root + "/report.html");
+  EXPECT_NE(report.find("<td>hl-smi</td><td></td><td>HL-205</td>"), std::string::npos) << report;
+  EXPECT_NE(report.find("<td>nvidia-smi</td>"), std::string::npos);
   std::map<std::string, std::string> status;
   for (const Json& collector : manifest["collectors"]) {
     status[collector["name"]] = collector["status"];

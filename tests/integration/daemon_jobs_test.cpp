@@ -65,7 +65,7 @@ TEST_F(JobTest, ATrainingJobThatRaisesMakesOneIncidentNamedByItsException) {
   }
 }
 
-TEST_F(JobTest, AJobRestartedAfterItsCrashResolvesItAndItsNextCrashIsANewIncident) {
+TEST_F(JobTest, ACrashLoopMakesAnIncidentPerCrashAndTheThirdSaysStop) {
   WriteConfig({.settle = "1s"});  // the cooldown is a minute: the restart must end it
   StartDaemon();
   const std::string log = Dir("logs/job.log");
@@ -80,8 +80,18 @@ TEST_F(JobTest, AJobRestartedAfterItsCrashResolvesItAndItsNextCrashIsANewInciden
   JobProcess again(JobScript("crash_after_training.py"), args, log);
   EXPECT_EQ(again.Wait(60s), 1);
   ASSERT_TRUE(WaitUntil([&] { return ReadIncidents(state()).size() == 2; }, 10s)) << daemon_->Log();
+  {
+    JobProcess third(JobScript("crash_after_training.py"), args, log);
+    EXPECT_EQ(third.Wait(60s), 1);
+  }
+  ASSERT_TRUE(WaitUntil([&] { return ReadIncidents(state()).size() == 3; }, 10s)) << daemon_->Log();
   const std::vector<Json> incidents = ReadIncidents(state());
   EXPECT_EQ(incidents[1]["recurrence"]["count"], 2) << incidents[1].dump(1);
+  // The same application error a third time: retrying will not help.
+  EXPECT_EQ(incidents[2]["recurrence"]["count"], 3) << incidents[2].dump(1);
+  EXPECT_EQ(incidents[2]["cause"], "application");
+  EXPECT_EQ(incidents[2]["action"], "cancel_retries") << incidents[2].dump(1);
+  EXPECT_EQ(incidents[2]["fingerprint"], incidents[0]["fingerprint"]);
   const RunResult shown =
       RunBinary({TrainwatchBinary(), "incidents", "show", first, "--json", "--config", config()});
   ASSERT_EQ(shown.exit_code, 0) << shown.err;

@@ -123,6 +123,53 @@ TEST_F(RankStacksTest, AHangBundleHoldsEveryRanksStacksAndNamesTheSleepingRank) 
       << reason;
   EXPECT_NE(ReadFile(root + "/ranks/summary.txt").find("rank 3 (pid "), std::string::npos);
   EXPECT_NE(daemon_->Log().find("suspect rank 3 (pid"), std::string::npos) << daemon_->Log();
+
+  // The page people look at: `trainwatch report` gives the bundle's own; a real browser draws
+  // the verdict, one lane per rank and the suspect's highlighted; a terminal reads it as text.
+  const std::string page = root + "/report.html";
+  ASSERT_TRUE(fs::exists(page));
+  const RunResult reported =
+      RunBinary({TrainwatchBinary(), "report", record["bundle_for"].get<std::string>(), "--dir",
+                 fs::path(record["bundle"].get<std::string>()).parent_path().string(), "--out",
+                 Dir("report.html")});
+  ASSERT_EQ(reported.exit_code, 0) << reported.err;
+  EXPECT_EQ(ReadFile(Dir("report.html")), ReadFile(page));
+  if (!OnPath("chromium") || !OnPath("w3m")) {
+    GTEST_SKIP() << "chromium or w3m is not installed: report.html not checked in a browser "
+                    "(apt-get install chromium w3m)";
+  }
+  const std::string url = "file://" + page;
+  const RunResult dom =
+      RunBinary({"/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                 "--user-data-dir=" + Dir("chromium"), "--dump-dom", url},
+                "", 120s);
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  std::ofstream(Dir("dom.html")) << dom.out;
+  const RunResult checked =
+      RunBinary({"/usr/bin/python3",
+                 std::string(TRAINWATCH_TEST_SOURCE_DIR) + "/integration/report_dom_check.py",
+                 manifest["incident"]["cause"].get<std::string>(), "4", "rank 3"},
+                Dir("dom.html"));
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+  const std::string shot = Dir("report.png");
+  const RunResult screenshot = RunBinary({"/usr/bin/chromium", "--headless", "--no-sandbox",
+                                          "--disable-gpu", "--user-data-dir=" + Dir("chromium"),
+                                          "--window-size=1000,1400", "--screenshot=" + shot, url},
+                                         "", 120s);
+  EXPECT_EQ(screenshot.exit_code, 0) << screenshot.err;
+  EXPECT_GT(fs::exists(shot) ? fs::file_size(shot) : 0, 10000u) << "a page drawn, not blank";
+  if (const char* keep = std::getenv("TRAINWATCH_KEEP_REPORT");
+      keep != nullptr && fs::exists(shot)) {
+    fs::copy_file(shot, keep, fs::copy_options::overwrite_existing);  // to look at it
+    fs::copy_file(page, std::string(keep) + ".html", fs::copy_options::overwrite_existing);
+  }
+  const RunResult text = RunBinary({"/usr/bin/w3m", "-dump", "-T", "text/html", page});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("Cause: " + manifest["incident"]["cause"].get<std::string>()),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("rank 3 (pid "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("not inside a collective"), std::string::npos) << text.out;
 }
 
 TEST_F(RankStacksTest, AWrappedJobsStacksComeFromThePythonHookWithoutADebugger) {

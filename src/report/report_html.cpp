@@ -1,0 +1,329 @@
+#include "report/report_html.h"
+
+#include <fmt/format.h>
+
+#include "report/html_text.h"
+#include "report/timeline_svg.h"
+
+namespace trainwatch::report {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// No network, no script: everything the page needs is here.
+constexpr const char* kStyle = R"css(
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0; color: #212529; background: #fff; }
+main { max-width: 1000px; margin: 0 auto; padding: 0 16px 32px; }
+header#verdict { padding: 16px 20px; border-left: 8px solid #868e96; background: #f1f3f5; }
+header.cause-hardware { border-color: #c92a2a; background: #fff5f5; }
+header.cause-driver { border-color: #862e9c; background: #f8f0fc; }
+header.cause-infrastructure { border-color: #1864ab; background: #e7f5ff; }
+header.cause-application { border-color: #e67700; background: #fff9db; }
+h1 { font-size: 22px; margin: 6px 0; word-break: break-word; }
+h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid #dee2e6; }
+h3 { font-size: 15px; word-break: break-all; }
+#answer strong { font-size: 18px; }
+#answer span { margin-right: 24px; }
+.meta, footer { color: #495057; font-size: 13px; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; }
+th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid #e9ecef; vertical-align: top; }
+pre { background: #f8f9fa; padding: 8px; overflow-x: auto; font-size: 12px; }
+mark { background: #ffe066; }
+li.suspect, tr.suspect { background: #fff3bf; }
+.status-ok { color: #2b8a3e; } .status-failed, .status-timed_out, .status-abandoned { color: #c92a2a; }
+svg text { font: 11px system-ui, sans-serif; fill: #343a40; }
+.lane-bg { fill: transparent; } .lane.suspect .lane-bg { fill: #fff3bf; }
+.lane.suspect .lane-label { font-weight: bold; fill: #c92a2a; }
+.track { stroke: #ced4da; stroke-width: 1; }
+.advance { fill: #2b8a3e; }
+.last-advance { fill: #2b8a3e; font-size: 10px; }
+.lane-detail { fill: #868e96; font-size: 10px; }
+.mark { stroke: #fff; stroke-width: 1; }
+.mark.kind-crash { fill: #c92a2a; } .mark.kind-hang { fill: #e67700; }
+.mark.kind-device { fill: #862e9c; } .mark.kind-warning { fill: #868e96; }
+.moment line { stroke: #495057; stroke-dasharray: 4 3; }
+.moment.captured line { stroke: #1864ab; }
+.axis { fill: #868e96; }
+)css";
+
+std::string TextOf(const json& object, const char* key) {
+  if (!object.is_object()) {
+    return {};
+  }
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) {
+    return {};
+  }
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+std::string ActionText(const std::string& action) {
+  if (action == "retry") {
+    return "retry: a passing fault";
+  }
+  if (action == "exclude_node") {
+    return "exclude_node: take this node out of the job";
+  }
+  if (action == "cancel_retries") {
+    return "cancel_retries: it will fail the same way again";
+  }
+  if (action == "reboot_node") {
+    return "reboot_node: the device or driver needs a reset";
+  }
+  return action + ": look closer at the evidence below";
+}
+
+// A bundle path as a link: relative to the page, which sits at the bundle's top.
+std::string Href(const std::string& path) {
+  std::string href;
+  for (const char c : path) {
+    switch (c) {
+      case '%':
+        href += "%25";
+        break;
+      case '#':
+        href += "%23";
+        break;
+      case '?':
+        href += "%3F";
+        break;
+      case ' ':
+        href += "%20";
+        break;
+      default:
+        href += c;
+    }
+  }
+  return Escape(href);
+}
+
+std::string Header(const json& manifest) {
+  const json incident = manifest.value("incident", json::object());
+  const std::string cause = TextOf(incident, "cause");
+  std::string html = fmt::format(
+      "<header id=\"verdict\" class=\"cause-{}\">\n"
+      "<p class=\"meta\">{} incident <code>{}</code> on {} &middot; opened {} &middot; captured "
+      "{}</p>\n<h1 id=\"summary\">{}</h1>\n"
+      "<p id=\"answer\"><span class=\"cause\">Cause: <strong>{}</strong></span> "
+      "<span class=\"action\">Action: <strong>{}</strong></span></p>\n"
+      "<p id=\"why\">{}</p>\n",
+      Escape(cause), Escape(TextOf(incident, "kind")), Escape(TextOf(incident, "id")),
+      Escape(TextOf(manifest, "host")), Escape(TextOf(incident, "opened")),
+      Escape(TextOf(manifest, "created")), Escape(TextOf(incident, "summary")), Escape(cause),
+      Escape(ActionText(TextOf(incident, "action"))), Escape(TextOf(incident, "verdict")));
+  const auto recurrence = incident.find("recurrence");
+  const int count =
+      recurrence != incident.end() && recurrence->is_number_integer() ? recurrence->get<int>() : 1;
+  html +=
+      fmt::format("<p id=\"recurrence\">{}; fingerprint <code>{}</code></p>\n",
+                  count > 1 ? fmt::format("Seen {} times on this node, this one included", count)
+                            : std::string("The first time this failure was seen here"),
+                  Escape(TextOf(incident, "fingerprint")));
+  if (!TextOf(incident, "reason").empty()) {
+    html += "<p id=\"reason\">Manual snapshot: " + Escape(TextOf(incident, "reason")) + "</p>\n";
+  }
+  if (manifest.value("reduced", false)) {
+    html +=
+        "<p id=\"reduced\">Reduced bundle: " + Escape(TextOf(manifest, "reduced_why")) + "</p>\n";
+  }
+  return html + "</header>\n";
+}
+
+std::string RanksSection(const json& manifest) {
+  std::string html = "<section id=\"ranks\">\n<h2>Ranks</h2>\n";
+  const auto ranks = manifest.find("ranks");
+  if (ranks == manifest.end() || !ranks->is_object()) {
+    return html +
+           "<p>No rank was captured: no training process was found, or capture.stacks is "
+           "off.</p>\n</section>\n";
+  }
+  html += "<p id=\"ranks-summary\">" + Escape(TextOf(*ranks, "summary")) + "</p>\n";
+  html += "<h3>Suspects</h3>\n<ul id=\"suspects\">\n";
+  const json suspects = ranks->value("suspects", json::array());
+  std::vector<std::string> suspect_labels;
+  for (const json& suspect : suspects) {
+    suspect_labels.push_back(TextOf(suspect, "label"));
+    html += fmt::format(
+        "<li class=\"suspect\" data-rank=\"{}\"><strong>{}</strong> (pid {}): {}</li>\n",
+        Escape(TextOf(suspect, "rank")), Escape(TextOf(suspect, "label")),
+        Escape(TextOf(suspect, "pid")), Escape(TextOf(suspect, "reason")));
+  }
+  if (suspects.empty()) {
+    html += "<li>none: no rank stands out</li>\n";
+  }
+  html +=
+      "</ul>\n<h3>Where the ranks are</h3>\n<table id=\"groups\">\n"
+      "<tr><th>Ranks</th><th>Where</th><th>In a collective</th></tr>\n";
+  for (const json& group : ranks->value("groups", json::array())) {
+    std::string labels;
+    for (const json& label : group.value("ranks", json::array())) {
+      labels += (labels.empty() ? "" : ", ") + (label.is_string() ? label.get<std::string>() : "");
+    }
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", Escape(labels),
+                        Escape(TextOf(group, "where")),
+                        group.value("in_collective", false) ? "yes" : "no");
+  }
+  html +=
+      "</table>\n<h3>Each rank</h3>\n<table id=\"rank-table\">\n"
+      "<tr><th>Rank</th><th>Pid</th><th>CPU</th><th>Where</th><th>Stacks by</th>"
+      "<th>Evidence</th></tr>\n";
+  for (const json& rank : ranks->value("ranks", json::array())) {
+    const std::string label = TextOf(rank, "label");
+    const bool suspect =
+        std::find(suspect_labels.begin(), suspect_labels.end(), label) != suspect_labels.end();
+    const std::string cpu = rank.value("alive", true)
+                                ? (rank["cpu_percent"].is_number()
+                                       ? fmt::format("{:.0f}%", rank["cpu_percent"].get<double>())
+                                       : std::string("unknown"))
+                                : std::string("exited");
+    const std::string folder = TextOf(rank, "folder");
+    html += fmt::format(
+        "<tr{}><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}; {}</td><td>{}</td></tr>\n",
+        suspect ? " class=\"suspect\"" : "", Escape(label), Escape(TextOf(rank, "pid")),
+        Escape(TextOf(rank, "comm")), Escape(cpu), Escape(TextOf(rank, "where")),
+        Escape(TextOf(rank, "python_route").empty() ? "no Python stack"
+                                                    : TextOf(rank, "python_route")),
+        Escape(TextOf(rank, "native_route").empty() ? "no native stack"
+                                                    : TextOf(rank, "native_route")),
+        folder.empty() ? std::string()
+                       : fmt::format("<a href=\"{}/\">{}/</a>", Href(folder), Escape(folder)));
+  }
+  html += "</table>\n";
+  for (const json& device : ranks->value("devices", json::array())) {
+    html += fmt::format(
+        "<p class=\"utilization\">{} device {}: {}% then {}% during the capture</p>\n",
+        Escape(TextOf(device, "tool")), Escape(TextOf(device, "index")),
+        Escape(TextOf(device, "first_percent")), Escape(TextOf(device, "second_percent")));
+  }
+  if (!TextOf(*ranks, "devices_note").empty()) {
+    html += "<p id=\"devices-note\">" + Escape(TextOf(*ranks, "devices_note")) + "</p>\n";
+  }
+  return html + "</section>\n";
+}
+
+std::string FiringsSection(const json& manifest) {
+  std::string html = "<section id=\"firings\">\n<h2>Firing lines</h2>\n";
+  const json incident = manifest.value("incident", json::object());
+  const json firings =
+      incident.is_object() ? incident.value("firings", json::array()) : json::array();
+  if (firings.empty()) {
+    html += "<p>None: a manual snapshot.</p>\n";
+  }
+  for (const json& firing : firings) {
+    const auto time = firing.find("time_ms");
+    html += fmt::format("<article class=\"firing kind-{}\">\n<h3>{} at {}:{}{}</h3>\n<pre>",
+                        Escape(TextOf(firing, "kind")), Escape(TextOf(firing, "rule")),
+                        Escape(TextOf(firing, "stream")), Escape(TextOf(firing, "line")),
+                        time != firing.end() && time->is_number_integer()
+                            ? " &middot; " + ClockOf(time->get<std::int64_t>()) + " UTC"
+                            : std::string());
+    for (const json& line : firing.value("context", json::array())) {
+      html += Escape(line.is_string() ? line.get<std::string>() : std::string()) + "\n";
+    }
+    html += "<mark>" + Escape(TextOf(firing, "text")) + "</mark>";
+    if (!TextOf(firing, "frame").empty()) {
+      html += "\n  raised at: " + Escape(TextOf(firing, "frame"));
+    }
+    if (!TextOf(firing, "summary").empty()) {
+      html += "\n  &rarr; " + Escape(TextOf(firing, "summary"));
+    }
+    html += "</pre>\n</article>\n";
+  }
+  return html + "</section>\n";
+}
+
+std::string DevicesSection(const std::vector<DeviceRow>& devices) {
+  std::string html = "<section id=\"devices\">\n<h2>Devices</h2>\n";
+  if (devices.empty()) {
+    return html +
+           "<p>No device tool answered a query (hl-smi, nvidia-smi, npu-smi): their status is "
+           "in the collectors below.</p>\n</section>\n";
+  }
+  html +=
+      "<table id=\"device-table\">\n<tr><th>Tool</th><th>Index</th><th>Name</th><th>Bus</th>"
+      "<th>Utilisation</th><th>Memory</th><th>Temperature</th><th>Power</th><th>Uncorrected "
+      "errors</th></tr>\n";
+  for (const DeviceRow& row : devices) {
+    html += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}"
+        "</td><td>{}</td></tr>\n",
+        Escape(row.tool), Escape(row.index), Escape(row.name), Escape(row.bus_id),
+        Escape(row.utilization), Escape(row.memory), Escape(row.temperature), Escape(row.power),
+        Escape(row.errors));
+  }
+  return html + "</table>\n</section>\n";
+}
+
+std::string CollectorsSection(const json& manifest) {
+  std::string html =
+      "<section id=\"collectors\">\n<h2>Collectors</h2>\n<table>\n"
+      "<tr><th>Collector</th><th>Status</th><th>Seconds</th><th>Bytes</th>"
+      "<th>Detail</th></tr>\n";
+  for (const json& collector : manifest.value("collectors", json::array())) {
+    const std::string status = TextOf(collector, "status");
+    const double seconds = collector.value("duration_seconds", json(0)).is_number()
+                               ? collector.value("duration_seconds", json(0)).get<double>()
+                               : 0.0;
+    html += fmt::format(
+        "<tr><td>{}</td><td "
+        "class=\"status-{}\">{}</td><td>{:.2f}</td><td>{}</td><td>{}</td></tr>\n",
+        Escape(TextOf(collector, "name")), Escape(status), Escape(status), seconds,
+        Escape(TextOf(collector, "bytes")), Escape(TextOf(collector, "detail")));
+  }
+  return html + "</table>\n</section>\n";
+}
+
+std::string FilesSection(const json& manifest) {
+  std::string html =
+      "<section id=\"files\">\n<h2>Files</h2>\n<ul>\n"
+      "<li><a href=\"manifest.json\">manifest.json</a> (what this page was made from)</li>\n";
+  for (const json& file : manifest.value("files", json::array())) {
+    const std::string path = TextOf(file, "path");
+    std::string note = TextOf(file, "bytes") + " bytes";
+    if (file.value("truncated", false)) {
+      note += ", truncated";
+    }
+    if (!TextOf(file, "problem").empty()) {
+      note += ": " + TextOf(file, "problem");
+    }
+    html += fmt::format("<li><a href=\"{}\">{}</a> ({})</li>\n", Href(path), Escape(path),
+                        Escape(note));
+  }
+  return html + "</ul>\n</section>\n";
+}
+
+}  // namespace
+
+std::string ReportHtml(const json& manifest, const std::vector<DeviceRow>& devices) {
+  const json incident = manifest.value("incident", json::object());
+  std::string html = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>trainwatch: {} on {} &mdash; "
+      "{}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n",
+      Escape(TextOf(incident, "kind")), Escape(TextOf(manifest, "host")),
+      Escape(TextOf(incident, "summary")), kStyle);
+  html += Header(manifest);
+  html +=
+      "<nav><p><a href=\"#timeline\">Timeline</a> &middot; <a href=\"#ranks\">Ranks</a> "
+      "&middot; <a href=\"#firings\">Firing lines</a> &middot; <a href=\"#devices\">Devices"
+      "</a> &middot; <a href=\"#collectors\">Collectors</a> &middot; <a href=\"#files\">"
+      "Files</a></p></nav>\n";
+  html +=
+      "<section id=\"timeline\">\n<h2>Timeline</h2>\n<p>One lane per rank (or log): green "
+      "dots are a progress bar's advances, diamonds the firing lines (red a crash, orange a "
+      "hang, purple a device error); a suspect's lane is highlighted. Times are UTC.</p>\n";
+  html += TimelineSvg(TimelineOf(manifest));
+  html += "</section>\n";
+  html += RanksSection(manifest);
+  html += FiringsSection(manifest);
+  html += DevicesSection(devices);
+  html += CollectorsSection(manifest);
+  html += FilesSection(manifest);
+  html += fmt::format("<footer><p>trainwatch {} &middot; bundle made {}</p></footer>\n",
+                      Escape(TextOf(manifest, "trainwatch_version")),
+                      Escape(TextOf(manifest, "created")));
+  return html + "</main>\n</body>\n</html>\n";
+}
+
+}  // namespace trainwatch::report
