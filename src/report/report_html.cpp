@@ -151,10 +151,17 @@ std::string RanksSection(const json& manifest) {
   if (suspects.empty()) {
     html += "<li>none: no rank stands out</li>\n";
   }
+  html += "</ul>\n";
+  const json groups = ranks->value("groups", json::array());
+  const json each = ranks->value("ranks", json::array());
+  if (groups.empty() && each.empty()) {
+    return html + "<p>No rank's stacks were taken: its processes were gone by then.</p>\n" +
+           "</section>\n";
+  }
   html +=
-      "</ul>\n<h3>Where the ranks are</h3>\n<table id=\"groups\">\n"
+      "<h3>Where the ranks are</h3>\n<table id=\"groups\">\n"
       "<tr><th>Ranks</th><th>Where</th><th>In a collective</th></tr>\n";
-  for (const json& group : ranks->value("groups", json::array())) {
+  for (const json& group : groups) {
     std::string labels;
     for (const json& label : group.value("ranks", json::array())) {
       labels += (labels.empty() ? "" : ", ") + (label.is_string() ? label.get<std::string>() : "");
@@ -167,7 +174,7 @@ std::string RanksSection(const json& manifest) {
       "</table>\n<h3>Each rank</h3>\n<table id=\"rank-table\">\n"
       "<tr><th>Rank</th><th>Pid</th><th>CPU</th><th>Where</th><th>Stacks by</th>"
       "<th>Evidence</th></tr>\n";
-  for (const json& rank : ranks->value("ranks", json::array())) {
+  for (const json& rank : each) {
     const std::string label = TextOf(rank, "label");
     const bool suspect =
         std::find(suspect_labels.begin(), suspect_labels.end(), label) != suspect_labels.end();

@@ -138,8 +138,12 @@ Timeline TimelineOf(const json& manifest) {
     TimelineLane lane;
     lane.stream = TextOf(lane_json, "stream");
     lane.rank = IntOf(lane_json, "rank");
-    lane.label = LabelOf(lane.rank, lane.stream);
     lane.detail = TextOf(lane_json, "bar");
+    lane.label = LabelOf(lane.rank, lane.stream);
+    if (!lane.rank) {
+      // A log may hold several bars (an epoch's tqdm, step lines): each lane says which.
+      lane.label += " " + lane.detail.substr(0, lane.detail.rfind(" at "));
+    }
     for (const json& pid : lane_json.value("pids", json::array())) {
       if (pid.is_number_integer()) {
         lane.pids.push_back(pid.get<int>());

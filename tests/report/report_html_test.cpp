@@ -181,6 +181,29 @@ TEST(TimelineOf, AManifestWithoutTimelineOrRanksStillDraws) {
   EXPECT_NE(ReportHtml(json::object(), {}).find("</html>"), std::string::npos);
 }
 
+TEST(TimelineOf, TwoBarsOfOneLogAreTwoLanesThatSayWhich) {
+  json manifest = HangManifest();
+  manifest.erase("ranks");
+  for (json& lane : manifest["timeline"]["lanes"]) {
+    lane["rank"] = nullptr;
+  }
+  manifest["timeline"]["lanes"][1]["bar"] = "'step' at 19";
+  const Timeline timeline = TimelineOf(manifest);
+  ASSERT_GE(timeline.lanes.size(), 2u);
+  EXPECT_EQ(timeline.lanes[0].label, "train.log 'Epoch 0'");
+  EXPECT_EQ(timeline.lanes[1].label, "train.log 'step'");
+}
+
+TEST(ReportHtml, RanksWhoseProcessesWereGoneSaySo) {
+  json manifest = HangManifest();
+  manifest["ranks"]["ranks"] = json::array();
+  manifest["ranks"]["groups"] = json::array();
+  manifest["ranks"]["suspects"] = json::array();
+  const std::string html = ReportHtml(manifest, {});
+  EXPECT_NE(html.find("No rank's stacks were taken"), std::string::npos);
+  EXPECT_EQ(html.find("id=\"groups\""), std::string::npos);
+}
+
 TEST(HtmlText, EscapesWhatHtmlReads) {
   EXPECT_EQ(Escape(R"(<a href="x">'&'</a>)"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
