@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 
 #include "collect/device_utilization.h"
@@ -118,7 +119,7 @@ std::vector<DeviceRow> ParseNpuSmiRows(std::string_view text) {
     DeviceRow row;
     row.tool = "npu-smi";
     row.index = std::to_string(device);
-    row.utilization = std::to_string(static_cast<int>(percent + 0.5)) + " % (AICore)";
+    row.utilization = std::to_string(std::lround(percent)) + " % (AICore)";
     rows.push_back(std::move(row));
   }
   return rows;
