@@ -1,5 +1,7 @@
 #include "cli/control_commands.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -112,7 +114,12 @@ void PrintStatus(const json& status, std::ostream& out) {
         out << "/" << bar["total"].get<long long>();
       }
       out << (bar.value("complete", false) ? " complete" : "") << ", last advance "
-          << bar.value("seconds_since_advance", 0) << "s ago\n";
+          << bar.value("seconds_since_advance", 0) << "s ago";
+      if (const auto p99 = bar.find("interval_p99_seconds"); p99 != bar.end() && p99->is_number()) {
+        // The pace a learnt stall threshold is made of (factor x this, floored and capped).
+        out << fmt::format(", pace p99 {:.2f}s", p99->get<double>());
+      }
+      out << "\n";
     }
   };
   for (const json& source : status.value("sources", json::array())) {

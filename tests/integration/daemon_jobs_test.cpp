@@ -134,6 +134,8 @@ TEST_F(JobTest, AFastJobThatStopsIsFlaggedByTheThresholdItsOwnPaceTaught) {
   const Json bars = daemon_->Status(state())["sources"][0]["files"][0]["bars"];
   ASSERT_FALSE(bars.empty()) << bars.dump(1);
   EXPECT_GT(bars[0].value("interval_p99_seconds", 0.0), 0.2) << bars.dump(1);
+  const RunResult printed = RunBinary({TrainwatchBinary(), "status", "--config", config()});
+  EXPECT_NE(printed.out.find(", pace p99 0."), std::string::npos) << printed.out;
 }
 
 TEST_F(JobTest, AStallThatRecoversIsResolvedAndTheNextStallIsANewIncident) {
