@@ -17,6 +17,7 @@
 #include "app/sources.h"
 #include "app/state_dir_guard.h"
 #include "app/wrap_python_hook.h"
+#include "capture/job_identity.h"
 #include "collect/rank_map.h"
 #include "collect/redactor.h"
 #include "collect/stray_processes.h"
@@ -553,6 +554,12 @@ void Daemon::HandleControl(const std::string& request, const ops::ControlServer:
         [this, map, reply] {
           ops::DaemonSnapshot snapshot = Snapshot();
           snapshot.ranks = ops::RankSnapshots(*map);
+          const std::vector<source::WriterProcess> writers = sources_->KnownWriters();
+          std::vector<std::string_view> environs;
+          for (const source::WriterProcess& writer : writers) {
+            environs.push_back(writer.environ);
+          }
+          snapshot.job = capture::IdentifyJob(environs, setup_.config.cluster, capture::Hostname());
           reply(ops::StatusJson(snapshot).dump(-1, ' ', false, json::error_handler_t::replace));
         });
     return;
@@ -615,6 +622,7 @@ int Daemon::Run() {
     UpdateStatus();
   };
   flow.settled = [this] { StopIfWrapDone(); };
+  flow.job_processes = [this] { return sources_->KnownWriters(); };
   flow.before_record = [this] {
     GuardStateDir();
     return !state_dir_taken_;

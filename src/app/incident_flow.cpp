@@ -6,6 +6,7 @@
 
 #include "capture/incident_filter.h"
 #include "capture/incident_redaction.h"
+#include "capture/job_identity.h"
 #include "core/quantity.h"
 #include "detect/incident_json.h"
 #include "ops/uncaptured_incidents.h"
@@ -165,19 +166,21 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
     return;
   }
   recurrences_.Stamp(incident);
+  IdentifyJob(incident);
   if (Status written = log_.Append(incident); !written) {
     // The incident still counts; the next one may find space again.
     spdlog::error("incident {} could not be recorded: {}", incident.id, written.error().message);
   } else {
     spdlog::warn(
         "incident {}: {} — {} ({} firing lines, rules: {}); cause {}, action {}: {}; fingerprint "
-        "{}{}",
+        "{}{}; job {} on {}",
         incident.id, detect::IncidentKindName(incident), incident.summary,
         incident.firings.size() + incident.more_firings,
         fmt::format("{}", fmt::join(incident.rules, ", ")),
         rules::CauseName(incident.verdict.verdict.cause),
         rules::ActionName(incident.verdict.verdict.action), incident.verdict.why,
-        incident.fingerprint, ops::RecurrenceText(incident.recurrence));
+        incident.fingerprint, ops::RecurrenceText(incident.recurrence),
+        incident.job.id.empty() ? "unknown" : incident.job.id, incident.job.node);
   }
   if (incident.kind != rules::RuleKind::kWarning) {
     // Open from the moment it opened: an advance during its settle time resolves it at once.
@@ -192,6 +195,22 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
   last_incident_ = incident.id;
   wiring_.written();
   Capture(incident, options, done);
+}
+
+void IncidentFlow::IdentifyJob(detect::Incident& incident) {
+  // The incident's own writers first: on a node running two jobs, it is theirs.
+  std::vector<std::string_view> environs;
+  for (const detect::Firing& firing : incident.firings) {
+    for (const source::WriterProcess& writer : firing.writers) {
+      environs.push_back(writer.environ);
+    }
+  }
+  const std::vector<source::WriterProcess> others =
+      wiring_.job_processes ? wiring_.job_processes() : std::vector<source::WriterProcess>{};
+  for (const source::WriterProcess& writer : others) {
+    environs.push_back(writer.environ);
+  }
+  incident.job = capture::IdentifyJob(environs, config_.cluster, host_);
 }
 
 void IncidentFlow::RecordResolved() {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "capture/capturer.h"
+#include "capture/job_identity.h"
 #include "config/daemon_config.h"
 #include "core/env.h"
 #include "detect/incident_builder.h"
@@ -38,6 +39,8 @@ class IncidentFlow {
     // deleted; the Daemon restores it), or the record is lost. False: it is another daemon's
     // now, and nothing is written there.
     std::function<bool()> before_record;
+    // The processes writing the watched streams now (or remembered): whose job this is.
+    std::function<std::vector<source::WriterProcess>()> job_processes;
   };
   // What a manual snapshot adds to a capture.
   struct ManualOptions {
@@ -102,6 +105,8 @@ class IncidentFlow {
   void OnCaptured(const capture::CaptureOutcome& outcome);
   void RunHooks(const detect::Incident& incident, const capture::CaptureOutcome& outcome);
   void Record(const ops::Resolution& resolution);
+  // Sets incident.job from its writers' environments, then the other known processes'.
+  void IdentifyJob(detect::Incident& incident);
 
   Env& env_;
   Hooks wiring_;
@@ -110,6 +115,7 @@ class IncidentFlow {
   ops::IncidentLog log_;
   ops::RecurrenceBook recurrences_;
   ops::IncidentLifecycle lifecycle_;
+  std::string host_ = capture::Hostname();
   std::unique_ptr<capture::Capturer> capturer_;
   ops::HookRunner hook_runner_;
   std::unique_ptr<LoopTimer> settle_;

@@ -83,6 +83,8 @@ class Sources {
   void ReleaseIncidentHolds();
   // Calls visit(activity) with what each stream shows now, for the incidents' lifecycle.
   void ForEachActivity(const std::function<void(const ops::StreamActivity&)>& visit);
+  // The processes known to write the streams, each once.
+  std::vector<source::WriterProcess> KnownWriters();
   // What a capture needs to know of the jobs: log files, their processes, watched dirs.
   void FillCapture(capture::CaptureRequest& request);
   std::vector<ops::SourceSnapshot> Snapshot(SteadyTime now, WallTime wall_now);

@@ -2,6 +2,8 @@
 // (capture::AddJobFacts), what each stream shows for the incidents' lifecycle, the status and
 // metrics snapshot (ops::SnapshotOf), and the activity number that says whether the metrics
 // moved.
+#include <set>
+
 #include "app/sources.h"
 #include "capture/job_facts.h"
 #include "ops/source_snapshot.h"
@@ -12,6 +14,21 @@ void Sources::FillCapture(capture::CaptureRequest& request) {
   std::vector<WatchedSource*> all;
   ForEachSource([&](WatchedSource& source) { all.push_back(&source); });
   capture::AddJobFacts(all, request, env_.SteadyNow(), env_.WallNow());
+}
+
+std::vector<source::WriterProcess> Sources::KnownWriters() {
+  std::vector<source::WriterProcess> writers;
+  std::set<int> seen;
+  ForEachSource([&](WatchedSource& source) {
+    source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile*) {
+      for (const source::WriterProcess& writer : stream.writers()) {
+        if (seen.insert(writer.pid).second) {
+          writers.push_back(writer);
+        }
+      }
+    });
+  });
+  return writers;
 }
 
 void Sources::ForEachActivity(const std::function<void(const ops::StreamActivity&)>& visit) {

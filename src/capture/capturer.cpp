@@ -12,6 +12,7 @@
 #include "capture/bundle_name.h"
 #include "capture/bundle_report.h"
 #include "capture/incident_filter.h"
+#include "capture/job_identity.h"
 #include "capture/manifest.h"
 #include "collect/container.h"
 #include "collect/exited_processes.h"
@@ -25,14 +26,6 @@ namespace {
 
 // In a reduced bundle (no room for a full one) only outputs this small stay.
 constexpr std::uint64_t kReducedMaxArtifact = 64 * 1024;
-
-std::string Hostname() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) {
-    return "unknown-host";
-  }
-  return name;
-}
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
   for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {

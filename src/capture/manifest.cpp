@@ -122,6 +122,7 @@ std::string ManifestJson(const CaptureRequest& request,
                      {"opened_ms", EpochMillis(incident.opened)},
                      {"firings", std::move(firings)}}},
                    {"created_ms", EpochMillis(created)},
+                   {"job", detect::JobJson(incident.job)},
                    {"report", "report.html"},  // the second member, made from this one
                    {"timeline", {{"lanes", std::move(lanes)}}},
                    {"reduced", reduced},

@@ -83,6 +83,12 @@ void PrintStatus(const json& status, std::ostream& out) {
         << ", since " << open.value("opened", "?") << "); `trainwatch incidents ack "
         << open.value("id", "?") << "` resolves it\n";
   }
+  if (const auto job = status.find("job"); job != status.end() && job->is_object()) {
+    out << "job " << ((*job)["id"].is_string() ? (*job)["id"].get<std::string>() : "unknown")
+        << ((*job)["id"].is_string() ? " (from " + job->value("id_from", "?") + ")" : "")
+        << " on node " << job->value("node", "?") << " (from " << job->value("node_from", "?")
+        << ")\n";
+  }
   for (const json& rank : status.value("ranks", json::array())) {
     out << rank.value("label", "?") << ": pid " << rank.value("pid", 0) << " ("
         << rank.value("comm", "") << ")";

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <filesystem>
@@ -62,7 +63,7 @@ class DaemonConfigParser {
     if (map) {
       yaml_.CheckKeys(root,
                       {"state_dir", "rules", "incident", "watch", "wrap", "sources", "capture",
-                       "metrics", "on_incident"},
+                       "metrics", "on_incident", "cluster"},
                       "the config");
     }
     if (map && root["state_dir"]) {
@@ -76,6 +77,7 @@ class DaemonConfigParser {
                         " cannot be expanded: " + path.error().message);
     }
     config_.capture.commands = DefaultCommands();
+    config_.cluster.node_name_env = env_("NODE_NAME").value_or("");
     if (!map) {
       FillCaptureDefaults();
       return std::move(config_);
@@ -106,6 +108,9 @@ class DaemonConfigParser {
     }
     if (const YAML::Node node = root["on_incident"]) {
       ParseHooks(node, yaml_, config_.on_incident);
+    }
+    if (const YAML::Node node = root["cluster"]) {
+      ParseCluster(node);
     }
     FillCaptureDefaults();
     return std::move(config_);
@@ -285,6 +290,60 @@ class DaemonConfigParser {
     if (const YAML::Node interval = node["interval"]) {
       if (auto value = DurationAtLeast(interval, "metrics interval", std::chrono::seconds(1))) {
         config_.metrics.interval = *value;
+      }
+    }
+  }
+
+  void ParseCluster(const YAML::Node& node) {
+    if (!IsMap(node, "cluster", "{node_name, job_id, job_id_variables}")) {
+      return;
+    }
+    yaml_.CheckKeys(node, {"node_name", "job_id", "job_id_variables"}, "cluster");
+    for (const auto& [key, out] : {std::pair{"node_name", &config_.cluster.node_name},
+                                   std::pair{"job_id", &config_.cluster.job_id}}) {
+      const YAML::Node value = node[key];
+      if (!value) {
+        continue;
+      }
+      const std::string what = std::string("cluster ") + key;
+      std::optional<std::string> text = yaml_.Scalar(value, what);
+      if (!text) {
+        continue;
+      }
+      // ${VAR} from the daemon's environment (a pod's downward API); no '~' here.
+      Result<std::string> expanded = ExpandPath(*text, env_);
+      if (!expanded) {
+        yaml_.Fail(value, what + ": " + expanded.error().message);
+      } else if (expanded->find_first_of("\n/") != std::string::npos) {
+        yaml_.Fail(value, what +
+                              ": must be one line without '/' (it names files on the "
+                              "shared directory)");
+      } else {
+        *out = *expanded;
+      }
+    }
+    if (const YAML::Node variables = node["job_id_variables"]) {
+      if (!variables.IsSequence()) {
+        yaml_.Fail(variables, "cluster job_id_variables: expected a list of variable names");
+        return;
+      }
+      for (const YAML::Node& variable : variables) {
+        std::optional<std::string> name = yaml_.Scalar(variable, "cluster job_id_variables");
+        if (!name) {
+          continue;
+        }
+        const bool valid = !name->empty() &&
+                           (std::isalpha(static_cast<unsigned char>(name->front())) != 0 ||
+                            name->front() == '_') &&
+                           std::all_of(name->begin(), name->end(), [](char c) {
+                             return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+                           });
+        if (!valid) {
+          yaml_.Fail(variable, "cluster job_id_variables: '" + *name +
+                                   "' is not an environment variable name");
+          continue;
+        }
+        config_.cluster.job_id_variables.push_back(*name);
       }
     }
   }

@@ -33,6 +33,11 @@
 //       argv: [sh, -c, 'aws s3 cp "$TRAINWATCH_BUNDLE" s3://bucket/']   # no shell unless named
 //       timeout: 60s          # SIGTERM, then SIGKILL to its process group
 //       when: [crash, hang, device, manual]   # the incident kinds it runs for (the default)
+//   cluster:
+//     node_name: gpu-17       # default: $NODE_NAME, else the hostname
+//     job_id: ${JOB_NAME}     # fixed; default: found in the job's processes' environment
+//     job_id_variables: [MY_RUN_ID]   # looked up there first, before TRAINWATCH_JOB_ID,
+//                             # TORCHELASTIC_RUN_ID, SLURM_JOB_ID, MASTER_ADDR:MASTER_PORT
 //   sources:
 //     - name: train           # required, unique; letters, digits, '.', '_', '-'
 //       tags: [train]         # required, non-empty: which rules apply (a rule's `tags`)
@@ -91,6 +96,14 @@ struct MetricsConfig {
   Duration interval{5000};
 };
 
+// The job's place in a cluster (capture/job_identity.h).
+struct ClusterConfig {
+  std::string node_name;  // empty: the daemon's NODE_NAME, else the hostname
+  std::string job_id;     // fixed (after ${VAR} expansion); empty: found in the job's environment
+  std::vector<std::string> job_id_variables;  // looked up in the job's processes first
+  std::string node_name_env;                   // the daemon's $NODE_NAME when loaded
+};
+
 struct DaemonConfig {
   std::string file;                     // the config file it came from (absolute)
   std::string state_dir;                // expanded, absolute
@@ -105,6 +118,7 @@ struct DaemonConfig {
   CaptureConfig capture;  // bundles_dir and habana_logs filled with their defaults
   MetricsConfig metrics;
   std::vector<CommandConfig> on_incident;  // hooks, run after each incident's bundle
+  ClusterConfig cluster;
 };
 
 // `config` is set exactly when `errors` is empty.

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,17 @@ struct Recurrence {
   WallTime previous{};  // the one before; the epoch when none
 };
 
+// Which job an incident belongs to, and where it ran: what the daemons of one job's nodes
+// share (capture/job_identity.h says where each part comes from).
+struct JobIdentity {
+  std::string id;       // empty: unknown
+  std::string id_from;  // "TORCHELASTIC_RUN_ID", "SLURM_JOB_ID", "config", ...
+  std::string node;
+  std::string node_from;  // "config", "NODE_NAME", "hostname"
+  std::optional<int> node_rank;
+  std::vector<int> ranks;  // of the job, on this node; sorted
+};
+
 struct Incident {
   std::string id;
   rules::RuleKind kind = rules::RuleKind::kCrash;
@@ -55,6 +67,7 @@ struct Incident {
   IncidentVerdict verdict;         // its firings' cause and action (VerdictTally), when settled
   std::string fingerprint;         // detect/fingerprint.h, when written
   Recurrence recurrence;
+  JobIdentity job;  // when written
   WallTime opened{};
   WallTime closed{};
 };

@@ -77,10 +77,22 @@ std::string IncidentJson(const Incident& incident) {
         {"previous", incident.recurrence.count > 1 ? json(FormatUtc(incident.recurrence.previous))
                                                    : json(nullptr)}};
   }
+  if (!incident.job.node.empty()) {
+    record["job"] = JobJson(incident.job);
+  }
   if (incident.more_firings > 0) {
     record["more_firings"] = incident.more_firings;
   }
   return record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+nlohmann::ordered_json JobJson(const JobIdentity& job) {
+  return {{"id", job.id.empty() ? json(nullptr) : json(job.id)},
+          {"id_from", job.id_from},
+          {"node", job.node},
+          {"node_from", job.node_from},
+          {"node_rank", job.node_rank ? json(*job.node_rank) : json(nullptr)},
+          {"ranks", job.ranks}};
 }
 
 std::string IncidentKindName(const Incident& incident) {

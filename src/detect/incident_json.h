@@ -3,6 +3,7 @@
 // a restarted daemon reads back (IncidentLog::ReadHistory). Pure functions; any thread.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "detect/incident.h"
@@ -11,6 +12,9 @@ namespace trainwatch::detect {
 
 // One line of JSON, without its newline; text that is not UTF-8 becomes U+FFFD.
 std::string IncidentJson(const Incident& incident);
+
+// {"id" (null when unknown), "id_from", "node", "node_from", "node_rank", "ranks"}.
+nlohmann::ordered_json JobJson(const JobIdentity& job);
 
 // "crash", "hang", "device", "warning", or "manual" for a `trainwatch snapshot`.
 std::string IncidentKindName(const Incident& incident);

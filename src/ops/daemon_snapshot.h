@@ -121,6 +121,7 @@ struct DaemonSnapshot {
   HookCounts hook_counts;
   std::vector<SourceSnapshot> sources;
   std::vector<RankSnapshot> ranks;  // the job's ranks now (status only; empty: none known)
+  std::optional<detect::JobIdentity> job;  // the job the watched processes belong to (status)
 };
 
 }  // namespace trainwatch::ops

@@ -27,6 +27,8 @@ void HookRunner::Run(const detect::Incident& incident, const std::string& bundle
       "TRAINWATCH_INCIDENT_VERDICT=" + incident.verdict.why,
       "TRAINWATCH_INCIDENT_FINGERPRINT=" + incident.fingerprint,
       "TRAINWATCH_INCIDENT_RECURRENCE=" + std::to_string(incident.recurrence.count),
+      "TRAINWATCH_JOB_ID=" + incident.job.id,
+      "TRAINWATCH_NODE=" + incident.job.node,
       "TRAINWATCH_BUNDLE=" + bundle,
       "TRAINWATCH_BUNDLE_ERROR=" + bundle_error,
       "TRAINWATCH_INCIDENTS_FILE=" + incidents_file};

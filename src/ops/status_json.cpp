@@ -1,6 +1,7 @@
 #include "ops/status_json.h"
 
 #include "core/time_format.h"
+#include "detect/incident_json.h"
 
 namespace trainwatch::ops {
 namespace {
@@ -111,6 +112,9 @@ json StatusJson(const DaemonSnapshot& snapshot) {
                        {"launcher", rank.launcher}});
     }
     status["ranks"] = std::move(ranks);
+  }
+  if (snapshot.job) {
+    status["job"] = detect::JobJson(*snapshot.job);
   }
   if (const auto& settling = snapshot.settling_incident) {
     status["settling_incident"] = {{"id", settling->id},

@@ -130,6 +130,33 @@ TEST(DaemonConfig, ParsesMetricsAndHooks) {
   EXPECT_FALSE(off.config->metrics.enabled);
 }
 
+TEST(DaemonConfig, ParsesTheClusterSection) {
+  const ConfigLoad load = Parse(
+      "cluster:\n"
+      "  node_name: gpu-17\n"
+      "  job_id: ${JOB_NAME}\n"
+      "  job_id_variables: [MY_RUN, _X2]\n",
+      MapEnv({{"HOME", "/root"}, {"JOB_NAME", "llama-70b"}, {"NODE_NAME", "k8s-node-3"}}));
+  ASSERT_TRUE(load.config) << Errors(load);
+  EXPECT_EQ(load.config->cluster.node_name, "gpu-17");
+  EXPECT_EQ(load.config->cluster.job_id, "llama-70b");
+  EXPECT_EQ(load.config->cluster.job_id_variables, (std::vector<std::string>{"MY_RUN", "_X2"}));
+  EXPECT_EQ(load.config->cluster.node_name_env, "k8s-node-3");
+
+  const ConfigLoad bad = Parse(
+      "cluster:\n"
+      "  job_id: a/b\n"
+      "  job_id_variables: [1ABC, ok]\n"
+      "  shared: x\n");
+  ASSERT_FALSE(bad.config);
+  const std::string errors = Errors(bad);
+  EXPECT_NE(errors.find("daemon.yaml:2:11: cluster job_id: must be one line without '/'"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("'1ABC' is not an environment variable name"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("shared"), std::string::npos) << errors;
+}
+
 TEST(DaemonConfig, DefaultsForAnEmptyFile) {
   for (const std::string text : {"", "# nothing but a comment\n", "sources:\n"}) {
     const ConfigLoad load = Parse(text);
@@ -205,7 +232,8 @@ TEST(DaemonConfig, ReportsEachProblemAtItsPosition) {
   const std::string src = "sources:\n  - name: a\n    tags: [t]\n";
   const std::vector<Case> cases = {
       {"unknown top key", "state_dir: /s\nsource: []\n",
-       "2:1: unknown key 'source' in the config (expected one of: capture, incident, metrics, "
+       "2:1: unknown key 'source' in the config (expected one of: capture, cluster, incident, "
+       "metrics, "
        "on_incident, rules, sources, state_dir, watch, wrap)"},
       {"fast metrics", "metrics: {interval: 100ms}\n",
        "1:21: metrics interval must be at least 1000ms"},

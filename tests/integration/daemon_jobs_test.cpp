@@ -3,6 +3,7 @@
 // message where PyTorch is not installed.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -143,14 +144,21 @@ TEST_F(JobTest, AStallThatRecoversIsResolvedAndTheNextStallIsANewIncident) {
   StartDaemon();
   const std::string log = Dir("logs/job.log");
   // Steps of 0.25 s; before step 12 a pause of 8 s, past test.stall's 3 s; after step 29 the
-  // job goes silent for good.
+  // job goes silent for good. Its environment names its job, as a pod spec would.
+  ::setenv("TRAINWATCH_JOB_ID", "stall-job-1", 1);
   JobProcess job(JobScript("go_silent.py"),
                  {"--steps", "30", "--step-seconds", "0.25", "--pause-at", "12", "--pause-seconds",
                   "8", "--log", log},
                  Dir("job.out"));
+  ::unsetenv("TRAINWATCH_JOB_ID");
   ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.stall").size() >= 2; }, 90s))
       << daemon_->Log();
   const std::vector<Json> stalls = IncidentsOf("test.stall");
+  EXPECT_EQ(stalls[0]["job"]["id"], "stall-job-1") << stalls[0].dump(1);
+  EXPECT_EQ(stalls[0]["job"]["id_from"], "TRAINWATCH_JOB_ID");
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  EXPECT_EQ(stalls[0]["job"]["node"], host);
   EXPECT_NE(stalls[0]["firings"][0]["summary"].get<std::string>().find("at 11 has not advanced"),
             std::string::npos)
       << stalls[0].dump(1);

@@ -76,6 +76,11 @@ TEST_F(OperationsTest, HooksRunAfterTheBundleWithTheIncidentAndFailuresAreCounte
   EXPECT_NE(env.find("TRAINWATCH_INCIDENT_VERDICT=test.marker (application)\n"), std::string::npos)
       << env;
   EXPECT_NE(env.find("TRAINWATCH_INCIDENT_RECURRENCE=1\n"), std::string::npos) << env;
+  // Lines appended by the test itself: no job's process to name one; the node is this host.
+  EXPECT_NE(env.find("TRAINWATCH_JOB_ID=\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("TRAINWATCH_NODE=" + incidents[0]["job"]["node"].get<std::string>() + "\n"),
+            std::string::npos)
+      << env;
   EXPECT_NE(env.find("TRAINWATCH_INCIDENT_FINGERPRINT=" +
                      incidents[0]["fingerprint"].get<std::string>() + "\n"),
             std::string::npos)

@@ -1,0 +1,34 @@
+// Which job the processes on this node belong to, and which node this is: what lets the
+// daemons of one job's nodes find each other's incidents. The job id comes from, in order:
+// the config (`cluster.job_id`, fixed, or expanded from the daemon's own environment — a
+// sidecar gets its pod's job name from the downward API that way); the first of the config's
+// `cluster.job_id_variables` set in a training process's environment; then
+// TRAINWATCH_JOB_ID, TORCHELASTIC_RUN_ID (unless torchrun's default "none"), SLURM_JOB_ID;
+// and last MASTER_ADDR:MASTER_PORT, which every rank of a torch.distributed job shares. The
+// node: `cluster.node_name`, else the daemon's NODE_NAME (Kubernetes' spec.nodeName by the
+// downward API), else the hostname. The node rank and this node's ranks come from the
+// processes' identities (collect/rank_identity.h). Pure; any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/daemon_config.h"
+#include "detect/incident.h"
+
+namespace trainwatch::capture {
+
+// Where the job's processes are looked up in order; the others come after.
+inline constexpr const char* kJobIdVariables[] = {"TRAINWATCH_JOB_ID", "TORCHELASTIC_RUN_ID",
+                                                  "SLURM_JOB_ID"};
+
+// `environs`: the training processes' environments (NUL-separated, as /proc/PID/environ),
+// those the incident names first.
+detect::JobIdentity IdentifyJob(const std::vector<std::string_view>& environs,
+                                const config::ClusterConfig& cluster, std::string_view hostname);
+
+// This machine's hostname ("unknown-host" when it cannot be read).
+std::string Hostname();
+
+}  // namespace trainwatch::capture
