@@ -157,6 +157,15 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
       "--out", cli->report.out,
       "Where to write it (- for standard output; default ./<bundle>.report.html)");
 
+  cli->job_cmd = app.add_subcommand(
+      "job", "A job's incidents on every node, from the shared directory (no daemon needed)");
+  cli->job_cmd->add_option("id", cli->job.id, "The job id (none: list the jobs)");
+  cli->job_cmd->add_option("--config", cli->job.config_path,
+                           WithConfigDefault("The config naming cluster.shared_dir"));
+  cli->job_cmd->add_option("--shared-dir", cli->job.shared_dir,
+                           "The shared directory (instead of the config's)");
+  cli->job_cmd->add_flag("--json", cli->job.json, "Print JSON");
+
   cli->scan_cmd = app.add_subcommand(
       "scan", "Run the rules over log files; exit 1 if a crash, hang or device rule fired");
   CLI::App& scan = *cli->scan_cmd;

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/control_commands.h"
 #include "cli/incident_commands.h"
+#include "cli/job_command.h"
 #include "cli/report_command.h"
 
 namespace trainwatch::cli {
@@ -30,6 +31,7 @@ struct CommandLine {
   BundlesOptions bundles;
   IncidentsOptions incidents;
   ReportOptions report;
+  JobOptions job;
   ScanOptions scan;
   std::string scan_format = "text";
 
@@ -46,6 +48,7 @@ struct CommandLine {
   CLI::App* incidents_show_cmd = nullptr;
   CLI::App* incidents_ack_cmd = nullptr;
   CLI::App* report_cmd = nullptr;
+  CLI::App* job_cmd = nullptr;
   CLI::App* scan_cmd = nullptr;
   CLI::App* manual_cmd = nullptr;  // hidden: prints trainwatch(1) as Markdown
 };

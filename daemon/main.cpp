@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
   if (*cli->incidents_show_cmd) {
     return trainwatch::cli::RunIncidentsShow(cli->incidents, std::cout, std::cerr);
   }
+  if (*cli->job_cmd) {
+    return trainwatch::cli::RunJob(cli->job, std::cout, std::cerr);
+  }
   if (*cli->report_cmd) {
     return trainwatch::cli::RunReport(cli->report, std::cout, std::cerr);
   }

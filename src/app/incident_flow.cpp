@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "capture/incident_filter.h"
 #include "capture/incident_redaction.h"
@@ -31,6 +32,9 @@ IncidentFlow::IncidentFlow(Env& env, const std::string& incidents_file, Hooks ho
       log_(incidents_file),
       hook_runner_(env),
       settle_(env.NewTimer([this] { WriteSettled(); })) {
+  // Beside incidents.jsonl: the state_dir's.
+  publisher_ = std::make_unique<cluster::SharedPublisher>(
+      env, (std::filesystem::path(incidents_file).parent_path() / "outbox").string());
   hook_runner_.OnIdle([this] { wiring_.settled(); });
 }
 
@@ -90,6 +94,9 @@ void IncidentFlow::Configure(const config::DaemonConfig& config) {
   }
   hook_runner_.Configure(config_.on_incident);
   builder_.set_settings({config_.incident.settle, config_.incident.cooldown});
+  publisher_->Configure(config_.cluster.shared_dir,
+                        capture::IdentifyJob({}, config_.cluster, host_).node,
+                        std::chrono::duration_cast<std::chrono::hours>(config_.cluster.retention));
 }
 
 void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {
@@ -187,6 +194,7 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
     const auto ago = std::max(WallTime::duration::zero(), env_.WallNow() - incident.opened);
     lifecycle_.Open(incident, env_.SteadyNow() - std::chrono::duration_cast<Duration>(ago));
   }
+  PublishToPeers(incident);
   ++incidents_written_;
   ++counters_.incidents_by_kind[detect::IncidentKindName(incident)];
   ++counters_
@@ -211,6 +219,61 @@ void IncidentFlow::IdentifyJob(detect::Incident& incident) {
     environs.push_back(writer.environ);
   }
   incident.job = capture::IdentifyJob(environs, config_.cluster, host_);
+}
+
+void IncidentFlow::PublishToPeers(const detect::Incident& incident) {
+  if (config_.cluster.shared_dir.empty() || !incident.reason.empty() ||
+      incident.kind == rules::RuleKind::kWarning) {
+    return;  // off, or no failure of the job (a manual snapshot, warnings)
+  }
+  if (incident.job.id.empty()) {
+    if (!said_no_job_) {
+      said_no_job_ = true;
+      spdlog::warn(
+          "incident {} names no job (no TRAINWATCH_JOB_ID, TORCHELASTIC_RUN_ID, SLURM_JOB_ID or "
+          "MASTER_ADDR in its processes, no cluster.job_id): not published to {}; said once",
+          incident.id, config_.cluster.shared_dir);
+    }
+    return;
+  }
+  cluster::PeerRecord record = cluster::PeerRecordOf(incident);
+  record.published_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(env_.WallNow().time_since_epoch())
+          .count();
+  if (Status queued = publisher_->Publish(cluster::JobDirName(record.job_id),
+                                          cluster::PeerFileName(record.incident_id, record.node),
+                                          cluster::PeerRecordJson(record));
+      !queued) {
+    spdlog::error("incident {}: cannot queue its record for the shared directory: {}", incident.id,
+                  queued.error().message);
+    return;
+  }
+  if (config_.capture.enabled && awaiting_bundle_.size() < 64) {
+    awaiting_bundle_.emplace(incident.id, std::move(record));
+  }
+}
+
+void IncidentFlow::PublishBundle(const capture::CaptureOutcome& outcome) {
+  const auto it = awaiting_bundle_.find(outcome.incident_id);
+  if (it == awaiting_bundle_.end()) {
+    return;
+  }
+  cluster::PeerRecord record = std::move(it->second);
+  awaiting_bundle_.erase(it);
+  record.bundle = outcome.path;
+  for (const diagnose::Suspect& suspect : outcome.suspects) {
+    record.suspects.push_back({suspect.rank, suspect.label, suspect.reason});
+  }
+  record.published_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(env_.WallNow().time_since_epoch())
+          .count();
+  if (Status queued = publisher_->Publish(cluster::JobDirName(record.job_id),
+                                          cluster::PeerFileName(record.incident_id, record.node),
+                                          cluster::PeerRecordJson(record));
+      !queued) {
+    spdlog::error("incident {}: cannot queue its bundle's record for the shared directory: {}",
+                  outcome.incident_id, queued.error().message);
+  }
 }
 
 void IncidentFlow::RecordResolved() {
@@ -325,6 +388,7 @@ void IncidentFlow::OnCaptured(const capture::CaptureOutcome& outcome) {
     spdlog::error("cannot record the bundle of incident {}: {}", outcome.incident_id,
                   recorded.error().message);
   }
+  PublishBundle(outcome);
 }
 
 void IncidentFlow::Abort() {
@@ -346,6 +410,7 @@ void IncidentFlow::Abort() {
   capturing_.clear();
   hook_runner_.Abort();  // logs and counts what it kills or leaves unrun
   settle_.reset();
+  publisher_->Stop();
 }
 
 void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
@@ -361,6 +426,11 @@ void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
     snapshot.open_incidents.push_back(
         {open.id, std::string(rules::RuleKindName(open.kind)), open.opened_wall});
   }
+  if (!config_.cluster.shared_dir.empty()) {
+    const cluster::PublisherState& state = publisher_->state();
+    snapshot.shared = ops::DaemonSnapshot::Shared{config_.cluster.shared_dir, state.published,
+                                                  state.pending, state.error};
+  }
   snapshot.counters = counters_;
   snapshot.collectors = NamesOf(config_.capture.commands);
   snapshot.hooks = NamesOf(config_.on_incident);
@@ -370,6 +440,8 @@ void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
 std::uint64_t IncidentFlow::Activity() const {
   // incidents_by_kind moves with every incident written.
   std::uint64_t sum = counters_.Activity();
+  sum = sum * 31 + publisher_->state().published;
+  sum = sum * 31 + publisher_->state().pending;
   for (const auto* counts : {&hook_runner_.counts().runs, &hook_runner_.counts().failures}) {
     for (const auto& [name, count] : *counts) {
       sum = sum * 31 + count;

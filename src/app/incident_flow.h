@@ -12,6 +12,8 @@
 
 #include "capture/capturer.h"
 #include "capture/job_identity.h"
+#include "cluster/peer_record.h"
+#include "cluster/shared_publisher.h"
 #include "config/daemon_config.h"
 #include "core/env.h"
 #include "detect/incident_builder.h"
@@ -107,6 +109,10 @@ class IncidentFlow {
   void Record(const ops::Resolution& resolution);
   // Sets incident.job from its writers' environments, then the other known processes'.
   void IdentifyJob(detect::Incident& incident);
+  // Puts the incident's record on the shared directory (cluster.shared_dir), and again with
+  // its bundle once captured.
+  void PublishToPeers(const detect::Incident& incident);
+  void PublishBundle(const capture::CaptureOutcome& outcome);
 
   Env& env_;
   Hooks wiring_;
@@ -116,6 +122,9 @@ class IncidentFlow {
   ops::RecurrenceBook recurrences_;
   ops::IncidentLifecycle lifecycle_;
   std::string host_ = capture::Hostname();
+  std::unique_ptr<cluster::SharedPublisher> publisher_;
+  std::map<std::string, cluster::PeerRecord> awaiting_bundle_;  // published, capture running
+  bool said_no_job_ = false;
   std::unique_ptr<capture::Capturer> capturer_;
   ops::HookRunner hook_runner_;
   std::unique_ptr<LoopTimer> settle_;

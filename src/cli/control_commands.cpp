@@ -89,6 +89,12 @@ void PrintStatus(const json& status, std::ostream& out) {
         << " on node " << job->value("node", "?") << " (from " << job->value("node_from", "?")
         << ")\n";
   }
+  if (const auto shared = status.find("shared"); shared != status.end() && shared->is_object()) {
+    out << "shared directory " << shared->value("dir", "?") << ": " << shared->value("published", 0)
+        << " records published, " << shared->value("pending", 0) << " waiting"
+        << (shared->value("error", "").empty() ? "" : " (" + shared->value("error", "") + ")")
+        << "\n";
+  }
   for (const json& rank : status.value("ranks", json::array())) {
     out << rank.value("label", "?") << ": pid " << rank.value("pid", 0) << " ("
         << rank.value("comm", "") << ")";

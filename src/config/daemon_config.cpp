@@ -295,10 +295,22 @@ class DaemonConfigParser {
   }
 
   void ParseCluster(const YAML::Node& node) {
-    if (!IsMap(node, "cluster", "{node_name, job_id, job_id_variables}")) {
+    if (!IsMap(node, "cluster",
+               "{node_name, job_id, job_id_variables, shared_dir, retention}")) {
       return;
     }
-    yaml_.CheckKeys(node, {"node_name", "job_id", "job_id_variables"}, "cluster");
+    yaml_.CheckKeys(node, {"node_name", "job_id", "job_id_variables", "shared_dir", "retention"},
+                    "cluster");
+    if (const YAML::Node dir = node["shared_dir"]) {
+      if (auto path = PathField(dir, "cluster shared_dir")) {
+        config_.cluster.shared_dir = *path;
+      }
+    }
+    if (const YAML::Node retention = node["retention"]) {
+      if (auto value = DurationAtLeast(retention, "cluster retention", std::chrono::hours(1))) {
+        config_.cluster.retention = *value;
+      }
+    }
     for (const auto& [key, out] : {std::pair{"node_name", &config_.cluster.node_name},
                                    std::pair{"job_id", &config_.cluster.job_id}}) {
       const YAML::Node value = node[key];

@@ -38,6 +38,8 @@
 //     job_id: ${JOB_NAME}     # fixed; default: found in the job's processes' environment
 //     job_id_variables: [MY_RUN_ID]   # looked up there first, before TRAINWATCH_JOB_ID,
 //                             # TORCHELASTIC_RUN_ID, SLURM_JOB_ID, MASTER_ADDR:MASTER_PORT
+//     shared_dir: /mnt/shared/trainwatch   # every node of the job mounts it; omitted: off
+//     retention: 7d           # this node's records there are removed after (at least 1h)
 //   sources:
 //     - name: train           # required, unique; letters, digits, '.', '_', '-'
 //       tags: [train]         # required, non-empty: which rules apply (a rule's `tags`)
@@ -102,6 +104,8 @@ struct ClusterConfig {
   std::string job_id;     // fixed (after ${VAR} expansion); empty: found in the job's environment
   std::vector<std::string> job_id_variables;  // looked up in the job's processes first
   std::string node_name_env;                   // the daemon's $NODE_NAME when loaded
+  std::string shared_dir;  // expanded, absolute; empty: no publishing
+  Duration retention{7LL * 24 * 3600 * 1000};  // of this node's records there
 };
 
 struct DaemonConfig {

@@ -83,6 +83,18 @@ std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
   AddByLabel(resolved, "how", snapshot.counters.resolved_by_how, {"progress", "restart", "ack"});
   families.push_back(std::move(resolved));
 
+  if (snapshot.shared) {
+    MetricFamily published = Family("trainwatch_shared_records_published_total",
+                                    "Incident records put on the shared directory.", "counter");
+    published.samples.push_back({{}, static_cast<double>(snapshot.shared->published)});
+    families.push_back(std::move(published));
+    MetricFamily pending =
+        Family("trainwatch_shared_records_pending",
+               "Incident records waiting in the outbox for the shared directory.", "gauge");
+    pending.samples.push_back({{}, static_cast<double>(snapshot.shared->pending)});
+    families.push_back(std::move(pending));
+  }
+
   const std::pair<const char*, std::pair<const char*, std::uint64_t>> bundle_counts[] = {
       {"trainwatch_bundles_written_total", {"Bundles written.", snapshot.counters.bundles_written}},
       {"trainwatch_bundle_bytes_total",

@@ -115,12 +115,20 @@ struct DaemonSnapshot {
   std::map<std::string, std::uint64_t> firings_without_incident;  // warnings, cooldowns
   std::optional<SettlingIncidentSnapshot> settling_incident;
   std::vector<OpenIncidentSnapshot> open_incidents;  // oldest first
+  // The shared directory (cluster.shared_dir), when one is configured.
+  struct Shared {
+    std::string dir;
+    std::uint64_t published = 0;
+    std::uint64_t pending = 0;
+    std::string error;
+  };
+  std::optional<Shared> shared;
   DaemonCounters counters;
   std::vector<std::string> collectors;  // configured command collectors
   std::vector<std::string> hooks;       // configured on_incident hooks
   HookCounts hook_counts;
   std::vector<SourceSnapshot> sources;
-  std::vector<RankSnapshot> ranks;  // the job's ranks now (status only; empty: none known)
+  std::vector<RankSnapshot> ranks;         // the job's ranks now (status only; empty: none known)
   std::optional<detect::JobIdentity> job;  // the job the watched processes belong to (status)
 };
 

@@ -122,6 +122,12 @@ json StatusJson(const DaemonSnapshot& snapshot) {
                                    {"summary", settling->summary},
                                    {"rules", settling->rules}};
   }
+  if (snapshot.shared) {
+    status["shared"] = {{"dir", snapshot.shared->dir},
+                        {"published", snapshot.shared->published},
+                        {"pending", snapshot.shared->pending},
+                        {"error", snapshot.shared->error}};
+  }
   json open = json::array();
   for (const OpenIncidentSnapshot& incident : snapshot.open_incidents) {
     open.push_back(

@@ -1,0 +1,197 @@
+#include "cli/job_command.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "cli/cli_config.h"
+#include "cli/commands.h"
+#include "cluster/peer_record.h"
+#include "core/time_format.h"
+
+namespace trainwatch::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using cluster::PeerRecord;
+using json = nlohmann::ordered_json;
+
+std::string ReadWhole(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string Clock(std::int64_t ms) {
+  return FormatUtc(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
+}
+
+// The records of one job directory, oldest first (by each node's clock); unreadable files are
+// named on `err` and skipped.
+std::vector<PeerRecord> ReadJob(const fs::path& dir, std::ostream& err) {
+  std::vector<PeerRecord> records;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!cluster::IsPeerFileName(name)) {
+      continue;
+    }
+    Result<PeerRecord> record = cluster::ParsePeerRecord(ReadWhole(entry.path()));
+    if (!record) {
+      err << "trainwatch job: " << entry.path().string() << ": " << record.error().message
+          << "; skipped\n";
+      continue;
+    }
+    records.push_back(std::move(*record));
+  }
+  std::sort(records.begin(), records.end(), [](const PeerRecord& a, const PeerRecord& b) {
+    return std::tie(a.opened_ms, a.node) < std::tie(b.opened_ms, b.node);
+  });
+  return records;
+}
+
+// hardware > driver > infrastructure > application > unknown: the job's verdict is its most
+// telling node's (a device error outranks the timeouts it caused elsewhere).
+int CauseRank(const std::string& cause) {
+  static const std::map<std::string, int> kRank = {
+      {"hardware", 4}, {"driver", 3}, {"infrastructure", 2}, {"application", 1}};
+  const auto it = kRank.find(cause);
+  return it == kRank.end() ? 0 : it->second;
+}
+
+json RecordJson(const PeerRecord& record) { return json::parse(cluster::PeerRecordJson(record)); }
+
+int ListJobs(const fs::path& jobs, const JobOptions& options, std::ostream& out,
+             std::ostream& err) {
+  std::error_code error;
+  std::vector<std::pair<std::int64_t, json>> listed;
+  for (const fs::directory_entry& dir : fs::directory_iterator(jobs, error)) {
+    const std::vector<PeerRecord> records = ReadJob(dir.path(), err);
+    if (records.empty()) {
+      continue;
+    }
+    std::map<std::string, int> nodes;
+    for (const PeerRecord& record : records) {
+      ++nodes[record.node];
+    }
+    listed.emplace_back(records.back().opened_ms, json{{"job_id", records.front().job_id},
+                                                       {"incidents", records.size()},
+                                                       {"nodes", nodes.size()},
+                                                       {"first", Clock(records.front().opened_ms)},
+                                                       {"last", Clock(records.back().opened_ms)},
+                                                       {"first_node", records.front().node}});
+  }
+  if (error) {
+    err << "trainwatch job: " << jobs.string() << ": " << error.message() << "\n";
+    return kExitError;
+  }
+  std::sort(listed.begin(), listed.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (options.json) {
+    json all = json::array();
+    for (auto& [last, entry] : listed) {
+      all.push_back(std::move(entry));
+    }
+    out << all.dump(2) << "\n";
+    return 0;
+  }
+  if (listed.empty()) {
+    out << "no job has published an incident in " << jobs.string() << "\n";
+  }
+  for (const auto& [last, entry] : listed) {
+    out << entry["job_id"].get<std::string>() << ": " << entry["incidents"].dump()
+        << " incidents from " << entry["nodes"].dump() << " nodes, first on "
+        << entry["first_node"].get<std::string>() << " at " << entry["first"].get<std::string>()
+        << ", last at " << entry["last"].get<std::string>() << "\n";
+  }
+  return 0;
+}
+
+void PrintJob(const std::vector<PeerRecord>& records, const std::string& id, std::ostream& out) {
+  std::map<std::string, int> nodes;
+  for (const PeerRecord& record : records) {
+    ++nodes[record.node];
+  }
+  const PeerRecord& first = records.front();
+  out << "job " << id << ": " << records.size() << " incidents from " << nodes.size()
+      << " nodes (times are each node's own clock)\n";
+  out << "first      " << first.node
+      << (first.first_rank ? " rank " + std::to_string(*first.first_rank) : "") << " at "
+      << Clock(first.opened_ms) << ": " << first.kind << " — " << first.summary << "\n";
+  for (const PeerRecord& other : records) {
+    if (other.node != first.node &&
+        other.opened_ms - first.opened_ms <=
+            std::chrono::duration_cast<std::chrono::milliseconds>(kSkewAllowance).count()) {
+      out << "           " << other.node << " opened "
+          << (other.opened_ms - first.opened_ms) / 1000.0 << " s later, within the "
+          << kSkewAllowance.count()
+          << " s allowed for clock skew between nodes: either may have failed first\n";
+      break;
+    }
+  }
+  const PeerRecord* telling = &first;
+  for (const PeerRecord& record : records) {
+    if (CauseRank(record.cause) > CauseRank(telling->cause)) {
+      telling = &record;
+    }
+  }
+  out << "verdict    cause " << telling->cause << ", action " << telling->action << " (from "
+      << telling->node << ": " << telling->verdict << ")\n";
+  for (const PeerRecord& record : records) {
+    for (const cluster::PeerSuspect& suspect : record.suspects) {
+      out << "suspect    " << record.node << " " << suspect.label << ": " << suspect.reason << "\n";
+    }
+  }
+  out << "incidents:\n";
+  for (const PeerRecord& record : records) {
+    out << "  " << Clock(record.opened_ms) << "  " << record.node
+        << (record.node_rank ? " (node rank " + std::to_string(*record.node_rank) + ")" : "")
+        << "  " << record.kind << "  " << record.incident_id << "\n    " << record.summary
+        << "\n    bundle " << (record.bundle.empty() ? "(not yet, or none)" : record.bundle)
+        << "\n";
+  }
+}
+
+}  // namespace
+
+int RunJob(const JobOptions& options, std::ostream& out, std::ostream& err) {
+  std::string shared = options.shared_dir;
+  if (shared.empty()) {
+    Result<config::DaemonConfig> config = LoadCliConfig(options.config_path, err);
+    if (!config) {
+      err << "trainwatch job: " << config.error().message << "\n";
+      return kExitError;
+    }
+    shared = config->cluster.shared_dir;
+    if (shared.empty()) {
+      err << "trainwatch job: the config sets no cluster.shared_dir (or give --shared-dir)\n";
+      return kExitError;
+    }
+  }
+  const fs::path jobs = fs::path(shared) / "jobs";
+  if (options.id.empty()) {
+    return ListJobs(jobs, options, out, err);
+  }
+  const std::vector<PeerRecord> records = ReadJob(jobs / cluster::JobDirName(options.id), err);
+  if (records.empty()) {
+    err << "trainwatch job: no incident of job '" << options.id << "' in " << jobs.string() << "\n";
+    return kExitError;
+  }
+  if (options.json) {
+    json all = json::array();
+    for (const PeerRecord& record : records) {
+      all.push_back(RecordJson(record));
+    }
+    out << all.dump(2) << "\n";
+    return 0;
+  }
+  PrintJob(records, options.id, out);
+  return 0;
+}
+
+}  // namespace trainwatch::cli

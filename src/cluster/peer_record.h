@@ -1,0 +1,63 @@
+// What one node publishes of one incident on the cluster's shared directory, and what the
+// others (and `trainwatch job`) read back: a small JSON file per incident per node,
+// <shared_dir>/jobs/<job>/<incident id>@<node>.json, rewritten whole (atomically) when its
+// bundle is done. Pure functions; any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "detect/incident.h"
+
+namespace trainwatch::cluster {
+
+inline constexpr int kPeerRecordVersion = 1;
+
+struct PeerSuspect {
+  std::optional<int> rank;
+  std::string label;
+  std::string reason;
+};
+
+struct PeerRecord {
+  std::string job_id;
+  std::string node;
+  std::optional<int> node_rank;
+  std::vector<int> ranks;  // of the job, on that node
+  std::string incident_id;
+  std::string kind;
+  std::string summary;
+  std::string cause;
+  std::string action;
+  std::string verdict;
+  std::string fingerprint;
+  std::int64_t opened_ms = 0;     // on that node's clock
+  std::optional<int> first_rank;  // the rank whose line fired first, where its line said so
+  std::string bundle;             // its path on that node, once written
+  std::vector<PeerSuspect> suspects;
+  std::int64_t published_ms = 0;  // when it was (re)written, on that node's clock
+};
+
+// The record of a written incident (job identity set), without bundle and suspects yet.
+PeerRecord PeerRecordOf(const detect::Incident& incident);
+
+// One line of JSON with "version".
+std::string PeerRecordJson(const PeerRecord& record);
+// Fails, saying why, on what is not a whole record of a known version.
+Result<PeerRecord> ParsePeerRecord(std::string_view text);
+
+// A job id as a directory name: what is not [A-Za-z0-9._-] becomes '_', at most 128 bytes,
+// never "." or ".." ("10.0.0.1:29500" -> "10.0.0.1_29500").
+std::string JobDirName(std::string_view job_id);
+// "<incident id>@<node>.json", the node made safe the same way.
+std::string PeerFileName(std::string_view incident_id, std::string_view node);
+// "@<node>.json": how the names of a node's own records end.
+std::string OwnFileSuffix(std::string_view node);
+// Whether `name` is a published record (not a temporary being written).
+bool IsPeerFileName(std::string_view name);
+
+}  // namespace trainwatch::cluster

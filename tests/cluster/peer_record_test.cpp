@@ -1,0 +1,72 @@
+#include "cluster/peer_record.h"
+
+#include <gtest/gtest.h>
+
+namespace trainwatch::cluster {
+namespace {
+
+TEST(PeerRecord, AnIncidentsRecordReadsBackWhole) {
+  detect::Incident incident;
+  incident.id = "20261125T091200Z-ab12000001";
+  incident.kind = rules::RuleKind::kCrash;
+  incident.summary = "RuntimeError: NCCL error";
+  incident.verdict.verdict = {rules::Cause::kApplication, rules::Action::kInspect};
+  incident.verdict.why = "python.traceback (application)";
+  incident.fingerprint = "0123456789abcdef";
+  incident.opened = detect::WallTime(std::chrono::milliseconds(1764061920000));
+  incident.job = {"llama-7", "TORCHELASTIC_RUN_ID", "gpu-17", "hostname", 1, {2, 3}};
+  detect::Firing warning;
+  warning.event.kind = rules::RuleKind::kWarning;
+  warning.event.text = "[rank0]: UserWarning: deprecated";
+  detect::Firing crash;
+  crash.event.kind = rules::RuleKind::kCrash;
+  crash.event.text = "[rank3]: Traceback (most recent call last):";
+  incident.firings = {warning, crash};
+
+  PeerRecord record = PeerRecordOf(incident);
+  EXPECT_EQ(record.first_rank, 3) << "the first alarm's rank, not the warning's";
+  record.bundle = "/var/lib/trainwatch/bundles/x.tar.zst";
+  record.suspects.push_back({3, "rank 3", "the first to print an error"});
+  record.published_ms = 1764061925000;
+  const Result<PeerRecord> back = ParsePeerRecord(PeerRecordJson(record));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->job_id, "llama-7");
+  EXPECT_EQ(back->node, "gpu-17");
+  EXPECT_EQ(back->node_rank, 1);
+  EXPECT_EQ(back->ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(back->incident_id, incident.id);
+  EXPECT_EQ(back->kind, "crash");
+  EXPECT_EQ(back->cause, "application");
+  EXPECT_EQ(back->opened_ms, 1764061920000);
+  EXPECT_EQ(back->first_rank, 3);
+  EXPECT_EQ(back->bundle, record.bundle);
+  ASSERT_EQ(back->suspects.size(), 1u);
+  EXPECT_EQ(back->suspects[0].reason, "the first to print an error");
+  EXPECT_EQ(back->published_ms, 1764061925000);
+}
+
+TEST(PeerRecord, WhatIsNotAWholeRecordSaysWhy) {
+  EXPECT_NE(ParsePeerRecord("{\"version\": 1, \"job_id\"").error().message.find("not a JSON"),
+            std::string::npos);
+  EXPECT_NE(ParsePeerRecord("{\"version\": 2}").error().message.find("version 2, not 1"),
+            std::string::npos);
+  EXPECT_NE(ParsePeerRecord("{\"version\": 1, \"node\": \"n\"}").error().message.find("no job_id"),
+            std::string::npos);
+}
+
+TEST(PeerRecord, NamesAreSafeFileNames) {
+  EXPECT_EQ(JobDirName("10.0.0.1:29500"), "10.0.0.1_29500");
+  EXPECT_EQ(JobDirName("../etc"), ".._etc");
+  EXPECT_EQ(JobDirName(".."), "_..");
+  EXPECT_EQ(JobDirName(""), "_");
+  EXPECT_EQ(JobDirName(std::string(300, 'a')).size(), 128u);
+  EXPECT_EQ(PeerFileName("20261125T091200Z-ab1", "gpu 17/a"), "20261125T091200Z-ab1@gpu_17_a.json");
+  EXPECT_EQ(OwnFileSuffix("gpu 17/a"), "@gpu_17_a.json");
+  EXPECT_TRUE(IsPeerFileName("x@gpu-17.json"));
+  EXPECT_FALSE(IsPeerFileName("x@gpu-17.json.tmp"));
+  EXPECT_FALSE(IsPeerFileName(".x@gpu-17.json"));
+  EXPECT_FALSE(IsPeerFileName("notes.json"));
+}
+
+}  // namespace
+}  // namespace trainwatch::cluster
