@@ -128,8 +128,10 @@ void PrintJob(const std::vector<PeerRecord>& records, const std::string& id, std
         other.opened_ms - first.opened_ms <=
             std::chrono::duration_cast<std::chrono::milliseconds>(kSkewAllowance).count()) {
       out << "           " << other.node << " opened "
-          << (other.opened_ms - first.opened_ms) / 1000.0 << " s later, within the "
-          << kSkewAllowance.count()
+          << std::chrono::duration<double>(
+                 std::chrono::milliseconds(other.opened_ms - first.opened_ms))
+                 .count()
+          << " s later, within the " << kSkewAllowance.count()
           << " s allowed for clock skew between nodes: either may have failed first\n";
       break;
     }

@@ -107,7 +107,7 @@ SharedPublisher::SharedPublisher(Env& env, std::string outbox_dir)
 
 SharedPublisher::~SharedPublisher() { *alive_ = false; }
 
-void SharedPublisher::Configure(std::string shared_dir, std::string node,
+void SharedPublisher::Configure(std::string shared_dir, const std::string& node,
                                 std::chrono::hours retention) {
   if (shared_dir != shared_dir_ && !shared_dir.empty()) {
     spdlog::info("incidents are published to {}/jobs for the job's other nodes", shared_dir);

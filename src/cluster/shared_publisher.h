@@ -40,7 +40,7 @@ class SharedPublisher {
 
   // `shared_dir` empty: nothing is published (records queued before stay in the outbox).
   // `node` names this node's own files (retention only touches those).
-  void Configure(std::string shared_dir, std::string node, std::chrono::hours retention);
+  void Configure(std::string shared_dir, const std::string& node, std::chrono::hours retention);
   // Queues `text` as jobs/<job_dir>/<file>; a record of the same name replaces the queued one.
   Status Publish(const std::string& job_dir, const std::string& file, const std::string& text);
   // Starts a worker now if none runs and something waits (at start: a restart's leftovers).
