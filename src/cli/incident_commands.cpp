@@ -302,7 +302,7 @@ int RunIncidentsAck(const IncidentsOptions& options, std::ostream& out, std::ost
     return AppendAck(*record, options, path, out, err);  // no daemon runs
   }
   const json reply = json::parse(*response, nullptr, /*allow_exceptions=*/false);
-  if (reply.is_object() && reply["resolved"].is_string()) {
+  if (reply.is_object() && reply.contains("resolved") && reply["resolved"].is_string()) {
     out << "incident " << id << " resolved: " << Text(reply, "why")
         << " (recorded by the daemon in " << path << ")\n";
     return 0;

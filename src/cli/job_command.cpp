@@ -11,6 +11,7 @@
 #include "cli/cli_config.h"
 #include "cli/commands.h"
 #include "cluster/peer_record.h"
+#include "cluster/shared_listing.h"
 #include "core/time_format.h"
 
 namespace trainwatch::cli {
@@ -36,7 +37,7 @@ std::string Clock(std::int64_t ms) {
 std::vector<PeerRecord> ReadJob(const fs::path& dir, std::ostream& err) {
   std::vector<PeerRecord> records;
   std::error_code error;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+  for (const fs::directory_entry& entry : cluster::ListEntries(dir, error)) {
     const std::string name = entry.path().filename().string();
     if (!cluster::IsPeerFileName(name)) {
       continue;
@@ -70,7 +71,7 @@ int ListJobs(const fs::path& jobs, const JobOptions& options, std::ostream& out,
              std::ostream& err) {
   std::error_code error;
   std::vector<std::pair<std::int64_t, json>> listed;
-  for (const fs::directory_entry& dir : fs::directory_iterator(jobs, error)) {
+  for (const fs::directory_entry& dir : cluster::ListEntries(jobs, error)) {
     const std::vector<PeerRecord> records = ReadJob(dir.path(), err);
     if (records.empty()) {
       continue;
@@ -179,7 +180,9 @@ int RunJob(const JobOptions& options, std::ostream& out, std::ostream& err) {
   if (options.id.empty()) {
     return ListJobs(jobs, options, out, err);
   }
-  const std::vector<PeerRecord> records = ReadJob(jobs / cluster::JobDirName(options.id), err);
+  std::vector<PeerRecord> records = ReadJob(jobs / cluster::JobDirName(options.id), err);
+  // Two ids can make one directory name ("a:b", "a_b"): only this one's records.
+  std::erase_if(records, [&](const PeerRecord& record) { return record.job_id != options.id; });
   if (records.empty()) {
     err << "trainwatch job: no incident of job '" << options.id << "' in " << jobs.string() << "\n";
     return kExitError;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cluster/peer_record.h"
+#include "cluster/shared_listing.h"
 #include "core/atomic_file.h"
 
 namespace trainwatch::cluster {
@@ -23,7 +24,8 @@ struct SharedPublisher::Attempt {
   bool cleanup = false;
   std::uint64_t published = 0;
   std::uint64_t pending = 0;
-  std::uint64_t removed = 0;  // own records past retention
+  std::uint64_t removed = 0;                                // own records past retention
+  std::vector<std::pair<std::string, std::string>> landed;  // outbox file, what was published
   std::string error;
 };
 
@@ -41,9 +43,9 @@ std::string ReadWhole(const fs::path& path) {
 void CopyOutbox(SharedPublisher::Attempt& attempt) {
   std::error_code error;
   std::vector<fs::path> files;
-  for (const fs::directory_entry& job : fs::directory_iterator(attempt.outbox_dir, error)) {
+  for (const fs::directory_entry& job : ListEntries(attempt.outbox_dir, error)) {
     std::error_code ignored;
-    for (const fs::directory_entry& file : fs::directory_iterator(job.path(), ignored)) {
+    for (const fs::directory_entry& file : ListEntries(job.path(), ignored)) {
       if (IsPeerFileName(file.path().filename().string())) {
         files.push_back(file.path());
       }
@@ -72,11 +74,9 @@ void CopyOutbox(SharedPublisher::Attempt& attempt) {
       attempt.error = written.error().message;
       return;
     }
-    // Removed only if it was not replaced meanwhile (a bundle's record for the same incident):
-    // then the next attempt publishes the newer one.
-    if (ReadWhole(file) == text) {
-      fs::remove(file, error);
-    }
+    // Removed by the loop, the outbox's only writer, and only if not replaced meanwhile (a
+    // bundle's record for the same incident): then the next attempt publishes the newer one.
+    attempt.landed.emplace_back(file.string(), text);
     ++attempt.published;
     --attempt.pending;
   }
@@ -87,12 +87,16 @@ void CleanUp(SharedPublisher::Attempt& attempt) {
   std::error_code error;
   const fs::path jobs = fs::path(attempt.shared_dir) / "jobs";
   const auto limit = fs::file_time_type::clock::now() - attempt.retention;
-  for (const fs::directory_entry& job : fs::directory_iterator(jobs, error)) {
+  for (const fs::directory_entry& job : ListEntries(jobs, error)) {
     std::error_code ignored;
-    for (const fs::directory_entry& file : fs::directory_iterator(job.path(), ignored)) {
+    for (const fs::directory_entry& file : ListEntries(job.path(), ignored)) {
+      // Any node's record or leftover temporary past the retention: a node that is gone for
+      // good cleans up nothing of its own. Removing twice is harmless.
       const std::string name = file.path().filename().string();
-      if (name.ends_with(attempt.node_suffix) && file.last_write_time(ignored) < limit &&
-          fs::remove(file.path(), ignored)) {
+      const bool record = IsPeerFileName(name) || name.ends_with(".json.tmp");
+      std::error_code when;
+      const auto written = file.last_write_time(when);
+      if (record && !when && written < limit && fs::remove(file.path(), ignored)) {
         ++attempt.removed;
       }
     }
@@ -162,9 +166,13 @@ void SharedPublisher::Flush() {
   }
   env_.RunOnPool(
       [attempt] {
-        CopyOutbox(*attempt);
-        if (attempt->cleanup && attempt->error.empty()) {
-          CleanUp(*attempt);
+        try {
+          CopyOutbox(*attempt);
+          if (attempt->cleanup && attempt->error.empty()) {
+            CleanUp(*attempt);
+          }
+        } catch (const std::exception& e) {  // allocation, or a library's surprise: not fatal
+          attempt->error = e.what();
         }
       },
       [this, attempt, alive = alive_] {
@@ -176,6 +184,14 @@ void SharedPublisher::Flush() {
 
 void SharedPublisher::OnAttempted(const std::shared_ptr<Attempt>& attempt) {
   running_ = false;
+  for (const auto& [file, text] : attempt->landed) {
+    if (ReadWhole(file) == text) {
+      std::error_code ignored;
+      fs::remove(file, ignored);
+    } else {
+      again_ = true;  // replaced while it was sent: the newer one goes next
+    }
+  }
   state_.published += attempt->published;
   state_.pending = attempt->pending;
   if (attempt->removed > 0) {

@@ -8,8 +8,9 @@
 // local disk, where no peer looks. A shared directory that is slow or gone costs that one
 // worker (one at a time, never more), not the daemon: what did not land stays in the outbox,
 // retried with backoff (2 s doubling to 60 s), and across a restart (the outbox is read at
-// start). The worker also removes this node's own records older than `retention` and the job
-// directories left empty. Loop thread only, but for the worker.
+// start). The worker also removes records (any node's: one gone for good cleans up nothing)
+// and leftover temporaries older than `retention`, and the job directories left empty. Loop thread
+// only, but for the worker.
 #pragma once
 
 #include <chrono>
@@ -39,7 +40,7 @@ class SharedPublisher {
   SharedPublisher& operator=(const SharedPublisher&) = delete;
 
   // `shared_dir` empty: nothing is published (records queued before stay in the outbox).
-  // `node` names this node's own files (retention only touches those).
+  // `node` names this node's own files.
   void Configure(std::string shared_dir, const std::string& node, std::chrono::hours retention);
   // Queues `text` as jobs/<job_dir>/<file>; a record of the same name replaces the queued one.
   Status Publish(const std::string& job_dir, const std::string& file, const std::string& text);

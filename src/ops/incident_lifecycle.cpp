@@ -38,7 +38,11 @@ void IncidentLifecycle::Open(const detect::Incident& incident, SteadyTime now) {
   open.rules = incident.rules;
   open.opened_wall = incident.opened;
   open.opened = now;
+  open.output_resumes = incident.kind == rules::RuleKind::kHang;
   for (const detect::Firing& firing : incident.firings) {
+    if (firing.event.kind == rules::RuleKind::kHang && firing.resume_line != 0) {
+      open.output_resumes = false;  // a line told of it
+    }
     open.sources.insert(firing.source);
     open.streams.insert(StreamKey(firing.source, firing.stream));
     for (const source::WriterProcess& writer : firing.writers) {
@@ -95,7 +99,9 @@ void IncidentLifecycle::Observe(const StreamActivity& activity, WallTime wall_no
         in_source && open.streams.contains(StreamKey(activity.source, activity.stream));
     const bool advanced = activity.latest_bar != nullptr && activity.last_advance > open.opened;
     if (open.kind == rules::RuleKind::kHang && own_stream &&
-        (activity.latest_bar != nullptr ? advanced : activity.last_line > open.opened)) {
+        (activity.latest_bar != nullptr
+             ? advanced
+             : open.output_resumes && activity.last_line > open.opened)) {
       Resolve(i, ResolvedBy::kProgress,
               "progress resumed on " + std::string(activity.stream) +
                   (advanced ? " (" + detect::DescribeBar(*activity.latest_bar) + ")"
@@ -103,7 +109,8 @@ void IncidentLifecycle::Observe(const StreamActivity& activity, WallTime wall_no
               wall_now);
       continue;
     }
-    if (open.kind == rules::RuleKind::kDevice && advanced) {
+    if (open.kind == rules::RuleKind::kDevice && activity.latest_bar != nullptr &&
+        activity.last_advance > open.opened + kDeviceGrace) {
       Resolve(i, ResolvedBy::kProgress,
               "progress resumed on " + std::string(activity.stream) + " (" +
                   detect::DescribeBar(*activity.latest_bar) + "): the device serves the job again",

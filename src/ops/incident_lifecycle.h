@@ -1,9 +1,11 @@
 // IncidentLifecycle: which written incidents are still open, and what resolves each. An
 // incident is open from its record until
 //  - its job went on: a hang's stream advances a bar again (a stream without bars prints a
-//    line); after a device incident, a bar advances on any stream (the device serves the job
-//    again). A crash does not resolve this way: in a log several ranks share, the others'
-//    bars move on after one rank dies, until the collective watchdog stops them;
+//    line, for a hang told by time alone); a bar advances on any stream at least kDeviceGrace
+//    after a device incident opened (the device serves the job again; the ranks finishing
+//    the step they were in right after the error do not count). A crash does not resolve this way:
+//    in a log several ranks share, the others' bars move on after one rank dies, until the
+//    collective watchdog stops them;
 //  - its job restarted: a stream it fired on (or a file of its source first seen after it
 //    opened) is written by processes none of which wrote it before — all of the old writers
 //    gone, not one new one beside them (a DataLoader worker forked by the living job is no
@@ -55,6 +57,10 @@ struct OpenIncident {
   WallTime opened_wall{};
   SteadyTime opened{};    // restored ones: when the daemon started
   bool restored = false;  // from the log at a restart: every file is "first seen" after it
+  // A hang told by time alone (a stall, a silence), no line saying so: a line on a stream
+  // without bars is progress. A hang a line told of (an NCCL watchdog, a faulthandler dump, a
+  // hung task) is followed by more lines of the same failure: only a bar's advance counts.
+  bool output_resumes = false;
 };
 
 std::string StreamKey(std::string_view source, std::string_view stream);
@@ -73,6 +79,7 @@ struct StreamActivity {
 class IncidentLifecycle {
  public:
   static constexpr std::size_t kMaxOpen = 256;
+  static constexpr std::chrono::seconds kDeviceGrace{60};
 
   // A written incident: open from now. A manual snapshot is no failure and never open.
   void Open(const detect::Incident& incident, SteadyTime now);

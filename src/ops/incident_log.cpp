@@ -162,8 +162,8 @@ std::string StringOr(const json& record, const char* key) {
 void RestoreOpen(IncidentHistory& history, const json& record, detect::WallTime opened) {
   const std::optional<rules::RuleKind> kind = rules::ParseRuleKind(StringOr(record, "kind"));
   const std::string id = StringOr(record, "id");
-  if (!kind || id.empty()) {
-    return;  // "manual", or damaged
+  if (!kind || id.empty() || *kind == rules::RuleKind::kWarning) {
+    return;  // "manual", warnings alone (never open), or damaged
   }
   OpenIncident open;
   open.id = id;

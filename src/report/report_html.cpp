@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "report/html_text.h"
+#include "report/json_fields.h"
 #include "report/timeline_svg.h"
 
 namespace trainwatch::report {
@@ -98,7 +99,7 @@ std::string Href(const std::string& path) {
 }
 
 std::string Header(const json& manifest) {
-  const json incident = manifest.value("incident", json::object());
+  const json incident = ObjectField(manifest, "incident");
   const std::string cause = TextOf(incident, "cause");
   std::string html = fmt::format(
       "<header id=\"verdict\" class=\"cause-{}\">\n"
@@ -122,7 +123,7 @@ std::string Header(const json& manifest) {
   if (!TextOf(incident, "reason").empty()) {
     html += "<p id=\"reason\">Manual snapshot: " + Escape(TextOf(incident, "reason")) + "</p>\n";
   }
-  if (manifest.value("reduced", false)) {
+  if (BoolField(manifest, "reduced", false)) {
     html +=
         "<p id=\"reduced\">Reduced bundle: " + Escape(TextOf(manifest, "reduced_why")) + "</p>\n";
   }
@@ -139,7 +140,7 @@ std::string RanksSection(const json& manifest) {
   }
   html += "<p id=\"ranks-summary\">" + Escape(TextOf(*ranks, "summary")) + "</p>\n";
   html += "<h3>Suspects</h3>\n<ul id=\"suspects\">\n";
-  const json suspects = ranks->value("suspects", json::array());
+  const json suspects = ArrayField(*ranks, "suspects");
   std::vector<std::string> suspect_labels;
   for (const json& suspect : suspects) {
     suspect_labels.push_back(TextOf(suspect, "label"));
@@ -152,8 +153,8 @@ std::string RanksSection(const json& manifest) {
     html += "<li>none: no rank stands out</li>\n";
   }
   html += "</ul>\n";
-  const json groups = ranks->value("groups", json::array());
-  const json each = ranks->value("ranks", json::array());
+  const json groups = ArrayField(*ranks, "groups");
+  const json each = ArrayField(*ranks, "ranks");
   if (groups.empty() && each.empty()) {
     return html + "<p>No rank's stacks were taken: its processes were gone by then.</p>\n" +
            "</section>\n";
@@ -163,12 +164,12 @@ std::string RanksSection(const json& manifest) {
       "<tr><th>Ranks</th><th>Where</th><th>In a collective</th></tr>\n";
   for (const json& group : groups) {
     std::string labels;
-    for (const json& label : group.value("ranks", json::array())) {
+    for (const json& label : ArrayField(group, "ranks")) {
       labels += (labels.empty() ? "" : ", ") + (label.is_string() ? label.get<std::string>() : "");
     }
     html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", Escape(labels),
                         Escape(TextOf(group, "where")),
-                        group.value("in_collective", false) ? "yes" : "no");
+                        BoolField(group, "in_collective", false) ? "yes" : "no");
   }
   html +=
       "</table>\n<h3>Each rank</h3>\n<table id=\"rank-table\">\n"
@@ -178,11 +179,12 @@ std::string RanksSection(const json& manifest) {
     const std::string label = TextOf(rank, "label");
     const bool suspect =
         std::find(suspect_labels.begin(), suspect_labels.end(), label) != suspect_labels.end();
-    const std::string cpu = rank.value("alive", true)
-                                ? (rank["cpu_percent"].is_number()
-                                       ? fmt::format("{:.0f}%", rank["cpu_percent"].get<double>())
-                                       : std::string("unknown"))
-                                : std::string("exited");
+    const std::string cpu =
+        BoolField(rank, "alive", true)
+            ? (Field(rank, "cpu_percent").is_number()
+                   ? fmt::format("{:.0f}%", Field(rank, "cpu_percent").get<double>())
+                   : std::string("unknown"))
+            : std::string("exited");
     const std::string folder = TextOf(rank, "folder");
     html += fmt::format(
         "<tr{}><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}; {}</td><td>{}</td></tr>\n",
@@ -196,7 +198,7 @@ std::string RanksSection(const json& manifest) {
                        : fmt::format("<a href=\"{}/\">{}/</a>", Href(folder), Escape(folder)));
   }
   html += "</table>\n";
-  for (const json& device : ranks->value("devices", json::array())) {
+  for (const json& device : ArrayField(*ranks, "devices")) {
     html += fmt::format(
         "<p class=\"utilization\">{} device {}: {}% then {}% during the capture</p>\n",
         Escape(TextOf(device, "tool")), Escape(TextOf(device, "index")),
@@ -210,9 +212,8 @@ std::string RanksSection(const json& manifest) {
 
 std::string FiringsSection(const json& manifest) {
   std::string html = "<section id=\"firings\">\n<h2>Firing lines</h2>\n";
-  const json incident = manifest.value("incident", json::object());
-  const json firings =
-      incident.is_object() ? incident.value("firings", json::array()) : json::array();
+  const json incident = ObjectField(manifest, "incident");
+  const json firings = ArrayField(incident, "firings");
   if (firings.empty()) {
     html += "<p>None: a manual snapshot.</p>\n";
   }
@@ -224,7 +225,7 @@ std::string FiringsSection(const json& manifest) {
                         time != firing.end() && time->is_number_integer()
                             ? " &middot; " + ClockOf(time->get<std::int64_t>()) + " UTC"
                             : std::string());
-    for (const json& line : firing.value("context", json::array())) {
+    for (const json& line : ArrayField(firing, "context")) {
       html += Escape(line.is_string() ? line.get<std::string>() : std::string()) + "\n";
     }
     html += "<mark>" + Escape(TextOf(firing, "text")) + "</mark>";
@@ -266,11 +267,10 @@ std::string CollectorsSection(const json& manifest) {
       "<section id=\"collectors\">\n<h2>Collectors</h2>\n<table>\n"
       "<tr><th>Collector</th><th>Status</th><th>Seconds</th><th>Bytes</th>"
       "<th>Detail</th></tr>\n";
-  for (const json& collector : manifest.value("collectors", json::array())) {
+  for (const json& collector : ArrayField(manifest, "collectors")) {
     const std::string status = TextOf(collector, "status");
-    const double seconds = collector.value("duration_seconds", json(0)).is_number()
-                               ? collector.value("duration_seconds", json(0)).get<double>()
-                               : 0.0;
+    const json& duration = Field(collector, "duration_seconds");
+    const double seconds = duration.is_number() ? duration.get<double>() : 0.0;
     html += fmt::format(
         "<tr><td>{}</td><td "
         "class=\"status-{}\">{}</td><td>{:.2f}</td><td>{}</td><td>{}</td></tr>\n",
@@ -284,10 +284,10 @@ std::string FilesSection(const json& manifest) {
   std::string html =
       "<section id=\"files\">\n<h2>Files</h2>\n<ul>\n"
       "<li><a href=\"manifest.json\">manifest.json</a> (what this page was made from)</li>\n";
-  for (const json& file : manifest.value("files", json::array())) {
+  for (const json& file : ArrayField(manifest, "files")) {
     const std::string path = TextOf(file, "path");
     std::string note = TextOf(file, "bytes") + " bytes";
-    if (file.value("truncated", false)) {
+    if (BoolField(file, "truncated", false)) {
       note += ", truncated";
     }
     if (!TextOf(file, "problem").empty()) {
@@ -302,7 +302,7 @@ std::string FilesSection(const json& manifest) {
 }  // namespace
 
 std::string ReportHtml(const json& manifest, const std::vector<DeviceRow>& devices) {
-  const json incident = manifest.value("incident", json::object());
+  const json incident = ObjectField(manifest, "incident");
   std::string html = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

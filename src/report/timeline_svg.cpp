@@ -6,6 +6,7 @@
 
 #include "diagnose/suspects.h"
 #include "report/html_text.h"
+#include "report/json_fields.h"
 
 namespace trainwatch::report {
 namespace {
@@ -50,7 +51,7 @@ void MarkSuspects(const json& manifest, std::vector<TimelineLane>& lanes) {
   if (ranks == manifest.end() || !ranks->is_object()) {
     return;
   }
-  for (const json& suspect : ranks->value("suspects", json::array())) {
+  for (const json& suspect : ArrayField(*ranks, "suspects")) {
     if (!suspect.is_object()) {
       continue;
     }
@@ -73,7 +74,7 @@ void AddRankLanes(const json& manifest, std::vector<TimelineLane>& lanes) {
   if (ranks == manifest.end() || !ranks->is_object()) {
     return;
   }
-  for (const json& rank_json : ranks->value("ranks", json::array())) {
+  for (const json& rank_json : ArrayField(*ranks, "ranks")) {
     const std::optional<int> rank = IntOf(rank_json, "rank");
     const std::optional<int> pid = IntOf(rank_json, "pid");
     if (!rank) {
@@ -101,18 +102,21 @@ void AddRankLanes(const json& manifest, std::vector<TimelineLane>& lanes) {
 }
 
 // The lane of a firing: its stream's of its rank when its line names one, else its rank's,
-// else its stream's first, else a new one.
-TimelineLane& LaneFor(std::vector<TimelineLane>& lanes, const std::string& stream,
+// else its stream's first, else a new one (null when no more lanes may be added).
+TimelineLane* LaneFor(std::vector<TimelineLane>& lanes, const std::string& stream,
                       const std::optional<int>& rank) {
   for (TimelineLane& lane : lanes) {
     if (lane.stream == stream && (!rank || lane.rank == rank)) {
-      return lane;
+      return &lane;
     }
   }
   for (TimelineLane& lane : lanes) {
     if (rank && lane.rank == rank) {
-      return lane;
+      return &lane;
     }
+  }
+  if (lanes.size() >= kMaxTimelineLanes) {
+    return nullptr;
   }
   TimelineLane lane;
   lane.label = LabelOf(rank, stream);
@@ -120,7 +124,7 @@ TimelineLane& LaneFor(std::vector<TimelineLane>& lanes, const std::string& strea
   lane.rank = rank;
   lane.detail = "no progress bar";
   lanes.push_back(std::move(lane));
-  return lanes.back();
+  return &lanes.back();
 }
 
 }  // namespace
@@ -128,10 +132,10 @@ TimelineLane& LaneFor(std::vector<TimelineLane>& lanes, const std::string& strea
 Timeline TimelineOf(const json& manifest) {
   Timeline timeline;
   timeline.captured_ms = MillisOf(manifest, "created_ms");
-  const json incident = manifest.value("incident", json::object());
+  const json incident = ObjectField(manifest, "incident");
   timeline.opened_ms = incident.is_object() ? MillisOf(incident, "opened_ms") : 0;
-  const json timeline_json = manifest.value("timeline", json::object());
-  for (const json& lane_json : timeline_json.value("lanes", json::array())) {
+  const json timeline_json = ObjectField(manifest, "timeline");
+  for (const json& lane_json : ArrayField(timeline_json, "lanes")) {
     if (!lane_json.is_object() || timeline.lanes.size() >= kMaxTimelineLanes) {
       continue;
     }
@@ -144,12 +148,12 @@ Timeline TimelineOf(const json& manifest) {
       // A log may hold several bars (an epoch's tqdm, step lines): each lane says which.
       lane.label += " " + lane.detail.substr(0, lane.detail.rfind(" at "));
     }
-    for (const json& pid : lane_json.value("pids", json::array())) {
+    for (const json& pid : ArrayField(lane_json, "pids")) {
       if (pid.is_number_integer()) {
         lane.pids.push_back(pid.get<int>());
       }
     }
-    for (const json& at : lane_json.value("advances_ms", json::array())) {
+    for (const json& at : ArrayField(lane_json, "advances_ms")) {
       if (at.is_number_integer()) {
         lane.advances_ms.push_back(at.get<std::int64_t>());
       }
@@ -158,7 +162,7 @@ Timeline TimelineOf(const json& manifest) {
   }
   AddRankLanes(manifest, timeline.lanes);
   if (incident.is_object()) {
-    for (const json& firing : incident.value("firings", json::array())) {
+    for (const json& firing : ArrayField(incident, "firings")) {
       if (!firing.is_object()) {
         continue;
       }
@@ -174,9 +178,9 @@ Timeline TimelineOf(const json& manifest) {
           (timeline.first_error_ms == 0 || mark.ms < timeline.first_error_ms)) {
         timeline.first_error_ms = mark.ms;
       }
-      if (timeline.lanes.size() < kMaxTimelineLanes) {
-        LaneFor(timeline.lanes, TextOf(firing, "stream"), diagnose::RankOfLine(text))
-            .marks.push_back(std::move(mark));
+      if (TimelineLane* lane =
+              LaneFor(timeline.lanes, TextOf(firing, "stream"), diagnose::RankOfLine(text))) {
+        lane->marks.push_back(std::move(mark));
       }
     }
   }

@@ -98,19 +98,25 @@ TEST_F(SharedPublisherTest, AnUnmountedMountPointGetsNothingWrittenOnTheLocalDis
   EXPECT_EQ(publisher.state().pending, 1u);
 }
 
-TEST_F(SharedPublisherTest, OnlyThisNodesOldRecordsAreRemoved) {
+TEST_F(SharedPublisherTest, RecordsAndTemporariesPastTheRetentionAreRemovedWhoeverWroteThem) {
   fs::create_directories(Shared() + "/jobs/old");
   testing::Append(Landed("old", "a@gpu-17.json"), "{}");
   testing::Append(Landed("old", "b@gpu-18.json"), "{}");
   const auto long_ago = fs::file_time_type::clock::now() - std::chrono::hours(48);
   fs::last_write_time(Landed("old", "a@gpu-17.json"), long_ago);
   fs::last_write_time(Landed("old", "b@gpu-18.json"), long_ago);
+  testing::Append(Landed("old", "c@gpu-19.json.tmp"), "{");  // a writer killed mid-write
+  fs::last_write_time(Landed("old", "c@gpu-19.json.tmp"), long_ago);
+  fs::create_directories(Shared() + "/jobs/recent");
+  testing::Append(Landed("recent", "d@gpu-18.json"), "{}");
   fs::create_directories(Shared() + "/jobs/empty");
   SharedPublisher publisher(env_, Outbox());
   publisher.Configure(Shared(), "gpu-17", std::chrono::hours(24));
   env_.RunUntilIdle();
   EXPECT_FALSE(fs::exists(Landed("old", "a@gpu-17.json")));
-  EXPECT_TRUE(fs::exists(Landed("old", "b@gpu-18.json"))) << "another node's";
+  EXPECT_FALSE(fs::exists(Landed("old", "b@gpu-18.json"))) << "a node gone for good";
+  EXPECT_FALSE(fs::exists(Shared() + "/jobs/old"));
+  EXPECT_TRUE(fs::exists(Landed("recent", "d@gpu-18.json")));
   EXPECT_FALSE(fs::exists(Shared() + "/jobs/empty"));
 }
 

@@ -111,6 +111,19 @@ TEST(IncidentLifecycle, ASilenceOnALogWithoutBarsResolvesWhenItWritesAgain) {
   EXPECT_EQ(resolved[0].why, "progress resumed on /logs/train.log: it writes again");
 }
 
+TEST(IncidentLifecycle, AHangALineToldOfIsNotResolvedByTheLinesThatFollowIt) {
+  IncidentLifecycle lifecycle;
+  detect::Firing watchdog = FiringOf("pytorch.nccl.watchdog_timeout", "/logs/train.log", {100});
+  watchdog.event.kind = rules::RuleKind::kHang;
+  watchdog.resume_line = 41;  // a line fired, not the clock
+  lifecycle.Open(IncidentOf("hang-3", rules::RuleKind::kHang, {watchdog}), kStart);
+  Stream stream;
+  stream.last_line = kStart + seconds(2);  // the other ranks' watchdog lines
+  lifecycle.Observe(stream.Activity(), kWall + seconds(2));
+  EXPECT_TRUE(lifecycle.TakeResolved().empty());
+  EXPECT_TRUE(lifecycle.IsOpen("hang-3"));
+}
+
 TEST(IncidentLifecycle, ACrashIsNotResolvedByTheOtherRanksBarsButByARestart) {
   IncidentLifecycle lifecycle;
   lifecycle.Open(IncidentOf("crash-1", rules::RuleKind::kCrash,
@@ -199,6 +212,9 @@ TEST(IncidentLifecycle, ADeviceIncidentResolvesWhenAnyJobAdvancesAgain) {
   stream.bar = BarAt(7);
   stream.last_advance = kStart - seconds(1);
   lifecycle.Observe(stream.Activity(), kWall);
+  EXPECT_TRUE(lifecycle.TakeResolved().empty());
+  stream.last_advance = kStart + seconds(30);  // a rank finishing the step it was in
+  lifecycle.Observe(stream.Activity(), kWall + seconds(30));
   EXPECT_TRUE(lifecycle.TakeResolved().empty());
   stream.last_advance = kStart + seconds(90);
   lifecycle.Observe(stream.Activity(), kWall + seconds(90));

@@ -204,6 +204,18 @@ TEST(ReportHtml, RanksWhoseProcessesWereGoneSaySo) {
   EXPECT_EQ(html.find("id=\"groups\""), std::string::npos);
 }
 
+TEST(ReportHtml, AManifestOfWrongTypesStillMakesAPageWithoutAThrow) {
+  const json odd = json::parse(R"({"incident": "x", "reduced": "yes", "files": {},
+    "ranks": {"ranks": [{"rank": "3", "cpu_percent": "hi", "alive": 3, "pid": []}],
+              "suspects": 5, "groups": [{"ranks": "all", "in_collective": "no"}]},
+    "collectors": [{"duration_seconds": "x", "status": 7}],
+    "timeline": {"lanes": [{"advances_ms": "no", "pids": {}, "rank": 1.5}, 3]}})");
+  std::string html;
+  EXPECT_NO_THROW(html = ReportHtml(odd, {}));
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  EXPECT_NO_THROW(ReportHtml(json::array(), {}));
+}
+
 TEST(HtmlText, EscapesWhatHtmlReads) {
   EXPECT_EQ(Escape(R"(<a href="x">'&'</a>)"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
