@@ -237,15 +237,7 @@ void IncidentFlow::PublishToPeers(const detect::Incident& incident) {
     return;
   }
   cluster::PeerRecord record = cluster::PeerRecordOf(incident);
-  record.published_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(env_.WallNow().time_since_epoch())
-          .count();
-  if (Status queued = publisher_->Publish(cluster::JobDirName(record.job_id),
-                                          cluster::PeerFileName(record.incident_id, record.node),
-                                          cluster::PeerRecordJson(record));
-      !queued) {
-    spdlog::error("incident {}: cannot queue its record for the shared directory: {}", incident.id,
-                  queued.error().message);
+  if (!QueueRecord(record)) {
     return;
   }
   if (config_.capture.enabled && awaiting_bundle_.size() < 64) {
@@ -264,6 +256,10 @@ void IncidentFlow::PublishBundle(const capture::CaptureOutcome& outcome) {
   for (const diagnose::Suspect& suspect : outcome.suspects) {
     record.suspects.push_back({suspect.rank, suspect.label, suspect.reason});
   }
+  QueueRecord(record);
+}
+
+bool IncidentFlow::QueueRecord(cluster::PeerRecord& record) {
   record.published_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(env_.WallNow().time_since_epoch())
           .count();
@@ -271,9 +267,11 @@ void IncidentFlow::PublishBundle(const capture::CaptureOutcome& outcome) {
                                           cluster::PeerFileName(record.incident_id, record.node),
                                           cluster::PeerRecordJson(record));
       !queued) {
-    spdlog::error("incident {}: cannot queue its bundle's record for the shared directory: {}",
-                  outcome.incident_id, queued.error().message);
+    spdlog::error("incident {}: cannot queue its record for the shared directory: {}",
+                  record.incident_id, queued.error().message);
+    return false;
   }
+  return true;
 }
 
 void IncidentFlow::RecordResolved() {

@@ -113,6 +113,8 @@ class IncidentFlow {
   // its bundle once captured.
   void PublishToPeers(const detect::Incident& incident);
   void PublishBundle(const capture::CaptureOutcome& outcome);
+  // Stamps the record and queues it; false (logged) when the outbox cannot take it.
+  bool QueueRecord(cluster::PeerRecord& record);
 
   Env& env_;
   Hooks wiring_;
