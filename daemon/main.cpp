@@ -1,6 +1,7 @@
 // trainwatch: watches ML training jobs for crashes and hangs. This file only parses the
 // command line (defined in cli.cpp) and hands off to src/cli/ (the subcommands) or src/app/ (the
 // daemon).
+#include <chrono>
 #include <iostream>
 
 #include "cli.h"
@@ -65,6 +66,7 @@ int main(int argc, char** argv) {
     return trainwatch::cli::RunReport(cli->report, std::cout, std::cerr);
   }
   if (*cli->incidents_ack_cmd) {
+    cli->incidents.now = std::chrono::system_clock::now();  // the record's time, read at the edge
     return trainwatch::cli::RunIncidentsAck(cli->incidents, std::cout, std::cerr);
   }
   cli->scan.format = cli->scan_format == "jsonl" ? EventFormat::kJsonLines : EventFormat::kText;

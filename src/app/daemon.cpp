@@ -17,7 +17,6 @@
 #include "app/sources.h"
 #include "app/state_dir_guard.h"
 #include "app/wrap_python_hook.h"
-#include "capture/job_identity.h"
 #include "collect/rank_map.h"
 #include "collect/redactor.h"
 #include "collect/stray_processes.h"
@@ -554,12 +553,7 @@ void Daemon::HandleControl(const std::string& request, const ops::ControlServer:
         [this, map, reply] {
           ops::DaemonSnapshot snapshot = Snapshot();
           snapshot.ranks = ops::RankSnapshots(*map);
-          const std::vector<source::WriterProcess> writers = sources_->KnownWriters();
-          std::vector<std::string_view> environs;
-          for (const source::WriterProcess& writer : writers) {
-            environs.push_back(writer.environ);
-          }
-          snapshot.job = capture::IdentifyJob(environs, setup_.config.cluster, capture::Hostname());
+          snapshot.job = incidents_->JobOf(nullptr);
           reply(ops::StatusJson(snapshot).dump(-1, ' ', false, json::error_handler_t::replace));
         });
     return;

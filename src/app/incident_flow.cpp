@@ -94,8 +94,7 @@ void IncidentFlow::Configure(const config::DaemonConfig& config) {
   }
   hook_runner_.Configure(config_.on_incident);
   builder_.set_settings({config_.incident.settle, config_.incident.cooldown});
-  publisher_->Configure(config_.cluster.shared_dir,
-                        capture::IdentifyJob({}, config_.cluster, host_).node,
+  publisher_->Configure(config_.cluster.shared_dir, capture::NodeName(config_.cluster, host_).first,
                         std::chrono::duration_cast<std::chrono::hours>(config_.cluster.retention));
 }
 
@@ -173,7 +172,7 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
     return;
   }
   recurrences_.Stamp(incident);
-  IdentifyJob(incident);
+  incident.job = JobOf(&incident);
   if (Status written = log_.Append(incident); !written) {
     // The incident still counts; the next one may find space again.
     spdlog::error("incident {} could not be recorded: {}", incident.id, written.error().message);
@@ -189,11 +188,9 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
         incident.fingerprint, ops::RecurrenceText(incident.recurrence),
         incident.job.id.empty() ? "unknown" : incident.job.id, incident.job.node);
   }
-  if (incident.kind != rules::RuleKind::kWarning) {
-    // Open from the moment it opened: an advance during its settle time resolves it at once.
-    const auto ago = std::max(WallTime::duration::zero(), env_.WallNow() - incident.opened);
-    lifecycle_.Open(incident, env_.SteadyNow() - std::chrono::duration_cast<Duration>(ago));
-  }
+  // Open from the moment it opened: an advance during its settle time resolves it at once.
+  const auto ago = std::max(WallTime::duration::zero(), env_.WallNow() - incident.opened);
+  lifecycle_.Open(incident, env_.SteadyNow() - std::chrono::duration_cast<Duration>(ago));
   PublishToPeers(incident);
   ++incidents_written_;
   ++counters_.incidents_by_kind[detect::IncidentKindName(incident)];
@@ -205,12 +202,14 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
   Capture(incident, options, done);
 }
 
-void IncidentFlow::IdentifyJob(detect::Incident& incident) {
+detect::JobIdentity IncidentFlow::JobOf(const detect::Incident* incident) const {
   // The incident's own writers first: on a node running two jobs, it is theirs.
   std::vector<std::string_view> environs;
-  for (const detect::Firing& firing : incident.firings) {
-    for (const source::WriterProcess& writer : firing.writers) {
-      environs.push_back(writer.environ);
+  if (incident != nullptr) {
+    for (const detect::Firing& firing : incident->firings) {
+      for (const source::WriterProcess& writer : firing.writers) {
+        environs.push_back(writer.environ);
+      }
     }
   }
   const std::vector<source::WriterProcess> others =
@@ -218,7 +217,7 @@ void IncidentFlow::IdentifyJob(detect::Incident& incident) {
   for (const source::WriterProcess& writer : others) {
     environs.push_back(writer.environ);
   }
-  incident.job = capture::IdentifyJob(environs, config_.cluster, host_);
+  return capture::IdentifyJob(environs, config_.cluster, host_);
 }
 
 void IncidentFlow::PublishToPeers(const detect::Incident& incident) {

@@ -73,6 +73,9 @@ class IncidentFlow {
     lifecycle_.Observe(activity, wall_now);
   }
   void RecordResolved();
+  // The job and node: from `incident`'s writers' environments (when given), then the other
+  // processes known to write the watched streams.
+  detect::JobIdentity JobOf(const detect::Incident* incident) const;
   // `trainwatch incidents ack ID`: resolves an incident this daemon follows, and records it.
   // Fails for one it does not follow (resolved already, never open here, or forgotten past
   // IncidentLifecycle::kMaxOpen): the client checks the log and records it there itself.
@@ -107,8 +110,7 @@ class IncidentFlow {
   void OnCaptured(const capture::CaptureOutcome& outcome);
   void RunHooks(const detect::Incident& incident, const capture::CaptureOutcome& outcome);
   void Record(const ops::Resolution& resolution);
-  // Sets incident.job from its writers' environments, then the other known processes'.
-  void IdentifyJob(detect::Incident& incident);
+
   // Puts the incident's record on the shared directory (cluster.shared_dir), and again with
   // its bundle once captured.
   void PublishToPeers(const detect::Incident& incident);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "collect/rank_identity.h"
 
@@ -55,20 +56,22 @@ std::string Hostname() {
   return name;
 }
 
+std::pair<std::string, std::string> NodeName(const config::ClusterConfig& cluster,
+                                             std::string_view hostname) {
+  if (!cluster.node_name.empty()) {
+    return {cluster.node_name, "config"};
+  }
+  if (!cluster.node_name_env.empty()) {
+    return {cluster.node_name_env, "NODE_NAME"};
+  }
+  return {std::string(hostname), "hostname"};
+}
+
 detect::JobIdentity IdentifyJob(const std::vector<std::string_view>& environs,
                                 const config::ClusterConfig& cluster, std::string_view hostname) {
   detect::JobIdentity job;
   FindJobId(environs, cluster, job);
-  if (!cluster.node_name.empty()) {
-    job.node = cluster.node_name;
-    job.node_from = "config";
-  } else if (!cluster.node_name_env.empty()) {
-    job.node = cluster.node_name_env;
-    job.node_from = "NODE_NAME";
-  } else {
-    job.node = std::string(hostname);
-    job.node_from = "hostname";
-  }
+  std::tie(job.node, job.node_from) = NodeName(cluster, hostname);
   std::set<int> ranks;
   for (const std::string_view environ : environs) {
     const collect::RankIdentity identity = collect::ParseRankIdentity(environ);

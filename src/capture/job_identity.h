@@ -12,6 +12,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config/daemon_config.h"
@@ -30,5 +31,8 @@ detect::JobIdentity IdentifyJob(const std::vector<std::string_view>& environs,
 
 // This machine's hostname ("unknown-host" when it cannot be read).
 std::string Hostname();
+// The node, and where its name came from ("config", "NODE_NAME", "hostname").
+std::pair<std::string, std::string> NodeName(const config::ClusterConfig& cluster,
+                                             std::string_view hostname);
 
 }  // namespace trainwatch::capture

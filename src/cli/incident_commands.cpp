@@ -67,6 +67,13 @@ std::string Recurrence(const json& record) {
   return count > 1 ? "seen " + std::to_string(count) + " times since " + Text(*it, "first") : "";
 }
 
+// Neither a manual snapshot, nor warnings alone, nor resolved.
+bool IsOpenRecord(const json& record) {
+  const std::string kind = Text(record, "kind");
+  return kind != "manual" && kind != "warning" &&
+         !(record.contains("resolved") && record["resolved"].is_object());
+}
+
 // "open" or "resolved 2026-...: progress resumed on ...".
 std::string State(const json& record) {
   if (Text(record, "kind") == "manual") {
@@ -110,15 +117,12 @@ const json* FindOne(const std::vector<json>& records, const IncidentsOptions& op
 // Writes an ack's record to the log itself: no daemon follows the incident.
 int AppendAck(const json& record, const IncidentsOptions& options, const std::string& path,
               std::ostream& out, std::ostream& err) {
-  ops::Resolution resolution;
-  resolution.id = Text(record, "id");
-  resolution.by = ops::ResolvedBy::kAck;
-  resolution.why = "acknowledged by an operator" + (options.why.empty() ? "" : ": " + options.why);
-  resolution.at = std::chrono::system_clock::now();
-  if (const auto opened = record.find("opened_ms");
-      opened != record.end() && opened->is_number_integer()) {
-    resolution.opened = detect::WallTime(std::chrono::milliseconds(opened->get<std::int64_t>()));
+  detect::WallTime opened{};
+  if (const auto at = record.find("opened_ms"); at != record.end() && at->is_number_integer()) {
+    opened = detect::WallTime(std::chrono::milliseconds(at->get<std::int64_t>()));
   }
+  const ops::Resolution resolution =
+      ops::AckResolution(Text(record, "id"), options.why, options.now, opened);
   ops::IncidentLog log(path);
   if (Status written = log.AppendResolved(resolution); !written) {
     err << "trainwatch incidents: " << written.error().message << "\n";
@@ -278,8 +282,8 @@ int RunIncidentsAck(const IncidentsOptions& options, std::ostream& out, std::ost
     return kExitError;
   }
   const std::string id = Text(*record, "id");
-  if (const std::string state = State(*record); state != "open") {
-    err << "trainwatch incidents: incident " << id << " is not open: " << state << "\n";
+  if (!IsOpenRecord(*record)) {
+    err << "trainwatch incidents: incident " << id << " is not open: " << State(*record) << "\n";
     return kExitError;
   }
   if (!options.file.empty()) {

@@ -5,6 +5,7 @@
 // with none running (or one that does not follow it), by appending the record itself.
 #pragma once
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -18,6 +19,7 @@ struct IncidentsOptions {
   std::string file;         // overrides <state_dir>/incidents.jsonl
   std::string id;           // show, ack: an incident id, or a unique start of one
   std::string why;          // ack: the operator's note
+  std::chrono::system_clock::time_point now{};  // ack: when it was given (the caller's clock)
   bool json = false;
 };
 

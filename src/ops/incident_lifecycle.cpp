@@ -28,9 +28,15 @@ std::string StreamKey(std::string_view source, std::string_view stream) {
   return key;
 }
 
+Resolution AckResolution(const std::string& id, const std::string& why, WallTime at,
+                         WallTime opened) {
+  return {id, ResolvedBy::kAck, "acknowledged by an operator" + (why.empty() ? "" : ": " + why),
+          at, opened,           {}};
+}
+
 void IncidentLifecycle::Open(const detect::Incident& incident, SteadyTime now) {
-  if (!incident.reason.empty()) {
-    return;  // a manual snapshot
+  if (!incident.reason.empty() || incident.kind == rules::RuleKind::kWarning) {
+    return;
   }
   OpenIncident open;
   open.id = incident.id;
@@ -144,16 +150,16 @@ std::vector<Resolution> IncidentLifecycle::TakeResolved() {
 
 Resolution IncidentLifecycle::Ack(const std::string& id, const std::string& why,
                                   WallTime wall_now) {
-  const std::string text = "acknowledged by an operator" + (why.empty() ? "" : ": " + why);
+  Resolution resolution = AckResolution(id, why, wall_now);
   for (std::size_t i = 0; i < open_.size(); ++i) {
     if (open_[i].id == id) {
-      Resolve(i, ResolvedBy::kAck, text, wall_now);
-      Resolution resolution = std::move(resolved_.back());
-      resolved_.pop_back();
-      return resolution;
+      resolution.opened = open_[i].opened_wall;
+      resolution.rules = std::move(open_[i].rules);
+      open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
     }
   }
-  return {id, ResolvedBy::kAck, text, wall_now, {}, {}};
+  return resolution;
 }
 
 }  // namespace trainwatch::ops

@@ -65,6 +65,11 @@ struct OpenIncident {
 
 std::string StreamKey(std::string_view source, std::string_view stream);
 
+// An operator's ack of `id` at `at`, with the note `why` (may be empty); `opened`, when known,
+// gives the record its open_seconds. The daemon's and the CLI's (no daemon) are the same.
+Resolution AckResolution(const std::string& id, const std::string& why, WallTime at,
+                         WallTime opened = {});
+
 // What a stream shows now, for Observe.
 struct StreamActivity {
   std::string_view source;
@@ -81,7 +86,8 @@ class IncidentLifecycle {
   static constexpr std::size_t kMaxOpen = 256;
   static constexpr std::chrono::seconds kDeviceGrace{60};
 
-  // A written incident: open from now. A manual snapshot is no failure and never open.
+  // A written incident: open from now. A manual snapshot or warnings alone are no failure of
+  // the job and never open.
   void Open(const detect::Incident& incident, SteadyTime now);
   // An incident still open at the last stop.
   void Restore(OpenIncident incident);

@@ -77,6 +77,7 @@ TEST_F(IncidentCommandsTest, AckRecordsTheResolutionOnceAndListAndShowSayIt) {
   IncidentsOptions options = Options();
   options.id = "20261125T1000";
   options.why = "node rebooted";
+  options.now = std::chrono::system_clock::time_point(std::chrono::seconds(1795601100));
   ASSERT_EQ(RunIncidentsAck(options, out_, err_), 0) << err_.str();
   EXPECT_NE(out_.str().find("incident 20261125T100000Z-ab12000002 resolved: acknowledged by an "
                             "operator: node rebooted (recorded in "),
@@ -92,6 +93,7 @@ TEST_F(IncidentCommandsTest, AckRecordsTheResolutionOnceAndListAndShowSayIt) {
   ASSERT_TRUE(records[1].contains("resolved")) << records[1].dump(1);
   EXPECT_EQ(records[1]["resolved"]["how"], "ack");
   EXPECT_EQ(records[1]["resolved"]["why"], "acknowledged by an operator: node rebooted");
+  EXPECT_EQ(records[1]["resolved"]["at"], "2026-11-25T10:05:00.000Z") << "the time it was given";
 
   out_.str("");
   ASSERT_EQ(RunIncidentsList(Options(options.file), out_, err_), 0);

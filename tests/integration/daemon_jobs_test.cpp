@@ -185,7 +185,9 @@ TEST_F(JobTest, AStallThatRecoversIsResolvedAndTheNextStallIsANewIncident) {
             0U)
       << first->dump(1);
   const std::string second = stalls[1]["id"];
-  Json open = daemon_->Status(state())["open_incidents"];
+  const Json status = daemon_->Status(state());
+  EXPECT_EQ(status["job"]["id"], "stall-job-1") << status["job"].dump(1);  // the running job's
+  Json open = status["open_incidents"];
   ASSERT_EQ(open.size(), 1U) << open.dump(1);
   EXPECT_EQ(open[0]["id"], second);
 
