@@ -13,6 +13,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "alert/curl_http_client.h"
 #include "app/incident_flow.h"
 #include "app/sources.h"
 #include "app/state_dir_guard.h"
@@ -617,6 +618,8 @@ int Daemon::Run() {
   };
   flow.settled = [this] { StopIfWrapDone(); };
   flow.job_processes = [this] { return sources_->KnownWriters(); };
+  flow.rescan_job_processes = [this] { sources_->RequestWriterScan(); };
+  flow.make_http_client = [this] { return std::make_unique<alert::CurlHttpClient>(&loop_); };
   flow.before_record = [this] {
     GuardStateDir();
     return !state_dir_taken_;

@@ -35,6 +35,13 @@ IncidentFlow::IncidentFlow(Env& env, const std::string& incidents_file, Hooks ho
   // Beside incidents.jsonl: the state_dir's.
   publisher_ = std::make_unique<cluster::SharedPublisher>(
       env, (std::filesystem::path(incidents_file).parent_path() / "outbox").string());
+  alerts_ = std::make_unique<alert::AlertOutput>(
+      env, (std::filesystem::path(incidents_file).parent_path() / "alerts.json").string(),
+      wiring_.make_http_client ? wiring_.make_http_client() : nullptr,
+      [this](const std::string& id) { return lifecycle_.IsOpen(id); });
+  watcher_ = std::make_unique<cluster::PeerWatcher>(
+      env, [this] { return JobsHere(); },
+      [this](std::vector<cluster::PeerWatcher::Found> found) { OnPeerRecords(std::move(found)); });
   hook_runner_.OnIdle([this] { wiring_.settled(); });
 }
 
@@ -48,6 +55,9 @@ ops::IncidentHistory IncidentFlow::LoadHistory() {
   const WallTime wall_now = env_.WallNow();
   for (const auto& [rule, opened] : history->rule_last_opened) {
     builder_.RestoreCooldown(rule, env_.SteadyNow() - (wall_now - opened));
+  }
+  for (const auto& [job, opened] : history->job_last_captured) {
+    job_last_captured_[job] = env_.SteadyNow() - (wall_now - opened);
   }
   for (ops::OpenIncident& open : history->open) {
     open.opened = env_.SteadyNow();  // what happened while the daemon was away is not known
@@ -94,8 +104,11 @@ void IncidentFlow::Configure(const config::DaemonConfig& config) {
   }
   hook_runner_.Configure(config_.on_incident);
   builder_.set_settings({config_.incident.settle, config_.incident.cooldown});
-  publisher_->Configure(config_.cluster.shared_dir, capture::NodeName(config_.cluster, host_).first,
+  const std::string node = capture::NodeName(config_.cluster, host_).first;
+  publisher_->Configure(config_.cluster.shared_dir, node,
                         std::chrono::duration_cast<std::chrono::hours>(config_.cluster.retention));
+  watcher_->Configure(config_.cluster.shared_dir, node, config_.cluster.poll_interval);
+  alerts_->Configure(config_.alertmanager);
 }
 
 void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {
@@ -173,6 +186,18 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
   }
   recurrences_.Stamp(incident);
   incident.job = JobOf(&incident);
+  if (incident.peer && incident.job.id != incident.peer->job_id) {
+    // Two jobs here: the peer's is the one this capture is for.
+    incident.job.id = incident.peer->job_id;
+    incident.job.id_from = "peer";
+  }
+  if (!incident.job.id.empty() && incident.reason.empty() &&
+      (incident.kind != rules::RuleKind::kWarning || incident.peer)) {
+    std::erase_if(job_last_captured_, [this](const auto& entry) {
+      return env_.SteadyNow() - entry.second >= config_.incident.cooldown;
+    });
+    job_last_captured_[incident.job.id] = env_.SteadyNow();
+  }
   if (Status written = log_.Append(incident); !written) {
     // The incident still counts; the next one may find space again.
     spdlog::error("incident {} could not be recorded: {}", incident.id, written.error().message);
@@ -191,6 +216,9 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
   // Open from the moment it opened: an advance during its settle time resolves it at once.
   const auto ago = std::max(WallTime::duration::zero(), env_.WallNow() - incident.opened);
   lifecycle_.Open(incident, env_.SteadyNow() - std::chrono::duration_cast<Duration>(ago));
+  if (lifecycle_.IsOpen(incident.id)) {  // not a manual snapshot, a peer capture, warnings
+    alerts_->Open(alert::AlertOf(incident, config_.alertmanager));
+  }
   PublishToPeers(incident);
   ++incidents_written_;
   ++counters_.incidents_by_kind[detect::IncidentKindName(incident)];
@@ -273,6 +301,88 @@ bool IncidentFlow::QueueRecord(cluster::PeerRecord& record) {
   return true;
 }
 
+std::vector<std::string> IncidentFlow::JobsHere() {
+  if (!config_.cluster.job_id.empty()) {
+    return {config_.cluster.job_id};
+  }
+  std::vector<std::string> jobs;
+  if (!wiring_.job_processes) {
+    return jobs;
+  }
+  // Each process on its own: a node may run two jobs.
+  std::set<int> without_job;
+  for (const source::WriterProcess& writer : wiring_.job_processes()) {
+    detect::JobIdentity job = capture::IdentifyJob({writer.environ}, config_.cluster, host_);
+    if (job.id.empty()) {
+      without_job.insert(writer.pid);
+    } else if (std::find(jobs.begin(), jobs.end(), job.id) == jobs.end()) {
+      jobs.push_back(std::move(job.id));
+    }
+  }
+  // A launcher (torchrun's agent, a spawning script) writes the log before its ranks start,
+  // and the job's id is often in the ranks' environment alone; the daemon looks for writers
+  // again only when it reads lines of unknown ones. Look again after 1, 2, 4 ... 60 s, from
+  // the start again when those writers change.
+  if (without_job != writers_without_job_) {
+    writers_without_job_ = std::move(without_job);
+    job_scan_every_ = config_.cluster.poll_interval;
+    next_job_scan_ = env_.SteadyNow() + job_scan_every_;
+  } else if (!writers_without_job_.empty() && wiring_.rescan_job_processes &&
+             env_.SteadyNow() >= next_job_scan_) {
+    wiring_.rescan_job_processes();
+    job_scan_every_ = std::min<Duration>(job_scan_every_ * 2, std::chrono::seconds(60));
+    next_job_scan_ = env_.SteadyNow() + job_scan_every_;
+  }
+  return jobs;
+}
+
+std::string IncidentFlow::NoPeerCaptureBecause(const cluster::PeerRecord& record) const {
+  if (!config_.cluster.peer_capture) {
+    return "cluster.peer_capture is off";
+  }
+  if (const auto last = job_last_captured_.find(record.job_id);
+      last != job_last_captured_.end() &&
+      env_.SteadyNow() - last->second < config_.incident.cooldown) {
+    // One capture per job failure: the first node's, or the peer capture for it already made.
+    return fmt::format("this node captured for job {} {} s ago (within the cooldown)",
+                       record.job_id,
+                       std::chrono::duration_cast<std::chrono::seconds>(env_.SteadyNow() -
+                                                                        last->second)
+                           .count());
+  }
+  if (builder_.open() && (builder_.open()->kind != rules::RuleKind::kWarning)) {
+    return "this node's own incident " + builder_.open()->id + " is settling";
+  }
+  return {};
+}
+
+void IncidentFlow::OnPeerRecords(std::vector<cluster::PeerWatcher::Found> found) {
+  for (cluster::PeerWatcher::Found& each : found) {
+    const cluster::PeerRecord& record = each.record;
+    if (!each.fresh) {
+      spdlog::info(
+          "node {} of job {}: incident {} opened more than {} min ago (on its clock): old, no "
+          "capture",
+          record.node, record.job_id, record.incident_id,
+          cluster::PeerWatcher::kFreshFor.count());
+      continue;
+    }
+    const std::string because = NoPeerCaptureBecause(record);
+    spdlog::warn("node {} of job {} opened incident {} ({}: {}; cause {}){}", record.node,
+                 record.job_id, record.incident_id, record.kind, record.summary, record.cause,
+                 because.empty() ? ": capturing this node's ranks now" : "; no capture: " + because);
+    if (!because.empty()) {
+      continue;
+    }
+    detect::PeerLink link{record.job_id, record.node,   record.incident_id, record.kind,
+                          record.summary, record.cause, record.action,      record.first_rank,
+                          record.opened_ms};
+    detect::Incident incident = builder_.Peer(std::move(link), env_.WallNow());
+    ++peer_captures_;
+    Write(incident, {}, nullptr);
+  }
+}
+
 void IncidentFlow::RecordResolved() {
   for (const ops::Resolution& resolution : lifecycle_.TakeResolved()) {
     Record(resolution);
@@ -302,6 +412,7 @@ void IncidentFlow::Record(const ops::Resolution& resolution) {
   if (wiring_.before_record && !wiring_.before_record()) {
     return;  // the state_dir is another daemon's now
   }
+  alerts_->Resolve(resolution.id, resolution.at);
   if (Status recorded = log_.AppendResolved(resolution); !recorded) {
     spdlog::error("cannot record that incident {} resolved: {}", resolution.id,
                   recorded.error().message);
@@ -311,7 +422,7 @@ void IncidentFlow::Record(const ops::Resolution& resolution) {
 void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions& options,
                            const Done& done) {
   if (!config_.capture.enabled ||
-      (incident.kind == rules::RuleKind::kWarning && incident.reason.empty())) {
+      (incident.kind == rules::RuleKind::kWarning && incident.reason.empty() && !incident.peer)) {
     const capture::CaptureOutcome outcome{
         incident.id, "", 0, false,
         config_.capture.enabled ? "no bundle for a warning" : "capture is disabled in the config"};
@@ -386,6 +497,16 @@ void IncidentFlow::OnCaptured(const capture::CaptureOutcome& outcome) {
                   recorded.error().message);
   }
   PublishBundle(outcome);
+  if (!outcome.path.empty()) {
+    std::vector<std::string> suspects;
+    for (const diagnose::Suspect& suspect : outcome.suspects) {
+      suspects.push_back(suspect.label + ": " + suspect.reason);
+    }
+    alerts_->Annotate(outcome.incident_id,
+                      {{"bundle", outcome.host + ":" + outcome.path},
+                       {"report", "trainwatch report " + outcome.path},
+                       {"suspects", fmt::format("{}", fmt::join(suspects, "; "))}});
+  }
 }
 
 void IncidentFlow::Abort() {
@@ -408,6 +529,8 @@ void IncidentFlow::Abort() {
   hook_runner_.Abort();  // logs and counts what it kills or leaves unrun
   settle_.reset();
   publisher_->Stop();
+  watcher_->Stop();
+  alerts_->Stop();
 }
 
 void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
@@ -425,8 +548,24 @@ void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
   }
   if (!config_.cluster.shared_dir.empty()) {
     const cluster::PublisherState& state = publisher_->state();
-    snapshot.shared = ops::DaemonSnapshot::Shared{config_.cluster.shared_dir, state.published,
-                                                  state.pending, state.error};
+    const cluster::WatcherState& watch = watcher_->state();
+    snapshot.shared = ops::DaemonSnapshot::Shared{config_.cluster.shared_dir,
+                                                  state.published,
+                                                  state.pending,
+                                                  state.error,
+                                                  watch.jobs,
+                                                  watch.listings,
+                                                  watch.records,
+                                                  peer_captures_,
+                                                  watch.error};
+  }
+  if (alerts_->enabled()) {
+    const alert::AlertOutputState& state = alerts_->state();
+    snapshot.alertmanager =
+        ops::DaemonSnapshot::Alertmanager{config_.alertmanager.urls, state.open,
+                                          state.ends_unsent,         state.posts_ok,
+                                          state.posts_failed,        state.dropped,
+                                          state.error};
   }
   snapshot.counters = counters_;
   snapshot.collectors = NamesOf(config_.capture.commands);
@@ -439,6 +578,9 @@ std::uint64_t IncidentFlow::Activity() const {
   std::uint64_t sum = counters_.Activity();
   sum = sum * 31 + publisher_->state().published;
   sum = sum * 31 + publisher_->state().pending;
+  sum = sum * 31 + watcher_->state().records;
+  sum = sum * 31 + alerts_->state().posts_ok + alerts_->state().posts_failed * 7 +
+        alerts_->state().open * 13 + alerts_->state().ends_unsent * 17;
   for (const auto* counts : {&hook_runner_.counts().runs, &hook_runner_.counts().failures}) {
     for (const auto& [name, count] : *counts) {
       sum = sum * 31 + count;

@@ -7,12 +7,16 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "alert/alert_output.h"
+#include "alert/http_client.h"
 #include "capture/capturer.h"
 #include "capture/job_identity.h"
 #include "cluster/peer_record.h"
+#include "cluster/peer_watcher.h"
 #include "cluster/shared_publisher.h"
 #include "config/daemon_config.h"
 #include "core/env.h"
@@ -43,6 +47,10 @@ class IncidentFlow {
     std::function<bool()> before_record;
     // The processes writing the watched streams now (or remembered): whose job this is.
     std::function<std::vector<source::WriterProcess>()> job_processes;
+    // Look for those processes again soon (a launcher's ranks, started after it).
+    std::function<void()> rescan_job_processes;
+    // The HTTP client the Alertmanager output posts with; none: no alerts are posted.
+    std::function<std::unique_ptr<alert::HttpClient>()> make_http_client;
   };
   // What a manual snapshot adds to a capture.
   struct ManualOptions {
@@ -117,6 +125,14 @@ class IncidentFlow {
   void PublishBundle(const capture::CaptureOutcome& outcome);
   // Stamps the record and queues it; false (logged) when the outbox cannot take it.
   bool QueueRecord(cluster::PeerRecord& record);
+  // The ids of the jobs whose processes write the watched streams (or the configured one):
+  // whose directories the PeerWatcher lists. While a writer names no job, asks for the
+  // writers again, backing off.
+  std::vector<std::string> JobsHere();
+  // Other nodes' new records: a peer incident for the first fresh one of a job failure.
+  void OnPeerRecords(std::vector<cluster::PeerWatcher::Found> found);
+  // Why no peer incident is opened for `record` now; empty: one is.
+  std::string NoPeerCaptureBecause(const cluster::PeerRecord& record) const;
 
   Env& env_;
   Hooks wiring_;
@@ -128,6 +144,15 @@ class IncidentFlow {
   std::string host_ = capture::Hostname();
   std::unique_ptr<cluster::SharedPublisher> publisher_;
   std::map<std::string, cluster::PeerRecord> awaiting_bundle_;  // published, capture running
+  std::unique_ptr<cluster::PeerWatcher> watcher_;
+  std::unique_ptr<alert::AlertOutput> alerts_;
+  // By job id: when this node last opened an incident of it that captured its ranks.
+  std::map<std::string, SteadyTime> job_last_captured_;
+  std::uint64_t peer_captures_ = 0;
+  // Looking for the ranks of a writer that names no job (its launcher): when next, how often.
+  SteadyTime next_job_scan_{};
+  Duration job_scan_every_{0};
+  std::set<int> writers_without_job_;
   bool said_no_job_ = false;
   std::unique_ptr<capture::Capturer> capturer_;
   ops::HookRunner hook_runner_;

@@ -244,7 +244,8 @@ void Capturer::OnProcessesKnown() {
     OnCommandsDone(std::move(results));
   });
   if (job_->config.stacks &&
-      (job_->request.incident.kind != rules::RuleKind::kWarning || !job_->request.reason.empty())) {
+      (job_->request.incident.kind != rules::RuleKind::kWarning || !job_->request.reason.empty() ||
+       job_->request.incident.peer)) {
     diagnose::JobClues clues;
     clues.progress = job_->request.progress;
     for (const detect::Firing& firing : job_->request.incident.firings) {
@@ -427,6 +428,12 @@ void Capturer::OnWritten() {
   if (!job->request.incident.firings.empty()) {
     outcome.since_first_firing =
         std::chrono::duration<double>(env_.WallNow() - job->request.incident.firings.front().time)
+            .count();
+  } else if (const auto& peer = job->request.incident.peer) {
+    // The peer's first firing line, on its clock: the job-wide latency (skew included).
+    outcome.since_first_firing =
+        std::chrono::duration<double>(env_.WallNow().time_since_epoch() -
+                                      std::chrono::milliseconds(peer->opened_ms))
             .count();
   }
   outcome.host = job->host;

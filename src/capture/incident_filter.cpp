@@ -6,6 +6,9 @@ bool WantedFor(const config::When& when, const detect::Incident& incident) {
   if (!incident.reason.empty()) {
     return when.manual;
   }
+  if (incident.peer) {
+    return when.peer;
+  }
   switch (incident.kind) {
     case rules::RuleKind::kCrash:
       return when.crash;

@@ -132,6 +132,9 @@ std::string ManifestJson(const CaptureRequest& request,
   if (!request.reason.empty()) {
     manifest["incident"]["reason"] = request.reason;
   }
+  if (incident.peer) {
+    manifest["incident"]["peer"] = detect::PeerJson(*incident.peer);
+  }
   if (reduced) {
     manifest["reduced_why"] = reduced_why;
   }

@@ -93,7 +93,18 @@ void PrintStatus(const json& status, std::ostream& out) {
     out << "shared directory " << shared->value("dir", "?") << ": " << shared->value("published", 0)
         << " records published, " << shared->value("pending", 0) << " waiting"
         << (shared->value("error", "").empty() ? "" : " (" + shared->value("error", "") + ")")
+        << "; watching " << shared->value("watched_jobs", json::array()).size() << " jobs, "
+        << shared->value("peer_records", 0) << " peer incidents seen, "
+        << shared->value("peer_captures", 0) << " captured for"
+        << (shared->value("watch_error", "").empty() ? ""
+                                                     : " (" + shared->value("watch_error", "") + ")")
         << "\n";
+  }
+  if (const auto am = status.find("alertmanager"); am != status.end() && am->is_object()) {
+    out << "alertmanager: " << am->value("open", 0) << " alerts open, "
+        << am->value("ends_unsent", 0) << " ends unsent, " << am->value("posts_ok", 0)
+        << " posts ok, " << am->value("posts_failed", 0) << " failed"
+        << (am->value("error", "").empty() ? "" : " (" + am->value("error", "") + ")") << "\n";
   }
   for (const json& rank : status.value("ranks", json::array())) {
     out << rank.value("label", "?") << ": pid " << rank.value("pid", 0) << " ("

@@ -67,10 +67,10 @@ std::string Recurrence(const json& record) {
   return count > 1 ? "seen " + std::to_string(count) + " times since " + Text(*it, "first") : "";
 }
 
-// Neither a manual snapshot, nor warnings alone, nor resolved.
+// Neither a manual snapshot, nor a peer capture, nor warnings alone, nor resolved.
 bool IsOpenRecord(const json& record) {
   const std::string kind = Text(record, "kind");
-  return kind != "manual" && kind != "warning" &&
+  return kind != "manual" && kind != "peer" && kind != "warning" &&
          !(record.contains("resolved") && record["resolved"].is_object());
 }
 
@@ -78,6 +78,9 @@ bool IsOpenRecord(const json& record) {
 std::string State(const json& record) {
   if (Text(record, "kind") == "manual") {
     return "a manual snapshot";
+  }
+  if (Text(record, "kind") == "peer") {
+    return "a capture for another node's incident (never open)";
   }
   if (Text(record, "kind") == "warning") {
     return "warnings only (never open)";

@@ -56,14 +56,17 @@ PeerRecord PeerRecordOf(const detect::Incident& incident) {
   record.verdict = incident.verdict.why;
   record.fingerprint = incident.fingerprint;
   record.opened_ms = EpochMillis(incident.opened);
-  for (const detect::Firing& firing : incident.firings) {
-    if (firing.event.kind == rules::RuleKind::kWarning) {
-      continue;
-    }
-    record.first_rank = diagnose::RankOfLine(firing.event.text);  // "[rank3]: ..."
-    break;
-  }
+  record.first_rank = FirstFailingRank(incident);
   return record;
+}
+
+std::optional<int> FirstFailingRank(const detect::Incident& incident) {
+  for (const detect::Firing& firing : incident.firings) {
+    if (firing.event.kind != rules::RuleKind::kWarning) {
+      return diagnose::RankOfLine(firing.event.text);  // "[rank3]: ..."
+    }
+  }
+  return std::nullopt;
 }
 
 std::string PeerRecordJson(const PeerRecord& record) {

@@ -44,6 +44,8 @@ struct PeerRecord {
 
 // The record of a written incident (job identity set), without bundle and suspects yet.
 PeerRecord PeerRecordOf(const detect::Incident& incident);
+// The rank its first alarm's line names in its launcher's prefix ("[rank3]: ..."), if any.
+std::optional<int> FirstFailingRank(const detect::Incident& incident);
 
 // One line of JSON with "version".
 std::string PeerRecordJson(const PeerRecord& record);

@@ -195,7 +195,7 @@ void SharedPublisher::OnAttempted(const std::shared_ptr<Attempt>& attempt) {
   state_.published += attempt->published;
   state_.pending = attempt->pending;
   if (attempt->removed > 0) {
-    spdlog::info("shared directory: removed {} of this node's records older than {} h",
+    spdlog::info("shared directory: removed {} records older than {} h",
                  attempt->removed, retention_.count());
   }
   if (!attempt->error.empty()) {

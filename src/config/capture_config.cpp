@@ -320,17 +320,17 @@ class CaptureParser {
     return ok ? std::optional<CommandConfig>(std::move(command)) : std::nullopt;
   }
 
-  // "always", or a list of incident kinds: [crash, hang, device, manual, warning].
+  // "always", or a list of incident kinds: [crash, hang, device, manual, warning, peer].
   bool ParseWhen(const YAML::Node& node, When& when) {
     if (node.IsScalar()) {
       if (node.Scalar() == "always") {
-        when = When{true, true, true, true, true};
+        when = When{true, true, true, true, true, true};
         return true;
       }
       yaml_.Fail(node, "command when must be 'always' or a list like [crash, hang, device]");
       return false;
     }
-    when = When{false, false, false, false, false};
+    when = When{false, false, false, false, false, false};
     bool ok = true;
     for (const auto& item : List(node, "command when")) {
       const std::string kind = item.IsScalar() ? item.Scalar() : "";
@@ -344,13 +344,16 @@ class CaptureParser {
         when.manual = true;
       } else if (kind == "warning") {
         when.warning = true;
+      } else if (kind == "peer") {
+        when.peer = true;
       } else {
         yaml_.Fail(item, "unknown incident kind '" + kind +
-                             "' (expected crash, hang, device, manual or warning)");
+                             "' (expected crash, hang, device, manual, warning or peer)");
         ok = false;
       }
     }
-    if (ok && !when.crash && !when.hang && !when.device && !when.manual && !when.warning) {
+    if (ok && !when.crash && !when.hang && !when.device && !when.manual && !when.warning &&
+        !when.peer) {
       yaml_.Fail(node, "command when is empty: it would never run (remove the command instead)");
       ok = false;
     }

@@ -24,6 +24,7 @@ struct When {
   bool device = true;
   bool manual = true;  // `trainwatch snapshot`
   bool warning = false;
+  bool peer = true;  // another node of the job opened an incident (cluster.shared_dir)
 };
 
 struct CommandConfig {

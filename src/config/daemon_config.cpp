@@ -63,7 +63,7 @@ class DaemonConfigParser {
     if (map) {
       yaml_.CheckKeys(root,
                       {"state_dir", "rules", "incident", "watch", "wrap", "sources", "capture",
-                       "metrics", "on_incident", "cluster"},
+                       "metrics", "on_incident", "cluster", "alertmanager"},
                       "the config");
     }
     if (map && root["state_dir"]) {
@@ -111,6 +111,9 @@ class DaemonConfigParser {
     }
     if (const YAML::Node node = root["cluster"]) {
       ParseCluster(node);
+    }
+    if (const YAML::Node node = root["alertmanager"]) {
+      ParseAlertmanager(node, yaml_, config_.alertmanager);
     }
     FillCaptureDefaults();
     return std::move(config_);
@@ -296,11 +299,28 @@ class DaemonConfigParser {
 
   void ParseCluster(const YAML::Node& node) {
     if (!IsMap(node, "cluster",
-               "{node_name, job_id, job_id_variables, shared_dir, retention}")) {
+               "{node_name, job_id, job_id_variables, shared_dir, retention, poll_interval, "
+               "peer_capture}")) {
       return;
     }
-    yaml_.CheckKeys(node, {"node_name", "job_id", "job_id_variables", "shared_dir", "retention"},
+    yaml_.CheckKeys(node,
+                    {"node_name", "job_id", "job_id_variables", "shared_dir", "retention",
+                     "poll_interval", "peer_capture"},
                     "cluster");
+    if (const YAML::Node poll = node["poll_interval"]) {
+      if (auto value = DurationAtLeast(poll, "cluster poll_interval",
+                                       std::chrono::milliseconds(200))) {
+        if (*value > std::chrono::hours(1)) {
+          yaml_.Fail(poll, "cluster poll_interval: at most 1h (a peer's incident is seen this late)");
+        } else {
+          config_.cluster.poll_interval = *value;
+        }
+      }
+    }
+    if (const YAML::Node capture = node["peer_capture"]) {
+      config_.cluster.peer_capture =
+          yaml_.BoolField(capture, "cluster peer_capture").value_or(config_.cluster.peer_capture);
+    }
     if (const YAML::Node dir = node["shared_dir"]) {
       if (auto path = PathField(dir, "cluster shared_dir")) {
         config_.cluster.shared_dir = *path;

@@ -32,14 +32,20 @@
 //     - name: upload          # required, unique
 //       argv: [sh, -c, 'aws s3 cp "$TRAINWATCH_BUNDLE" s3://bucket/']   # no shell unless named
 //       timeout: 60s          # SIGTERM, then SIGKILL to its process group
-//       when: [crash, hang, device, manual]   # the incident kinds it runs for (the default)
+//       when: [crash, hang, device, manual, peer]   # the incident kinds it runs for (the
+//                             # default: all but warning)
 //   cluster:
 //     node_name: gpu-17       # default: $NODE_NAME, else the hostname
 //     job_id: ${JOB_NAME}     # fixed; default: found in the job's processes' environment
 //     job_id_variables: [MY_RUN_ID]   # looked up there first, before TRAINWATCH_JOB_ID,
 //                             # TORCHELASTIC_RUN_ID, SLURM_JOB_ID, MASTER_ADDR:MASTER_PORT
 //     shared_dir: /mnt/shared/trainwatch   # every node of the job mounts it; omitted: off
-//     retention: 7d           # this node's records there are removed after (at least 1h)
+//     retention: 7d           # records there are removed after (at least 1h)
+//     poll_interval: 2s       # how often the job's directory there is listed for other nodes'
+//                             # incidents (200ms..1h)
+//     peer_capture: true      # capture this node's ranks at once when another node of the job
+//                             # opens an incident (a `peer` incident)
+//   alertmanager: {urls: [http://alertmanager:9093]}   # config/alert_config.h
 //   sources:
 //     - name: train           # required, unique; letters, digits, '.', '_', '-'
 //       tags: [train]         # required, non-empty: which rules apply (a rule's `tags`)
@@ -60,6 +66,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/alert_config.h"
 #include "config/capture_config.h"
 #include "config/path_expand.h"
 #include "core/quantity.h"
@@ -105,7 +112,9 @@ struct ClusterConfig {
   std::vector<std::string> job_id_variables;  // looked up in the job's processes first
   std::string node_name_env;                   // the daemon's $NODE_NAME when loaded
   std::string shared_dir;  // expanded, absolute; empty: no publishing
-  Duration retention{7LL * 24 * 3600 * 1000};  // of this node's records there
+  Duration retention{7LL * 24 * 3600 * 1000};  // of the records there
+  Duration poll_interval{2000};  // of the job directories, for the other nodes' incidents
+  bool peer_capture = true;      // a peer incident when another node of the job opens one
 };
 
 struct DaemonConfig {
@@ -123,6 +132,7 @@ struct DaemonConfig {
   MetricsConfig metrics;
   std::vector<CommandConfig> on_incident;  // hooks, run after each incident's bundle
   ClusterConfig cluster;
+  AlertmanagerConfig alertmanager;  // config/alert_config.h
 };
 
 // `config` is set exactly when `errors` is empty.

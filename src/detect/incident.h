@@ -56,11 +56,26 @@ struct JobIdentity {
   std::vector<int> ranks;  // of the job, on this node; sorted
 };
 
+// What a peer incident answers: another node's incident of the same job, read from the shared
+// directory (cluster/peer_watcher.h). This node captured its own ranks' state because of it.
+struct PeerLink {
+  std::string job_id;
+  std::string node;
+  std::string incident_id;
+  std::string kind;  // the peer's incident kind: "crash", "hang", ...
+  std::string summary;
+  std::string cause;  // the peer's verdict
+  std::string action;
+  std::optional<int> first_rank;  // the rank whose line fired first there, where known
+  std::int64_t opened_ms = 0;     // on the peer's clock
+};
+
 struct Incident {
   std::string id;
   rules::RuleKind kind = rules::RuleKind::kCrash;
   std::string summary;
   std::string reason;              // a manual snapshot's reason; empty otherwise
+  std::optional<PeerLink> peer;    // set for a peer incident (kind kWarning, like a manual one)
   std::vector<std::string> rules;  // distinct, in firing order
   std::vector<Firing> firings;     // at most kMaxFirings
   std::uint64_t more_firings = 0;  // events that joined beyond kMaxFirings

@@ -144,6 +144,21 @@ Incident IncidentBuilder::Manual(std::string reason, WallTime wall_now) {
   return incident;
 }
 
+Incident IncidentBuilder::Peer(PeerLink link, WallTime wall_now) {
+  Incident incident;
+  incident.id = NewId(wall_now);
+  incident.kind = rules::RuleKind::kWarning;
+  incident.summary = "peer: node " + link.node + "'s incident " + link.incident_id + " (" +
+                     link.kind + ": " + link.summary + ")";
+  incident.rules.push_back("peer.incident");
+  incident.verdict.why = "captured for node " + link.node + "'s incident " + link.incident_id +
+                         " (" + link.cause + ", " + link.action +
+                         " there); this node's ranks are likely waiting for it";
+  incident.peer = std::move(link);
+  incident.opened = incident.closed = wall_now;
+  return incident;
+}
+
 std::optional<Incident> IncidentBuilder::TakeSettled(Clock::time_point now, WallTime wall_now) {
   if (!open_ || now - opened_at_ < settings_.settle) {
     return std::nullopt;

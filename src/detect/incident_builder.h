@@ -38,6 +38,10 @@ class IncidentBuilder {
   Disposition Add(Firing firing, Clock::time_point now);
   // A manual snapshot: an incident of its own, complete at once.
   Incident Manual(std::string reason, WallTime wall_now);
+  // A peer incident: another node of the job opened `link`'s incident; this node captures its
+  // own state for it. Recorded and captured like a manual snapshot, never open, never
+  // published (no node answers a peer incident: no cascade).
+  Incident Peer(PeerLink link, WallTime wall_now);
 
   // The writer of `stream` (of config source `source`) went on after the crashes it reported up
   // to `line`: they were caught exceptions. In the open incident they become warnings, and

@@ -69,6 +69,9 @@ std::string IncidentJson(const Incident& incident) {
   if (!incident.reason.empty()) {
     record["reason"] = incident.reason;
   }
+  if (incident.peer) {
+    record["peer"] = PeerJson(*incident.peer);
+  }
   if (!incident.fingerprint.empty()) {
     record["fingerprint"] = incident.fingerprint;
     record["recurrence"] = {
@@ -95,7 +98,22 @@ nlohmann::ordered_json JobJson(const JobIdentity& job) {
           {"ranks", job.ranks}};
 }
 
+nlohmann::ordered_json PeerJson(const PeerLink& peer) {
+  return {{"job", peer.job_id},
+          {"node", peer.node},
+          {"incident", peer.incident_id},
+          {"kind", peer.kind},
+          {"summary", peer.summary},
+          {"cause", peer.cause},
+          {"action", peer.action},
+          {"first_rank", peer.first_rank ? json(*peer.first_rank) : json(nullptr)},
+          {"opened_ms", peer.opened_ms}};
+}
+
 std::string IncidentKindName(const Incident& incident) {
+  if (incident.peer) {
+    return "peer";
+  }
   return incident.reason.empty() ? std::string(rules::RuleKindName(incident.kind)) : "manual";
 }
 

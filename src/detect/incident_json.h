@@ -16,7 +16,11 @@ std::string IncidentJson(const Incident& incident);
 // {"id" (null when unknown), "id_from", "node", "node_from", "node_rank", "ranks"}.
 nlohmann::ordered_json JobJson(const JobIdentity& job);
 
-// "crash", "hang", "device", "warning", or "manual" for a `trainwatch snapshot`.
+// {"job", "node", "incident", "kind", "summary", "cause", "action", "first_rank", "opened_ms"}.
+nlohmann::ordered_json PeerJson(const PeerLink& peer);
+
+// "crash", "hang", "device", "warning", "manual" for a `trainwatch snapshot`, or "peer" for a
+// capture made for another node's incident.
 std::string IncidentKindName(const Incident& incident);
 
 }  // namespace trainwatch::detect

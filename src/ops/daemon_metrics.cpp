@@ -58,7 +58,7 @@ std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
   MetricFamily incidents =
       Family("trainwatch_incidents_total", "Incidents recorded, by kind.", "counter");
   AddByLabel(incidents, "kind", snapshot.counters.incidents_by_kind,
-             {"crash", "hang", "device", "warning", "manual"});
+             {"crash", "hang", "device", "warning", "manual", "peer"});
   families.push_back(std::move(incidents));
 
   MetricFamily verdicts =
@@ -93,6 +93,44 @@ std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
                "Incident records waiting in the outbox for the shared directory.", "gauge");
     pending.samples.push_back({{}, static_cast<double>(snapshot.shared->pending)});
     families.push_back(std::move(pending));
+    const std::pair<const char*, std::pair<const char*, std::uint64_t>> watch_counts[] = {
+        {"trainwatch_shared_listings_total",
+         {"Job directories listed on the shared directory (one per watched job per poll).",
+          snapshot.shared->listings}},
+        {"trainwatch_peer_records_total",
+         {"Incident records of the job's other nodes seen on the shared directory.",
+          snapshot.shared->peer_records}},
+        {"trainwatch_peer_captures_total",
+         {"Peer incidents: this node's capture for another node's incident.",
+          snapshot.shared->peer_captures}}};
+    for (const auto& [name, help_count] : watch_counts) {
+      MetricFamily family = Family(name, help_count.first, "counter");
+      family.samples.push_back({{}, static_cast<double>(help_count.second)});
+      families.push_back(std::move(family));
+    }
+  }
+
+  if (snapshot.alertmanager) {
+    const auto& am = *snapshot.alertmanager;
+    MetricFamily posts = Family("trainwatch_alertmanager_posts_total",
+                                "POSTs to Alertmanager, by result (ok: a 2xx answer).", "counter");
+    posts.samples.push_back({{{"result", "ok"}}, static_cast<double>(am.posts_ok)});
+    posts.samples.push_back({{{"result", "error"}}, static_cast<double>(am.posts_failed)});
+    families.push_back(std::move(posts));
+    const std::tuple<const char*, const char*, const char*, std::uint64_t> alert_counts[] = {
+        {"trainwatch_alerts_open", "Alerts of open incidents, posted while open.", "gauge",
+         am.open},
+        {"trainwatch_alerts_unsent_ends",
+         "Resolved incidents whose alert's end some Alertmanager has not taken yet.", "gauge",
+         am.ends_unsent},
+        {"trainwatch_alerts_dropped_total",
+         "Alerts dropped because more than 256 were owed to Alertmanager.", "counter",
+         am.dropped}};
+    for (const auto& [name, help, type, value] : alert_counts) {
+      MetricFamily family = Family(name, help, type);
+      family.samples.push_back({{}, static_cast<double>(value)});
+      families.push_back(std::move(family));
+    }
   }
 
   const std::pair<const char*, std::pair<const char*, std::uint64_t>> bundle_counts[] = {

@@ -121,8 +121,25 @@ struct DaemonSnapshot {
     std::uint64_t published = 0;
     std::uint64_t pending = 0;
     std::string error;
+    // Watching peers (cluster/peer_watcher.h).
+    std::vector<std::string> watched_jobs;  // at the last poll
+    std::uint64_t listings = 0;             // job directories listed
+    std::uint64_t peer_records = 0;         // other nodes' incident records seen
+    std::uint64_t peer_captures = 0;        // peer incidents captured for them
+    std::string watch_error;
   };
   std::optional<Shared> shared;
+  // The Alertmanager output (alert/alert_output.h), when configured.
+  struct Alertmanager {
+    std::vector<std::string> urls;
+    std::uint64_t open = 0;
+    std::uint64_t ends_unsent = 0;
+    std::uint64_t posts_ok = 0;
+    std::uint64_t posts_failed = 0;
+    std::uint64_t dropped = 0;
+    std::string error;
+  };
+  std::optional<Alertmanager> alertmanager;
   DaemonCounters counters;
   std::vector<std::string> collectors;  // configured command collectors
   std::vector<std::string> hooks;       // configured on_incident hooks

@@ -158,12 +158,13 @@ std::string StringOr(const json& record, const char* key) {
   return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// An incident record: open until its resolution record comes (manual snapshots never are).
+// An incident record: open until its resolution record comes (manual snapshots and peer
+// captures never are).
 void RestoreOpen(IncidentHistory& history, const json& record, detect::WallTime opened) {
   const std::optional<rules::RuleKind> kind = rules::ParseRuleKind(StringOr(record, "kind"));
   const std::string id = StringOr(record, "id");
   if (!kind || id.empty() || *kind == rules::RuleKind::kWarning) {
-    return;  // "manual", warnings alone (never open), or damaged
+    return;  // "manual", "peer", warnings alone (never open), or damaged
   }
   OpenIncident open;
   open.id = id;
@@ -246,6 +247,14 @@ IncidentHistory ParseIncidentHistory(std::string_view text) {
     ++history.incidents;
     const detect::WallTime opened = OpenedAt(record);
     RestoreOpen(history, record, opened);
+    if (const std::string kind = StringOr(record, "kind"); kind != "manual" && kind != "warning") {
+      if (const auto job = record.find("job"); job != record.end() && job->is_object()) {
+        if (const std::string id = StringOr(*job, "id"); !id.empty()) {
+          auto& last = history.job_last_captured[id];
+          last = std::max(last, opened);
+        }
+      }
+    }
     if (const auto fingerprint = record.find("fingerprint");
         fingerprint != record.end() && fingerprint->is_string()) {
       FingerprintSeen& seen = history.fingerprints[fingerprint->get<std::string>()];

@@ -36,6 +36,10 @@ struct IncidentHistory {
   // Incidents with no resolution record, oldest first (a resolved one's rules are out of
   // rule_last_opened too: its cooldown ended with it).
   std::vector<OpenIncident> open;
+  // By job id: when this node last opened an incident of that job that captured its ranks (a
+  // crash, hang, device or peer incident): a peer's incident of the job soon after needs no
+  // capture of its own here.
+  std::map<std::string, detect::WallTime> job_last_captured;
   std::uint64_t incidents = 0;
 };
 

@@ -122,11 +122,26 @@ json StatusJson(const DaemonSnapshot& snapshot) {
                                    {"summary", settling->summary},
                                    {"rules", settling->rules}};
   }
+  if (snapshot.alertmanager) {
+    const auto& am = *snapshot.alertmanager;
+    status["alertmanager"] = {{"urls", am.urls},
+                              {"open", am.open},
+                              {"ends_unsent", am.ends_unsent},
+                              {"posts_ok", am.posts_ok},
+                              {"posts_failed", am.posts_failed},
+                              {"dropped", am.dropped},
+                              {"error", am.error}};
+  }
   if (snapshot.shared) {
     status["shared"] = {{"dir", snapshot.shared->dir},
                         {"published", snapshot.shared->published},
                         {"pending", snapshot.shared->pending},
-                        {"error", snapshot.shared->error}};
+                        {"error", snapshot.shared->error},
+                        {"watched_jobs", snapshot.shared->watched_jobs},
+                        {"listings", snapshot.shared->listings},
+                        {"peer_records", snapshot.shared->peer_records},
+                        {"peer_captures", snapshot.shared->peer_captures},
+                        {"watch_error", snapshot.shared->watch_error}};
   }
   json open = json::array();
   for (const OpenIncidentSnapshot& incident : snapshot.open_incidents) {

@@ -123,6 +123,17 @@ std::string Header(const json& manifest) {
   if (!TextOf(incident, "reason").empty()) {
     html += "<p id=\"reason\">Manual snapshot: " + Escape(TextOf(incident, "reason")) + "</p>\n";
   }
+  if (const json peer = ObjectField(incident, "peer"); !peer.empty()) {
+    const std::string first = TextOf(peer, "first_rank");
+    html += fmt::format(
+        "<p id=\"peer\">Captured because node <strong>{}</strong> of the job opened incident "
+        "<code>{}</code> ({}: {}; cause {}){}. This node's ranks are shown as they were when "
+        "its incident was seen here; that node's bundle tells what failed.</p>\n",
+        Escape(TextOf(peer, "node")), Escape(TextOf(peer, "incident")),
+        Escape(TextOf(peer, "kind")), Escape(TextOf(peer, "summary")),
+        Escape(TextOf(peer, "cause")),
+        first.empty() ? std::string() : ", first failing rank " + Escape(first));
+  }
   if (BoolField(manifest, "reduced", false)) {
     html +=
         "<p id=\"reduced\">Reduced bundle: " + Escape(TextOf(manifest, "reduced_why")) + "</p>\n";
@@ -215,7 +226,9 @@ std::string FiringsSection(const json& manifest) {
   const json incident = ObjectField(manifest, "incident");
   const json firings = ArrayField(incident, "firings");
   if (firings.empty()) {
-    html += "<p>None: a manual snapshot.</p>\n";
+    html += TextOf(incident, "kind") == "peer"
+                ? "<p>None here: captured for another node's incident.</p>\n"
+                : "<p>None: a manual snapshot.</p>\n";
   }
   for (const json& firing : firings) {
     const auto time = firing.find("time_ms");

@@ -135,26 +135,69 @@ TEST(DaemonConfig, ParsesTheClusterSection) {
       "cluster:\n"
       "  node_name: gpu-17\n"
       "  job_id: ${JOB_NAME}\n"
-      "  job_id_variables: [MY_RUN, _X2]\n",
+      "  job_id_variables: [MY_RUN, _X2]\n"
+      "  poll_interval: 500ms\n"
+      "  peer_capture: false\n",
       MapEnv({{"HOME", "/root"}, {"JOB_NAME", "llama-70b"}, {"NODE_NAME", "k8s-node-3"}}));
   ASSERT_TRUE(load.config) << Errors(load);
   EXPECT_EQ(load.config->cluster.node_name, "gpu-17");
   EXPECT_EQ(load.config->cluster.job_id, "llama-70b");
   EXPECT_EQ(load.config->cluster.job_id_variables, (std::vector<std::string>{"MY_RUN", "_X2"}));
   EXPECT_EQ(load.config->cluster.node_name_env, "k8s-node-3");
+  EXPECT_EQ(load.config->cluster.poll_interval, std::chrono::milliseconds(500));
+  EXPECT_FALSE(load.config->cluster.peer_capture);
+  EXPECT_EQ(Parse("").config->cluster.poll_interval, std::chrono::seconds(2));
+  EXPECT_TRUE(Parse("").config->cluster.peer_capture);
 
   const ConfigLoad bad = Parse(
       "cluster:\n"
       "  job_id: a/b\n"
       "  job_id_variables: [1ABC, ok]\n"
-      "  shared: x\n");
+      "  shared: x\n"
+      "  poll_interval: 50ms\n");
   ASSERT_FALSE(bad.config);
   const std::string errors = Errors(bad);
+  EXPECT_NE(errors.find("daemon.yaml:5:18: cluster poll_interval must be at least 200ms"),
+            std::string::npos)
+      << errors;
   EXPECT_NE(errors.find("daemon.yaml:2:11: cluster job_id: must be one line without '/'"),
             std::string::npos)
       << errors;
   EXPECT_NE(errors.find("'1ABC' is not an environment variable name"), std::string::npos) << errors;
   EXPECT_NE(errors.find("shared"), std::string::npos) << errors;
+}
+
+TEST(DaemonConfig, ParsesTheAlertmanagerSection) {
+  const ConfigLoad load = Parse(
+      "alertmanager:\n"
+      "  urls: [http://am-0:9093/, 'https://am-1/api/v2/alerts']\n"
+      "  resend: 30s\n"
+      "  timeout: 5s\n"
+      "  labels: {team: ml, cluster: a}\n");
+  ASSERT_TRUE(load.config) << Errors(load);
+  const AlertmanagerConfig& am = load.config->alertmanager;
+  EXPECT_EQ(am.urls, (std::vector<std::string>{"http://am-0:9093", "https://am-1"}));
+  EXPECT_EQ(am.resend, std::chrono::seconds(30));
+  EXPECT_EQ(am.timeout, std::chrono::seconds(5));
+  EXPECT_EQ(am.labels, (std::vector<std::pair<std::string, std::string>>{{"cluster", "a"},
+                                                                         {"team", "ml"}}));
+  EXPECT_TRUE(Parse("").config->alertmanager.urls.empty());
+
+  const ConfigLoad bad = Parse(
+      "alertmanager:\n"
+      "  urls: [am:9093]\n"
+      "  resend: 1s\n"
+      "  labels: {node: x, 9bad: y}\n"
+      "  url: x\n");
+  ASSERT_FALSE(bad.config);
+  const std::string errors = Errors(bad);
+  for (const char* expected :
+       {"daemon.yaml:2:10: alertmanager urls: 'am:9093' is not an http:// or https:// URL",
+        "daemon.yaml:3:11: alertmanager resend: must be between 10s and 600s",
+        "alertmanager labels: 'node' is set by trainwatch",
+        "alertmanager labels: '9bad' is not a label name", "unknown key 'url'"}) {
+    EXPECT_NE(errors.find(expected), std::string::npos) << expected << "\n" << errors;
+  }
 }
 
 TEST(DaemonConfig, DefaultsForAnEmptyFile) {
@@ -232,9 +275,8 @@ TEST(DaemonConfig, ReportsEachProblemAtItsPosition) {
   const std::string src = "sources:\n  - name: a\n    tags: [t]\n";
   const std::vector<Case> cases = {
       {"unknown top key", "state_dir: /s\nsource: []\n",
-       "2:1: unknown key 'source' in the config (expected one of: capture, cluster, incident, "
-       "metrics, "
-       "on_incident, rules, sources, state_dir, watch, wrap)"},
+       "2:1: unknown key 'source' in the config (expected one of: alertmanager, capture, "
+       "cluster, incident, metrics, on_incident, rules, sources, state_dir, watch, wrap)"},
       {"fast metrics", "metrics: {interval: 100ms}\n",
        "1:21: metrics interval must be at least 1000ms"},
       {"metrics enabled", "metrics: {enabled: yes}\n",
@@ -256,7 +298,7 @@ TEST(DaemonConfig, ReportsEachProblemAtItsPosition) {
       {"source named wrap", "sources:\n  - {name: wrap, tags: [t], paths: [/x]}\n",
        "2:12: source name 'wrap' is reserved for the output of `trainwatch wrap`"},
       {"hook bad when", "on_incident:\n  - {name: up, argv: [x], when: [crashes]}\n",
-       "2:34: unknown incident kind 'crashes' (expected crash, hang, device, manual or warning)"},
+       "2:34: unknown incident kind 'crashes' (expected crash, hang, device, manual, warning or peer)"},
       {"duplicate key", "state_dir: /s\nstate_dir: /t\n",
        "2:1: key 'state_dir' appears twice in the config"},
       {"not a mapping", "- a\n", "1:1: expected a mapping of settings"},

@@ -1,9 +1,15 @@
 // The job across nodes through a shared directory, with the real binary: two daemons with
 // their own node names, state and logs, sharing one directory; each publishes its incidents
-// there, `trainwatch job` merges them, and a shared directory that goes away loses nothing.
+// there, `trainwatch job` merges them, a shared directory that goes away loses nothing, and
+// a real PyTorch job's failing rank on one node makes the other capture its own ranks.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "integration/daemon_fixture.h"
@@ -18,10 +24,11 @@ namespace fs = std::filesystem;
 class ClusterTest : public DaemonTest {
  protected:
   // node0 is the fixture's daemon (logs/, state/); node1 watches logs1/ into state1/.
-  void StartNodes() {
-    WriteConfig({.cooldown = "0s",
-                 .capture = "capture: {commands: [], habana_logs: none}\n"
-                            "cluster: {node_name: node0, job_id: jobA, shared_dir: shared}\n"});
+  void StartNodes(const std::string& cluster =
+                      "cluster: {node_name: node0, job_id: jobA, shared_dir: shared}\n",
+                  const std::string& cooldown = "0s") {
+    WriteConfig({.cooldown = cooldown,
+                 .capture = "capture: {commands: [], habana_logs: none}\n" + cluster});
     std::string text = ReadFile(config());
     for (const auto& [from, to] :
          {std::pair<std::string, std::string>{"state_dir: state", "state_dir: state1"},
@@ -58,6 +65,30 @@ class ClusterTest : public DaemonTest {
   }
   std::unique_ptr<DaemonProcess> node1_;
 };
+
+// A TCP port free on loopback now (the job's rendezvous).
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+// The records of incidents.jsonl (incidents, bundle and resolution records), whole lines.
+std::vector<Json> Records(const std::string& state_dir) {
+  std::vector<Json> records;
+  std::ifstream in(state_dir + "/incidents.jsonl");
+  std::string line;
+  while (std::getline(in, line) && !in.eof()) {
+    records.push_back(Json::parse(line, nullptr, false));
+  }
+  return records;
+}
 
 TEST_F(ClusterTest, EachNodePublishesAndJobMergesThemInTimeOrder) {
   StartNodes();
@@ -104,6 +135,99 @@ TEST_F(ClusterTest, ASharedDirectoryThatGoesAwayLosesNoRecord) {
   EXPECT_EQ(shared["pending"], 0) << shared.dump(1);
   EXPECT_EQ(shared["error"], "");
   EXPECT_GE(shared["published"].get<int>(), 1);
+}
+
+TEST_F(ClusterTest, APeerNodeCapturesItsRanksWhenAnotherNodesRankFails) {
+  if (!HavePyTorch()) {
+    GTEST_SKIP() << kNoPyTorch;
+  }
+  // The job id comes from the ranks' environment (TORCHELASTIC_RUN_ID), not the config.
+  StartNodes("cluster: {node_name: node0, shared_dir: shared, poll_interval: 1s}\n", "5m");
+  const std::string run_id = "run-" + std::to_string(::getpid());
+  const std::string port = std::to_string(FreePort());
+  // World size 4: ranks 0-1 on node0, ranks 2-3 on node1; rank 3 fails, the others then
+  // block in all_reduce.
+  JobProcess node0_job(JobScript("two_node_ranks.py"),
+                       {"--node-rank", "0", "--port", port, "--run-id", run_id},
+                       Dir("logs/ranks.log"));
+  JobProcess node1_job(
+      JobScript("two_node_ranks.py"),
+      {"--node-rank", "1", "--port", port, "--run-id", run_id, "--crash-rank", "3"},
+      Dir("logs1/ranks.log"));
+  Json failure;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (const Json& incident : ReadIncidents(Dir("state1"))) {
+          if (incident["kind"] == "crash") {
+            failure = incident;
+            return true;
+          }
+        }
+        return false;
+      },
+      120s))
+      << node1_->Log() << ReadFile(Dir("logs1/ranks.log"));
+  EXPECT_EQ(failure["job"]["id"], run_id) << failure.dump(1);
+  // node0 captures for it: a peer incident linked to node1's, its own ranks in the bundle.
+  Json peer;
+  Json bundle;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (const Json& record : Records(state())) {
+          if (record.value("kind", "") == "peer") {
+            peer = record;
+          } else if (peer.is_object() && record.value("bundle_for", "") == peer["id"]) {
+            bundle = record;
+            return true;
+          }
+        }
+        return false;
+      },
+      90s))
+      << daemon_->Log();
+  EXPECT_EQ(peer["peer"]["node"], "node1") << peer.dump(1);
+  EXPECT_EQ(peer["peer"]["incident"], failure["id"]);
+  EXPECT_EQ(peer["peer"]["first_rank"], 3);
+  EXPECT_EQ(peer["job"]["id"], run_id);
+  ASSERT_TRUE(bundle["bundle"].is_string()) << bundle.dump(1) << daemon_->Log();
+  // From node1's first firing line to node0's bundle, on one machine's clock.
+  const std::int64_t bundle_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::file_clock::to_sys(fs::last_write_time(bundle["bundle"].get<std::string>()))
+              .time_since_epoch())
+          .count();
+  const double latency =
+      static_cast<double>(bundle_ms - failure["opened_ms"].get<std::int64_t>()) / 1000;
+  RecordProperty("first_firing_to_peer_bundle_seconds", std::to_string(latency));
+  std::printf("node1's first firing line to node0's peer bundle: %.2f s\n", latency);
+  EXPECT_LT(latency, 60.0);
+  EXPECT_NEAR(bundle["firing_to_bundle_seconds"].get<double>(), latency, 1.0);
+  const std::string ranks_summary = bundle.value("ranks", "");
+  EXPECT_NE(ranks_summary, "") << bundle.dump(1);
+  if (std::system("command -v gdb > /dev/null 2>&1") == 0 &&
+      fs::exists("/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py")) {
+    // Its ranks wait in all_reduce, as seen by their Python stacks.
+    EXPECT_NE(ranks_summary.find("ranks 0, 1: all_reduce at two_node_ranks.py"), std::string::npos)
+        << bundle.dump(1);
+  }
+  // One peer capture for the job's failure: node1's record is rewritten with its bundle, and
+  // node0 does not capture again.
+  std::this_thread::sleep_for(3s);
+  int peers = 0;
+  for (const Json& incident : ReadIncidents(state())) {
+    peers += incident["kind"] == "peer" ? 1 : 0;
+  }
+  EXPECT_EQ(peers, 1);
+  const Json shared = daemon_->Status(state())["shared"];
+  EXPECT_EQ(shared["peer_captures"], 1) << shared.dump(1);
+  EXPECT_EQ(shared["watched_jobs"], Json::array({run_id})) << shared.dump(1);
+  // The merged view names node1 and rank 3 first; node0's peer capture is not published.
+  const RunResult merged =
+      RunBinary({TrainwatchBinary(), "job", run_id, "--shared-dir", Dir("shared")});
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  EXPECT_NE(merged.out.find("first      node1 rank 3 at "), std::string::npos) << merged.out;
+  node0_job.KillGroup();
+  node1_job.KillGroup();
 }
 
 }  // namespace

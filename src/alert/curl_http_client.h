@@ -1,0 +1,46 @@
+// CurlHttpClient: HTTP through libcurl's multi interface on the daemon's libuv loop, as
+// libcurl documents it (its multi-uv example): curl says which sockets to watch
+// (CURLMOPT_SOCKETFUNCTION, a uv_poll_t each) and when to time out (CURLMOPT_TIMERFUNCTION,
+// one uv_timer_t); libuv says when they are ready (curl_multi_socket_action). Transfers in
+// flight are abandoned when the client is destroyed (their callbacks never run). Loop thread
+// only.
+#pragma once
+
+#include <curl/curl.h>
+#include <uv.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "alert/http_client.h"
+#include "core/uv_handle.h"
+
+namespace trainwatch::alert {
+
+class CurlHttpClient : public HttpClient {
+ public:
+  explicit CurlHttpClient(uv_loop_t* loop);
+  ~CurlHttpClient() override;
+  CurlHttpClient(const CurlHttpClient&) = delete;
+  CurlHttpClient& operator=(const CurlHttpClient&) = delete;
+
+  void PostJson(const std::string& url, std::string body, Duration timeout, Done done) override;
+
+  struct Transfer;
+  struct Socket;
+
+ private:
+  static int OnSocket(CURL* easy, curl_socket_t fd, int what, void* client, void* socket);
+  static int OnTimeout(CURLM* multi, long timeout_ms, void* client);
+  void Act(curl_socket_t fd, int events);
+  void FinishDone();
+
+  uv_loop_t* loop_;
+  CURLM* multi_ = nullptr;
+  UvHandle<uv_timer_t> timer_;
+  std::map<CURL*, std::unique_ptr<Transfer>> transfers_;
+  std::map<curl_socket_t, std::unique_ptr<Socket>> sockets_;
+};
+
+}  // namespace trainwatch::alert

@@ -1,0 +1,246 @@
+#include "cluster/peer_watcher.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "cluster/shared_listing.h"
+
+namespace trainwatch::cluster {
+namespace fs = std::filesystem;
+
+// What one worker did for one job.
+struct JobPoll {
+  std::string job_id;
+  std::shared_ptr<const std::set<std::string>> seen;  // the loop's, read only here
+  bool listed = false;                                // the listing completed
+  std::vector<std::string> names;                     // peers' records listed
+  std::vector<PeerRecord> records;                    // read and parsed, new
+  std::vector<std::string> other_jobs;                // records of another job id (same dir name)
+  std::vector<std::pair<std::string, std::string>> unreadable;  // name, why
+  std::string error;
+};
+
+struct PeerWatcher::Poll {
+  std::string shared_dir;
+  std::string node_suffix;
+  std::vector<JobPoll> jobs;
+  std::uint64_t reads = 0;
+};
+
+namespace {
+
+Result<std::string> ReadRecordFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Error{std::string(std::strerror(errno))};
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    return Error{"read error"};
+  }
+  return text.str();
+}
+
+void PollJob(const std::string& shared_dir, const std::string& node_suffix, JobPoll& job,
+             std::uint64_t& reads) {
+  const fs::path dir = fs::path(shared_dir) / "jobs" / JobDirName(job.job_id);
+  std::error_code error;
+  const std::vector<fs::directory_entry> entries = ListEntries(dir, error);
+  if (error == std::errc::no_such_file_or_directory) {
+    job.listed = true;  // no node of this job has published anything yet
+    return;
+  }
+  if (error) {
+    job.error = dir.string() + ": " + error.message();
+    return;
+  }
+  job.listed = true;
+  for (const fs::directory_entry& entry : entries) {
+    std::string name = entry.path().filename().string();
+    if (!IsPeerFileName(name) || name.ends_with(node_suffix)) {
+      continue;  // a temporary being written, or this node's own
+    }
+    job.names.push_back(name);
+    if (job.seen->contains(name)) {
+      continue;
+    }
+    ++reads;
+    Result<std::string> text = ReadRecordFile(entry.path());
+    if (!text) {
+      job.unreadable.emplace_back(name, text.error().message);
+      continue;
+    }
+    Result<PeerRecord> record = ParsePeerRecord(*text);
+    if (!record) {
+      job.unreadable.emplace_back(name, record.error().message);
+    } else if (record->job_id != job.job_id) {
+      job.other_jobs.push_back(name);  // two ids made the same directory name
+    } else {
+      job.records.push_back(std::move(*record));
+    }
+  }
+}
+
+}  // namespace
+
+PeerWatcher::PeerWatcher(Env& env, JobsNow jobs_now, OnFound on_found)
+    : env_(env),
+      jobs_now_(std::move(jobs_now)),
+      on_found_(std::move(on_found)),
+      timer_(env.NewTimer([this] { PollNow(); })) {}
+
+PeerWatcher::~PeerWatcher() { *alive_ = false; }
+
+void PeerWatcher::Configure(std::string shared_dir, const std::string& node, Duration interval) {
+  if (shared_dir != shared_dir_ && !shared_dir.empty()) {
+    spdlog::info("watching {}/jobs every {} ms for the incidents of this node's jobs' other nodes",
+                 shared_dir, interval.count());
+  }
+  shared_dir_ = std::move(shared_dir);
+  node_suffix_ = OwnFileSuffix(node);
+  interval_ = interval;
+  if (!timer_) {
+    return;  // stopped
+  }
+  if (shared_dir_.empty()) {
+    timer_->Stop();
+    return;
+  }
+  timer_->Start(interval_, interval_);
+}
+
+void PeerWatcher::Stop() {
+  stopped_ = true;
+  timer_.reset();  // its handle closed: the loop can end
+}
+
+void PeerWatcher::PollNow() {
+  if (shared_dir_.empty() || stopped_ || running_) {
+    return;  // a worker under way (a slow shared directory): the next tick asks again
+  }
+  std::vector<std::string> jobs = jobs_now_ ? jobs_now_() : std::vector<std::string>{};
+  std::sort(jobs.begin(), jobs.end());
+  jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
+  state_.jobs = jobs;
+  if (jobs.empty()) {
+    return;  // no job known here: nothing to list
+  }
+  running_ = true;
+  auto poll = std::make_shared<Poll>();
+  poll->shared_dir = shared_dir_;
+  poll->node_suffix = node_suffix_;
+  const SteadyTime now = env_.SteadyNow();
+  for (const std::string& job : jobs) {
+    JobSeen& seen = seen_[job];
+    seen.last_watched = now;
+    JobPoll& job_poll = poll->jobs.emplace_back();
+    job_poll.job_id = job;
+    job_poll.seen = seen.names;
+  }
+  ForgetOldJobs();
+  env_.RunOnPool(
+      [poll] {
+        for (JobPoll& job : poll->jobs) {
+          try {
+            PollJob(poll->shared_dir, poll->node_suffix, job, poll->reads);
+          } catch (const std::exception& e) {  // allocation, or a library's surprise: not fatal
+            job.error = e.what();
+          }
+        }
+      },
+      [this, poll, alive = alive_] {
+        if (*alive) {
+          OnPolled(poll);
+        }
+      });
+}
+
+void PeerWatcher::OnPolled(const std::shared_ptr<Poll>& poll) {
+  running_ = false;
+  if (stopped_) {
+    return;
+  }
+  ++state_.polls;
+  state_.reads += poll->reads;
+  const std::int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(env_.WallNow().time_since_epoch())
+          .count();
+  const std::int64_t fresh_after =
+      now_ms - std::chrono::duration_cast<std::chrono::milliseconds>(kFreshFor).count();
+  std::vector<Found> found;
+  std::string error;
+  for (JobPoll& job : poll->jobs) {
+    if (!job.error.empty()) {
+      error = job.error;
+      continue;  // what was seen stays seen
+    }
+    ++state_.listings;
+    JobSeen& seen = seen_[job.job_id];
+    // Only the names still listed stay seen: the set never outgrows the directory.
+    auto names = std::make_shared<std::set<std::string>>();
+    for (const std::string& name : job.names) {
+      if (seen.names->contains(name)) {
+        names->insert(name);
+      }
+    }
+    for (const std::string& name : job.other_jobs) {
+      names->insert(name);
+    }
+    for (PeerRecord& record : job.records) {
+      names->insert(PeerFileName(record.incident_id, record.node));
+      seen.tries.erase(PeerFileName(record.incident_id, record.node));
+      if (record.kind == "peer") {
+        continue;  // never published by a trainwatch; a foreign writer's, ignored
+      }
+      const bool fresh = record.opened_ms >= fresh_after;
+      found.push_back({std::move(record), fresh});
+    }
+    for (const auto& [name, why] : job.unreadable) {
+      if (++seen.tries[name] >= kUnreadableTries) {
+        spdlog::warn("shared directory: cannot read {}/jobs/{}/{} after {} tries: {}; ignored",
+                     poll->shared_dir, JobDirName(job.job_id), name, kUnreadableTries, why);
+        seen.tries.erase(name);
+        names->insert(name);
+      }
+    }
+    std::erase_if(seen.tries, [&job](const auto& entry) {
+      return std::find(job.names.begin(), job.names.end(), entry.first) == job.names.end();
+    });
+    seen.names = std::move(names);
+  }
+  if (!error.empty() && state_.error.empty()) {
+    spdlog::error(
+        "cannot list the shared directory: {}; peers' incidents are not seen until it answers "
+        "(local detection goes on)",
+        error);
+  } else if (error.empty() && !state_.error.empty()) {
+    spdlog::info("the shared directory {} answers again", poll->shared_dir);
+  }
+  state_.error = error;
+  state_.records += found.size();
+  if (found.empty()) {
+    return;
+  }
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    return a.record.opened_ms < b.record.opened_ms;
+  });
+  on_found_(std::move(found));
+}
+
+void PeerWatcher::ForgetOldJobs() {
+  while (seen_.size() > kMaxJobs) {
+    auto oldest = std::min_element(seen_.begin(), seen_.end(), [](const auto& a, const auto& b) {
+      return a.second.last_watched < b.second.last_watched;
+    });
+    seen_.erase(oldest);
+  }
+}
+
+}  // namespace trainwatch::cluster

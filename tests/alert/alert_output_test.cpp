@@ -1,0 +1,201 @@
+// AlertOutput with a fake HTTP client the test answers, FakeEnv's clock for resends and
+// retries, and a real store file: what is posted when, what an outage keeps, what a restart
+// posts again.
+#include "alert/alert_output.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <deque>
+#include <set>
+
+#include "support/fake_env.h"
+#include "support/file_text.h"
+#include "support/temp_dir.h"
+
+namespace trainwatch::alert {
+namespace {
+
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Keeps each POST until the test answers it.
+class FakeHttp : public HttpClient {
+ public:
+  struct Post {
+    std::string url;
+    json body;
+    Done done;
+  };
+  void PostJson(const std::string& url, std::string body, Duration /*timeout*/,
+                Done done) override {
+    posts->push_back({url, json::parse(body), std::move(done)});
+  }
+  std::shared_ptr<std::deque<Post>> posts = std::make_shared<std::deque<Post>>();
+};
+
+class AlertOutputTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<AlertOutput> MakeOutput(std::vector<std::string> urls = {"http://am:9093"}) {
+    auto http = std::make_unique<FakeHttp>();
+    posts_ = http->posts;
+    auto output = std::make_unique<AlertOutput>(
+        env_, store(), std::move(http), [this](const std::string& id) { return open_.contains(id); });
+    config_.urls = std::move(urls);
+    config_.resend = seconds(60);
+    output->Configure(config_);
+    return output;
+  }
+  std::string store() const { return (temp_.path() / "alerts.json").string(); }
+  Alert AlertFor(const std::string& id) {
+    Alert alert;
+    alert.incident_id = id;
+    alert.labels = {{"alertname", kAlertName}, {"job_id", "llama"}, {"node", "gpu-1"}};
+    alert.annotations = {{"summary", "boom"}, {"incident", id}};
+    alert.starts_ms =
+        std::chrono::duration_cast<milliseconds>(env_.WallNow().time_since_epoch()).count();
+    open_.insert(id);
+    return alert;
+  }
+  // Answers the oldest waiting POST.
+  FakeHttp::Post Answer(long status, const std::string& error = "") {
+    EXPECT_FALSE(posts_->empty());
+    FakeHttp::Post post = std::move(posts_->front());
+    posts_->pop_front();
+    post.done({status, error});
+    return post;
+  }
+
+  testing::TempDir temp_;
+  testing::FakeEnv env_;
+  config::AlertmanagerConfig config_;
+  std::set<std::string> open_;
+  std::shared_ptr<std::deque<FakeHttp::Post>> posts_;
+};
+
+TEST_F(AlertOutputTest, AnIncidentIsPostedAtOnceAgainWhileOpenAndEndedWhenResolved) {
+  auto output = MakeOutput();
+  output->Open(AlertFor("a"));
+  ASSERT_EQ(posts_->size(), 1u);
+  const FakeHttp::Post first = Answer(200);
+  EXPECT_EQ(first.url, "http://am:9093/api/v2/alerts");
+  ASSERT_EQ(first.body.size(), 1u);
+  EXPECT_EQ(first.body[0]["labels"]["job_id"], "llama");
+  EXPECT_EQ(first.body[0]["annotations"]["summary"], "boom");
+  // Open: it ends 4 resends later unless posted again.
+  EXPECT_EQ(first.body[0]["endsAt"].get<std::string>().substr(0, 10),
+            first.body[0]["startsAt"].get<std::string>().substr(0, 10));
+  EXPECT_EQ(output->state().open, 1u);
+
+  env_.Advance(seconds(59));
+  EXPECT_TRUE(posts_->empty());
+  env_.Advance(seconds(1));  // the resend
+  ASSERT_EQ(posts_->size(), 1u);
+  Answer(200);
+
+  // Its bundle: posted again with the annotation.
+  output->Annotate("a", {{"bundle", "gpu-1:/b.tar.zst"}});
+  ASSERT_EQ(posts_->size(), 1u);
+  EXPECT_EQ(Answer(200).body[0]["annotations"]["bundle"], "gpu-1:/b.tar.zst");
+
+  open_.erase("a");
+  env_.Advance(seconds(5));
+  output->Resolve("a", env_.WallNow());
+  ASSERT_EQ(posts_->size(), 1u);
+  const FakeHttp::Post end = Answer(200);
+  EXPECT_NE(end.body[0]["endsAt"], first.body[0]["endsAt"]);
+  EXPECT_EQ(output->state().open, 0u);
+  EXPECT_EQ(output->state().ends_unsent, 0u);
+  env_.Advance(seconds(120));  // nothing owed: nothing posted
+  EXPECT_TRUE(posts_->empty());
+  EXPECT_EQ(output->state().posts_ok, 4u);
+}
+
+TEST_F(AlertOutputTest, AnOutageIsRetriedWithBackoffAndLosesNothing) {
+  auto output = MakeOutput();
+  output->Open(AlertFor("a"));
+  Answer(0, "Connection refused");
+  EXPECT_EQ(output->state().error, "http://am:9093: Connection refused");
+  env_.Advance(seconds(2));  // retry 1
+  Answer(503, "HTTP 503");
+  env_.Advance(seconds(3));
+  EXPECT_TRUE(posts_->empty());  // the next retry waits 4 s
+  open_.erase("a");
+  output->Resolve("a", env_.WallNow());  // news is tried at once
+  ASSERT_EQ(posts_->size(), 1u);
+  output->Open(AlertFor("b"));  // one POST at a time: b waits for it
+  ASSERT_EQ(posts_->size(), 1u);
+  EXPECT_EQ(Answer(200).body.size(), 1u);  // a's end
+  ASSERT_EQ(posts_->size(), 1u);
+  const FakeHttp::Post post = Answer(200);
+  ASSERT_EQ(post.body.size(), 1u);
+  EXPECT_EQ(post.body[0]["annotations"]["incident"], "b");
+  EXPECT_EQ(output->state().error, "");
+  EXPECT_EQ(output->state().ends_unsent, 0u);
+  EXPECT_EQ(output->state().posts_failed, 2u);
+}
+
+TEST_F(AlertOutputTest, WhatIsOwedSurvivesARestartAndAnIncidentClosedMeanwhileEnds) {
+  {
+    auto output = MakeOutput();
+    output->Open(AlertFor("a"));
+    output->Open(AlertFor("b"));
+    output->Stop();  // the daemon stops with the POST unanswered
+  }
+  open_ = {"b"};  // a was acknowledged while the daemon was down
+  auto output = MakeOutput();
+  ASSERT_EQ(posts_->size(), 1u);
+  const FakeHttp::Post post = Answer(200);
+  ASSERT_EQ(post.body.size(), 2u);
+  std::map<std::string, std::string> ends;
+  for (const json& alert : post.body) {
+    ends[alert["annotations"]["incident"]] = alert["endsAt"];
+  }
+  EXPECT_LT(ends["a"], ends["b"]);  // a ended now; b is open, valid for 4 resends
+  EXPECT_EQ(output->state().open, 1u);
+  EXPECT_EQ(output->state().ends_unsent, 0u);
+}
+
+TEST_F(AlertOutputTest, EveryAlertmanagerGetsEveryEnd) {
+  auto output = MakeOutput({"http://am-0:9093", "http://am-1:9093"});
+  output->Open(AlertFor("a"));
+  Answer(200);
+  Answer(200);
+  open_.erase("a");
+  output->Resolve("a", env_.WallNow());
+  ASSERT_EQ(posts_->size(), 2u);
+  Answer(200);                        // am-0 took the end
+  Answer(0, "Connection timed out");  // am-1 did not
+  EXPECT_EQ(output->state().ends_unsent, 1u);
+  env_.Advance(seconds(2));
+  ASSERT_EQ(posts_->size(), 1u);  // only am-1 is owed the end
+  EXPECT_EQ(posts_->front().url, "http://am-1:9093/api/v2/alerts");
+  Answer(200);
+  EXPECT_EQ(output->state().ends_unsent, 0u);
+}
+
+TEST_F(AlertOutputTest, AtMostKMaxAlertsAreKeptTheOldestEndedGoFirst) {
+  auto output = MakeOutput();
+  output->Open(AlertFor("ended"));
+  Answer(0, "down");
+  open_.erase("ended");
+  output->Resolve("ended", env_.WallNow());
+  for (std::size_t i = 0; i < AlertOutput::kMaxAlerts; ++i) {
+    env_.Advance(milliseconds(1));
+    output->Open(AlertFor("open-" + std::to_string(1000 + i)));
+  }
+  EXPECT_EQ(output->state().dropped, 1u);
+  EXPECT_EQ(output->state().open, AlertOutput::kMaxAlerts);
+  EXPECT_EQ(output->state().ends_unsent, 0u);
+}
+
+TEST_F(AlertOutputTest, WithoutUrlsNothingIsKeptOrPosted) {
+  auto output = MakeOutput({});
+  output->Open(AlertFor("a"));
+  EXPECT_TRUE(posts_->empty());
+  EXPECT_EQ(output->state().open, 0u);
+}
+
+}  // namespace
+}  // namespace trainwatch::alert
