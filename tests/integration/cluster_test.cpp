@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -26,7 +27,7 @@ class ClusterTest : public DaemonTest {
   // node0 is the fixture's daemon (logs/, state/); node1 watches logs1/ into state1/.
   void StartNodes(const std::string& cluster =
                       "cluster: {node_name: node0, job_id: jobA, shared_dir: shared}\n",
-                  const std::string& cooldown = "0s") {
+                  const std::string& cooldown = "0s", const std::string& node1_shared = "") {
     WriteConfig({.cooldown = cooldown,
                  .capture = "capture: {commands: [], habana_logs: none}\n" + cluster});
     std::string text = ReadFile(config());
@@ -38,9 +39,16 @@ class ClusterTest : public DaemonTest {
       ASSERT_NE(at, std::string::npos) << from;
       text.replace(at, from.size(), to);
     }
+    if (!node1_shared.empty()) {  // node1 mounts the shared file system elsewhere
+      const std::size_t at = text.find("shared_dir: ");
+      const std::size_t end = text.find_first_of(",}", at);
+      text.replace(at, end - at, "shared_dir: " + node1_shared);
+    }
     std::ofstream(Dir("node1.yaml")) << text;
     fs::create_directories(Dir("logs1"));
-    fs::create_directories(Dir("shared/jobs"));  // made once on the shared file system
+    if (node1_shared.empty()) {
+      fs::create_directories(Dir("shared/jobs"));  // made once on the shared file system
+    }
     StartDaemon();
     node1_ = std::make_unique<DaemonProcess>(
         std::vector<std::string>{"daemon", "--config", Dir("node1.yaml")}, Dir("node1.log"));
@@ -77,6 +85,52 @@ int FreePort() {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
   ::close(fd);
   return ntohs(address.sin_port);
+}
+
+// A real network file system: sshfs (FUSE, the SFTP protocol) mounting `exported` at
+// `mount_point`, its SFTP server started directly by its ssh_command (no sshd needed on the
+// machine), with directory caching off as the README says to mount it. Unmounted at the end.
+class SshfsMount {
+ public:
+  SshfsMount(const std::string& exported, const std::string& mount_point,
+             const std::string& scratch) {
+    const std::string server = scratch + "/sftp-server.sh";
+    if (!fs::exists(server)) {
+      std::ofstream(server) << "#!/bin/sh\nexec /usr/lib/openssh/sftp-server\n";
+      fs::permissions(server, fs::perms::owner_all);
+    }
+    fs::create_directories(mount_point);
+    mount_point_ = mount_point;
+    sshfs_ = DaemonProcess::Program({"/usr/bin/sshfs", "-f", "-o", "ssh_command=" + server, "-o",
+                                     "dir_cache=no", "localhost:" + exported, mount_point},
+                                    scratch + "/sshfs" + std::to_string(::getpid()) + ".log");
+    mounted_ = WaitUntil([&] { return Mounted(); }, 10s);
+  }
+  ~SshfsMount() { Kill(); }
+  SshfsMount(const SshfsMount&) = delete;
+  SshfsMount& operator=(const SshfsMount&) = delete;
+  bool mounted() const { return mounted_; }
+  // The file system's process dies: the mount answers "Transport endpoint is not connected".
+  void Kill() {
+    sshfs_.reset();
+    if (!mount_point_.empty()) {
+      std::system(("umount -l '" + mount_point_ + "' 2>/dev/null").c_str());
+    }
+  }
+  void KillKeepingTheDeadMount() { sshfs_.reset(); }
+  bool Mounted() const {
+    return ReadFile("/proc/mounts").find(" " + mount_point_ + " fuse.sshfs") != std::string::npos;
+  }
+
+ private:
+  std::string mount_point_;
+  std::unique_ptr<DaemonProcess> sshfs_;
+  bool mounted_ = false;
+};
+
+bool CanMountSshfs() {
+  return ::geteuid() == 0 && fs::exists("/dev/fuse") && fs::exists("/usr/bin/sshfs") &&
+         fs::exists("/usr/lib/openssh/sftp-server");
 }
 
 // The records of incidents.jsonl (incidents, bundle and resolution records), whole lines.
@@ -228,6 +282,71 @@ TEST_F(ClusterTest, APeerNodeCapturesItsRanksWhenAnotherNodesRankFails) {
   EXPECT_NE(merged.out.find("first      node1 rank 3 at "), std::string::npos) << merged.out;
   node0_job.KillGroup();
   node1_job.KillGroup();
+}
+
+TEST_F(ClusterTest, ThroughSshfsPeersSeeEachOtherAndADeadMountLosesNoIncident) {
+  if (!CanMountSshfs()) {
+    GTEST_SKIP() << "needs root, /dev/fuse, sshfs and /usr/lib/openssh/sftp-server "
+                    "(apt-get install sshfs openssh-sftp-server)";
+  }
+  fs::create_directories(Dir("export/jobs"));  // the server's side, made once
+  auto mount0 = std::make_unique<SshfsMount>(Dir("export"), Dir("mnt0"), Dir(""));
+  SshfsMount mount1(Dir("export"), Dir("mnt1"), Dir(""));
+  ASSERT_TRUE(mount0->mounted() && mount1.mounted()) << ReadFile("/proc/mounts");
+  StartNodes("cluster: {node_name: node0, job_id: jobA, shared_dir: mnt0, poll_interval: 1s}\n",
+             "5m", Dir("mnt1"));
+  // node1's incident goes through its mount; node0 sees it through its own and captures.
+  Append(Dir("logs1/job.log"), "[rank3]: MARK 1 FIRE\n");
+  Json peer;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (const Json& incident : ReadIncidents(state())) {
+          if (incident["kind"] == "peer") {
+            peer = incident;
+            return true;
+          }
+        }
+        return false;
+      },
+      30s))
+      << daemon_->Log() << node1_->Log();
+  const Json failure = ReadIncidents(Dir("state1")).at(0);
+  EXPECT_EQ(peer["peer"]["incident"], failure["id"]);
+  const double seen_after =
+      static_cast<double>(peer["opened_ms"].get<std::int64_t>() -
+                          failure["opened_ms"].get<std::int64_t>()) /
+      1000;
+  RecordProperty("sshfs_first_firing_to_peer_incident_seconds", std::to_string(seen_after));
+  std::printf("through sshfs: node1's first firing line to node0's peer incident: %.2f s\n",
+              seen_after);
+  EXPECT_TRUE(fs::exists(Dir("export/jobs/jobA/" + failure["id"].get<std::string>() +
+                             "@node1.json")));
+
+  // node0's mount dies mid-run: local detection goes on, and its incident waits, then lands.
+  mount0->KillKeepingTheDeadMount();
+  Append(Dir("logs/job.log"), "[rank0]: MARK 2 FIRE\n");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const std::vector<Json> incidents = ReadIncidents(state());
+        return !incidents.empty() && incidents.back()["kind"] == "crash";
+      },
+      20s))
+      << daemon_->Log();
+  const std::string own = ReadIncidents(state()).back()["id"];
+  ASSERT_TRUE(WaitUntil([&] { return !fs::is_empty(Dir("state/outbox/jobA")); }, 10s));
+  ASSERT_TRUE(WaitUntil(
+      [&] { return daemon_->Status(state())["shared"]["error"] != ""; }, 20s))
+      << daemon_->Status(state()).dump(1);
+  EXPECT_NE(daemon_->Log().find("cannot publish to the shared directory"), std::string::npos);
+  mount0.reset();  // unmounted
+  mount0 = std::make_unique<SshfsMount>(Dir("export"), Dir("mnt0"), Dir(""));
+  ASSERT_TRUE(mount0->mounted());
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(Dir("export/jobs/jobA/" + own + "@node0.json")); },
+                        90s))
+      << daemon_->Log();
+  EXPECT_TRUE(WaitUntil([&] { return fs::is_empty(Dir("state/outbox/jobA")); }, 10s));
+  daemon_->Signal(SIGTERM);
+  EXPECT_EQ(daemon_->Wait(), 0) << daemon_->Log();
 }
 
 }  // namespace

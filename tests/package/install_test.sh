@@ -19,6 +19,7 @@ expect_path "$root" \
   /usr/share/trainwatch/rules/python.yaml \
   /usr/share/trainwatch/rules/hangs.yaml \
   /usr/share/trainwatch/python/sitecustomize.py \
+  /usr/share/trainwatch/prometheus/trainwatch-alerts.yml \
   /etc/trainwatch/trainwatch.yaml \
   /lib/systemd/system/trainwatch.service \
   /usr/share/man/man1/trainwatch.1.gz \

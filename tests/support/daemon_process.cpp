@@ -68,6 +68,14 @@ DaemonProcess::DaemonProcess(std::vector<std::string> args, std::string log_path
   pid_ = Spawn(args, log_path_, env, /*own_group=*/false);
 }
 
+std::unique_ptr<DaemonProcess> DaemonProcess::Program(std::vector<std::string> argv,
+                                                      std::string log_path) {
+  std::unique_ptr<DaemonProcess> program(new DaemonProcess());
+  program->log_path_ = std::move(log_path);
+  program->pid_ = Spawn(argv, program->log_path_, {}, /*own_group=*/false);
+  return program;
+}
+
 DaemonProcess::~DaemonProcess() {
   if (pid_ > 0 && status_ < 0) {
     ::kill(pid_, SIGKILL);

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ class DaemonProcess {
   // Starts `trainwatch ARGS...` with `env` added to the environment ("NAME=value").
   DaemonProcess(std::vector<std::string> args, std::string log_path,
                 const std::vector<std::string>& env = {});
+  // Another server a test runs beside the daemon (Alertmanager, a webhook receiver):
+  // `argv` whole, killed when the test ends.
+  static std::unique_ptr<DaemonProcess> Program(std::vector<std::string> argv,
+                                                std::string log_path);
   ~DaemonProcess();
   DaemonProcess(const DaemonProcess&) = delete;
   DaemonProcess& operator=(const DaemonProcess&) = delete;
@@ -38,6 +43,7 @@ class DaemonProcess {
   pid_t pid() const { return pid_; }
 
  private:
+  DaemonProcess() = default;
   pid_t pid_ = -1;
   std::string log_path_;
   int status_ = -1;
