@@ -41,7 +41,8 @@ IncidentFlow::IncidentFlow(Env& env, const std::string& incidents_file, Hooks ho
       [this](const std::string& id) { return lifecycle_.IsOpen(id); });
   watcher_ = std::make_unique<cluster::PeerWatcher>(
       env, [this] { return JobsHere(); },
-      [this](std::vector<cluster::PeerWatcher::Found> found) { OnPeerRecords(std::move(found)); });
+      [this](std::vector<cluster::PeerWatcher::Found> found) { OnPeerRecords(std::move(found)); },
+      [this](const std::string& job) { return !CapturedFor(job); });
   hook_runner_.OnIdle([this] { wiring_.settled(); });
 }
 
@@ -336,13 +337,17 @@ std::vector<std::string> IncidentFlow::JobsHere() {
   return jobs;
 }
 
+bool IncidentFlow::CapturedFor(const std::string& job) const {
+  const auto last = job_last_captured_.find(job);
+  return last != job_last_captured_.end() &&
+         env_.SteadyNow() - last->second < config_.incident.cooldown;
+}
+
 std::string IncidentFlow::NoPeerCaptureBecause(const cluster::PeerRecord& record) const {
   if (!config_.cluster.peer_capture) {
     return "cluster.peer_capture is off";
   }
-  if (const auto last = job_last_captured_.find(record.job_id);
-      last != job_last_captured_.end() &&
-      env_.SteadyNow() - last->second < config_.incident.cooldown) {
+  if (const auto last = job_last_captured_.find(record.job_id); CapturedFor(record.job_id)) {
     // One capture per job failure: the first node's, or the peer capture for it already made.
     return fmt::format("this node captured for job {} {} s ago (within the cooldown)",
                        record.job_id,

@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 struct JobPoll {
   std::string job_id;
   std::shared_ptr<const std::set<std::string>> seen;  // the loop's, read only here
+  bool read = true;                                   // read new records (else: list only)
   bool listed = false;                                // the listing completed
   std::vector<std::string> names;                     // peers' records listed
   std::vector<PeerRecord> records;                    // read and parsed, new
@@ -68,7 +69,7 @@ void PollJob(const std::string& shared_dir, const std::string& node_suffix, JobP
       continue;  // a temporary being written, or this node's own
     }
     job.names.push_back(name);
-    if (job.seen->contains(name)) {
+    if (job.seen->contains(name) || !job.read) {
       continue;
     }
     ++reads;
@@ -90,10 +91,11 @@ void PollJob(const std::string& shared_dir, const std::string& node_suffix, JobP
 
 }  // namespace
 
-PeerWatcher::PeerWatcher(Env& env, JobsNow jobs_now, OnFound on_found)
+PeerWatcher::PeerWatcher(Env& env, JobsNow jobs_now, OnFound on_found, WantsRecords wants_records)
     : env_(env),
       jobs_now_(std::move(jobs_now)),
       on_found_(std::move(on_found)),
+      wants_records_(std::move(wants_records)),
       timer_(env.NewTimer([this] { PollNow(); })) {}
 
 PeerWatcher::~PeerWatcher() { *alive_ = false; }
@@ -143,6 +145,7 @@ void PeerWatcher::PollNow() {
     JobPoll& job_poll = poll->jobs.emplace_back();
     job_poll.job_id = job;
     job_poll.seen = seen.names;
+    job_poll.read = !wants_records_ || wants_records_(job);
   }
   ForgetOldJobs();
   env_.RunOnPool(
@@ -188,6 +191,9 @@ void PeerWatcher::OnPolled(const std::shared_ptr<Poll>& poll) {
     for (const std::string& name : job.names) {
       if (seen.names->contains(name)) {
         names->insert(name);
+      } else if (!job.read) {
+        names->insert(name);  // not wanted now: seen unread
+        ++state_.unread;
       }
     }
     for (const std::string& name : job.other_jobs) {

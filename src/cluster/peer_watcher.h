@@ -37,6 +37,7 @@ struct WatcherState {
   std::uint64_t listings = 0;     // directory listings, one per job per poll
   std::uint64_t reads = 0;        // record files read
   std::uint64_t records = 0;      // peers' new records handed on (fresh or not)
+  std::uint64_t unread = 0;       // new records not read (WantsRecords said no)
   std::string error;              // why the last poll failed for some job; empty when it did not
 };
 
@@ -55,8 +56,12 @@ class PeerWatcher {
   using OnFound = std::function<void(std::vector<Found> found)>;
   // The job ids running on this node now (asked before each poll).
   using JobsNow = std::function<std::vector<std::string>()>;
+  // Whether the records of that job are worth reading now. No: its new records are only
+  // listed and taken as seen (this node has captured for the job's failure already: at 1,000
+  // nodes, reading every node's record on every node would be a million reads).
+  using WantsRecords = std::function<bool(const std::string& job)>;
 
-  PeerWatcher(Env& env, JobsNow jobs_now, OnFound on_found);
+  PeerWatcher(Env& env, JobsNow jobs_now, OnFound on_found, WantsRecords wants_records = {});
   ~PeerWatcher();
   PeerWatcher(const PeerWatcher&) = delete;
   PeerWatcher& operator=(const PeerWatcher&) = delete;
@@ -85,6 +90,7 @@ class PeerWatcher {
   Env& env_;
   JobsNow jobs_now_;
   OnFound on_found_;
+  WantsRecords wants_records_;
   std::string shared_dir_;
   std::string node_suffix_;
   Duration interval_{2000};

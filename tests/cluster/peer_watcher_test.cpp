@@ -50,7 +50,8 @@ class PeerWatcherTest : public ::testing::Test {
           for (PeerWatcher::Found& each : found) {
             found_.push_back(std::move(each));
           }
-        });
+        },
+        [this](const std::string& /*job*/) { return wants_records_; });
     watcher->Configure(Shared(), "gpu-0", milliseconds(2000));
     return watcher;
   }
@@ -58,6 +59,7 @@ class PeerWatcherTest : public ::testing::Test {
   testing::TempDir temp_;
   testing::FakeEnv env_;
   std::vector<PeerWatcher::Found> found_;
+  bool wants_records_ = true;
 };
 
 TEST_F(PeerWatcherTest, ANewRecordOfAnotherNodeIsFoundAtTheNextPollAndOnlyOnce) {
@@ -145,6 +147,24 @@ TEST_F(PeerWatcherTest, AGoneSharedDirectoryIsSaidAndWhatWasSeenStaysSeen) {
   env_.Advance(milliseconds(2000));
   EXPECT_EQ(watcher->state().error, "");
   EXPECT_EQ(found_.size(), 1u);
+}
+
+TEST_F(PeerWatcherTest, RecordsOfAJobAlreadyCapturedForAreListedButNotRead) {
+  auto watcher = Watcher({"job"});
+  wants_records_ = false;  // this node captured for the job's failure already
+  for (int node = 1; node <= 50; ++node) {
+    Publish("job", "gpu-" + std::to_string(node), "x", NowMs());
+  }
+  env_.Advance(milliseconds(2000));
+  EXPECT_TRUE(found_.empty());
+  EXPECT_EQ(watcher->state().reads, 0u);
+  EXPECT_EQ(watcher->state().unread, 50u);
+  wants_records_ = true;  // the cooldown passed: only what is new is read
+  Publish("job", "gpu-51", "y", NowMs());
+  env_.Advance(milliseconds(2000));
+  ASSERT_EQ(found_.size(), 1u);
+  EXPECT_EQ(found_[0].record.node, "gpu-51");
+  EXPECT_EQ(watcher->state().reads, 1u);
 }
 
 TEST_F(PeerWatcherTest, NoJobHereListsNothing) {

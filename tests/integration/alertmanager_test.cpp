@@ -56,20 +56,23 @@ class AlertmanagerTest : public DaemonTest {
         {"/usr/bin/python3", JobScript("webhook_receiver.py"), Dir("notifications.jsonl")},
         Dir("receiver.log"));
     ASSERT_TRUE(WaitUntil([&] { return fs::exists(Dir("notifications.jsonl.port")); }, 20s));
-    std::ofstream(Dir("am.yml"))
-        << "route:\n"
-           "  receiver: hook\n"
-           "  group_by: [job_id]\n"
-           "  group_wait: 4s\n"
-           "  group_interval: 2s\n"
-           "  repeat_interval: 1h\n"
-           "receivers:\n"
-           "  - name: hook\n"
-           "    webhook_configs:\n"
-           "      - url: http://127.0.0.1:"
-        << ReadFile(Dir("notifications.jsonl.port"))
-        << "/\n"
-           "        send_resolved: true\n";
+    // The README's example route, as an operator copies it: only its receiver is this test's,
+    // and its waits are shorter.
+    const std::string readme = ReadFile(std::string(TRAINWATCH_TEST_SOURCE_DIR) + "/../README.md");
+    const std::size_t marker = readme.find("<!-- alertmanager-route -->");
+    ASSERT_NE(marker, std::string::npos) << "README.md lost its example route";
+    const std::size_t begin = readme.find('\n', readme.find("```yaml", marker)) + 1;
+    std::string route = readme.substr(begin, readme.find("```", begin) - begin);
+    for (const auto& [from, to] :
+         {std::pair<std::string, std::string>{"group_wait: 30s", "group_wait: 4s"},
+          {"group_interval: 5m", "group_interval: 2s"},
+          {"http://chat-bridge.example:8080/alerts",
+           "http://127.0.0.1:" + ReadFile(Dir("notifications.jsonl.port")) + "/"}}) {
+      const std::size_t at = route.find(from);
+      ASSERT_NE(at, std::string::npos) << from << " is not in the README's route:\n" << route;
+      route.replace(at, from.size(), to);
+    }
+    std::ofstream(Dir("am.yml")) << route;
   }
   void StartAlertmanager() {
     alertmanager_ = DaemonProcess::Program(
