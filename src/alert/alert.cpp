@@ -58,9 +58,9 @@ Alert AlertOf(const detect::Incident& incident, const config::AlertmanagerConfig
     alert.annotations["first_failing"] =
         "node " + incident.job.node + " rank " + std::to_string(*rank);
   }
-  alert.starts_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        incident.opened.time_since_epoch())
-                        .count();
+  alert.starts_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(incident.opened.time_since_epoch())
+          .count();
   return alert;
 }
 
@@ -68,11 +68,11 @@ std::string PostBody(const std::vector<const Alert*>& alerts, std::int64_t now_m
                      std::int64_t valid_for_ms) {
   json body = json::array();
   for (const Alert* alert : alerts) {
-    body.push_back({{"labels", alert->labels},
-                    {"annotations", alert->annotations},
-                    {"startsAt", Rfc3339(alert->starts_ms)},
-                    {"endsAt", Rfc3339(alert->ends_ms != 0 ? alert->ends_ms
-                                                           : now_ms + valid_for_ms)}});
+    body.push_back(
+        {{"labels", alert->labels},
+         {"annotations", alert->annotations},
+         {"startsAt", Rfc3339(alert->starts_ms)},
+         {"endsAt", Rfc3339(alert->ends_ms != 0 ? alert->ends_ms : now_ms + valid_for_ms)}});
   }
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -87,8 +87,8 @@ std::string StoreJson(const std::map<std::string, Alert>& alerts) {
                     {"ends_ms", alert.ends_ms},
                     {"end_unsent", alert.end_unsent}});
   }
-  return json{{"version", 1}, {"alerts", std::move(list)}}.dump(
-             1, ' ', false, json::error_handler_t::replace) +
+  return json{{"version", 1}, {"alerts", std::move(list)}}.dump(1, ' ', false,
+                                                                json::error_handler_t::replace) +
          "\n";
 }
 

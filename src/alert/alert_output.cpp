@@ -101,11 +101,9 @@ void AlertOutput::Resolve(const std::string& incident_id,
   if (it == alerts_.end() || it->second.ends_ms != 0 || stopped_) {
     return;
   }
-  it->second.ends_ms =
-      std::max<std::int64_t>(it->second.starts_ms + 1,
-                             std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 at.time_since_epoch())
-                                 .count());
+  it->second.ends_ms = std::max<std::int64_t>(
+      it->second.starts_ms + 1,
+      std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count());
   it->second.end_unsent = AllUrls();
   Save();
   Send();
@@ -199,8 +197,7 @@ void AlertOutput::Send() {
     }
     ++in_flight_;
     http_->PostJson(config_.urls[url] + "/api/v2/alerts", PostBody(batch, now_ms, valid_for_ms),
-                    config_.timeout,
-                    [this, url, ends, alive = alive_](const HttpResult& result) {
+                    config_.timeout, [this, url, ends, alive = alive_](const HttpResult& result) {
                       if (*alive) {
                         OnPosted(url, ends, result);
                       }

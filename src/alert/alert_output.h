@@ -83,7 +83,7 @@ class AlertOutput {
   bool stopped_ = false;
   std::map<std::string, Alert> alerts_;  // by incident id
   int in_flight_ = 0;
-  bool again_ = false;       // a change came while posts ran
+  bool again_ = false;  // a change came while posts ran
   bool cycle_failed_ = false;
   std::chrono::seconds backoff_{kFirstRetry};
   std::unique_ptr<LoopTimer> timer_;  // the next resend, or retry

@@ -6,7 +6,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace trainwatch::alert {
 
 // One POST: what curl reads from and writes to must live as long as the transfer.

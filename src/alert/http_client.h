@@ -20,8 +20,7 @@ class HttpClient {
   virtual ~HttpClient() = default;
   // POSTs `body` as application/json to `url`; `done` runs on the loop once it answered,
   // failed or took `timeout`. Never runs `done` after the client is destroyed.
-  virtual void PostJson(const std::string& url, std::string body, Duration timeout,
-                        Done done) = 0;
+  virtual void PostJson(const std::string& url, std::string body, Duration timeout, Done done) = 0;
 };
 
 }  // namespace trainwatch::alert

@@ -41,7 +41,7 @@ IncidentFlow::IncidentFlow(Env& env, const std::string& incidents_file, Hooks ho
       [this](const std::string& id) { return lifecycle_.IsOpen(id); });
   watcher_ = std::make_unique<cluster::PeerWatcher>(
       env, [this] { return JobsHere(); },
-      [this](std::vector<cluster::PeerWatcher::Found> found) { OnPeerRecords(std::move(found)); },
+      [this](const std::vector<cluster::PeerWatcher::Found>& found) { OnPeerRecords(found); },
       [this](const std::string& job) { return !CapturedFor(job); });
   hook_runner_.OnIdle([this] { wiring_.settled(); });
 }
@@ -349,11 +349,9 @@ std::string IncidentFlow::NoPeerCaptureBecause(const cluster::PeerRecord& record
   }
   if (const auto last = job_last_captured_.find(record.job_id); CapturedFor(record.job_id)) {
     // One capture per job failure: the first node's, or the peer capture for it already made.
-    return fmt::format("this node captured for job {} {} s ago (within the cooldown)",
-                       record.job_id,
-                       std::chrono::duration_cast<std::chrono::seconds>(env_.SteadyNow() -
-                                                                        last->second)
-                           .count());
+    return fmt::format(
+        "this node captured for job {} {} s ago (within the cooldown)", record.job_id,
+        std::chrono::duration_cast<std::chrono::seconds>(env_.SteadyNow() - last->second).count());
   }
   if (builder_.open() && (builder_.open()->kind != rules::RuleKind::kWarning)) {
     return "this node's own incident " + builder_.open()->id + " is settling";
@@ -361,27 +359,27 @@ std::string IncidentFlow::NoPeerCaptureBecause(const cluster::PeerRecord& record
   return {};
 }
 
-void IncidentFlow::OnPeerRecords(std::vector<cluster::PeerWatcher::Found> found) {
-  for (cluster::PeerWatcher::Found& each : found) {
+void IncidentFlow::OnPeerRecords(const std::vector<cluster::PeerWatcher::Found>& found) {
+  for (const cluster::PeerWatcher::Found& each : found) {
     const cluster::PeerRecord& record = each.record;
     if (!each.fresh) {
       spdlog::info(
           "node {} of job {}: incident {} opened more than {} min ago (on its clock): old, no "
           "capture",
-          record.node, record.job_id, record.incident_id,
-          cluster::PeerWatcher::kFreshFor.count());
+          record.node, record.job_id, record.incident_id, cluster::PeerWatcher::kFreshFor.count());
       continue;
     }
     const std::string because = NoPeerCaptureBecause(record);
-    spdlog::warn("node {} of job {} opened incident {} ({}: {}; cause {}){}", record.node,
-                 record.job_id, record.incident_id, record.kind, record.summary, record.cause,
-                 because.empty() ? ": capturing this node's ranks now" : "; no capture: " + because);
+    spdlog::warn(
+        "node {} of job {} opened incident {} ({}: {}; cause {}){}", record.node, record.job_id,
+        record.incident_id, record.kind, record.summary, record.cause,
+        because.empty() ? ": capturing this node's ranks now" : "; no capture: " + because);
     if (!because.empty()) {
       continue;
     }
-    detect::PeerLink link{record.job_id, record.node,   record.incident_id, record.kind,
-                          record.summary, record.cause, record.action,      record.first_rank,
-                          record.opened_ms};
+    detect::PeerLink link{record.job_id, record.node,       record.incident_id,
+                          record.kind,   record.summary,    record.cause,
+                          record.action, record.first_rank, record.opened_ms};
     detect::Incident incident = builder_.Peer(std::move(link), env_.WallNow());
     ++peer_captures_;
     Write(incident, {}, nullptr);
@@ -566,11 +564,9 @@ void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
   }
   if (alerts_->enabled()) {
     const alert::AlertOutputState& state = alerts_->state();
-    snapshot.alertmanager =
-        ops::DaemonSnapshot::Alertmanager{config_.alertmanager.urls, state.open,
-                                          state.ends_unsent,         state.posts_ok,
-                                          state.posts_failed,        state.dropped,
-                                          state.error};
+    snapshot.alertmanager = ops::DaemonSnapshot::Alertmanager{
+        config_.alertmanager.urls, state.open,    state.ends_unsent, state.posts_ok,
+        state.posts_failed,        state.dropped, state.error};
   }
   snapshot.counters = counters_;
   snapshot.collectors = NamesOf(config_.capture.commands);

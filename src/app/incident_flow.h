@@ -130,7 +130,7 @@ class IncidentFlow {
   // writers again, backing off.
   std::vector<std::string> JobsHere();
   // Other nodes' new records: a peer incident for the first fresh one of a job failure.
-  void OnPeerRecords(std::vector<cluster::PeerWatcher::Found> found);
+  void OnPeerRecords(const std::vector<cluster::PeerWatcher::Found>& found);
   // Whether this node opened an incident of `job` that captured its ranks within the cooldown.
   bool CapturedFor(const std::string& job) const;
   // Why no peer incident is opened for `record` now; empty: one is.

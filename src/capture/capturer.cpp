@@ -243,9 +243,8 @@ void Capturer::OnProcessesKnown() {
   runner_.Run(CommandsFor(*job_), [this](std::vector<collect::CollectorResult> results) {
     OnCommandsDone(std::move(results));
   });
-  if (job_->config.stacks &&
-      (job_->request.incident.kind != rules::RuleKind::kWarning || !job_->request.reason.empty() ||
-       job_->request.incident.peer)) {
+  if (job_->config.stacks && (job_->request.incident.kind != rules::RuleKind::kWarning ||
+                              !job_->request.reason.empty() || job_->request.incident.peer)) {
     diagnose::JobClues clues;
     clues.progress = job_->request.progress;
     for (const detect::Firing& firing : job_->request.incident.firings) {

@@ -96,8 +96,9 @@ void PrintStatus(const json& status, std::ostream& out) {
         << "; watching " << shared->value("watched_jobs", json::array()).size() << " jobs, "
         << shared->value("peer_records", 0) << " peer incidents seen, "
         << shared->value("peer_captures", 0) << " captured for"
-        << (shared->value("watch_error", "").empty() ? ""
-                                                     : " (" + shared->value("watch_error", "") + ")")
+        << (shared->value("watch_error", "").empty()
+                ? ""
+                : " (" + shared->value("watch_error", "") + ")")
         << "\n";
   }
   if (const auto am = status.find("alertmanager"); am != status.end() && am->is_object()) {

@@ -234,10 +234,9 @@ void PeerWatcher::OnPolled(const std::shared_ptr<Poll>& poll) {
   if (found.empty()) {
     return;
   }
-  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
-    return a.record.opened_ms < b.record.opened_ms;
-  });
-  on_found_(std::move(found));
+  std::sort(found.begin(), found.end(),
+            [](const Found& a, const Found& b) { return a.record.opened_ms < b.record.opened_ms; });
+  on_found_(found);
 }
 
 void PeerWatcher::ForgetOldJobs() {

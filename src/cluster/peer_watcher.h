@@ -53,7 +53,7 @@ class PeerWatcher {
     PeerRecord record;
     bool fresh = false;
   };
-  using OnFound = std::function<void(std::vector<Found> found)>;
+  using OnFound = std::function<void(const std::vector<Found>& found)>;
   // The job ids running on this node now (asked before each poll).
   using JobsNow = std::function<std::vector<std::string>()>;
   // Whether the records of that job are worth reading now. No: its new records are only

@@ -195,8 +195,8 @@ void SharedPublisher::OnAttempted(const std::shared_ptr<Attempt>& attempt) {
   state_.published += attempt->published;
   state_.pending = attempt->pending;
   if (attempt->removed > 0) {
-    spdlog::info("shared directory: removed {} records older than {} h",
-                 attempt->removed, retention_.count());
+    spdlog::info("shared directory: removed {} records older than {} h", attempt->removed,
+                 retention_.count());
   }
   if (!attempt->error.empty()) {
     if (state_.error.empty()) {

@@ -308,10 +308,11 @@ class DaemonConfigParser {
                      "poll_interval", "peer_capture"},
                     "cluster");
     if (const YAML::Node poll = node["poll_interval"]) {
-      if (auto value = DurationAtLeast(poll, "cluster poll_interval",
-                                       std::chrono::milliseconds(200))) {
+      if (auto value =
+              DurationAtLeast(poll, "cluster poll_interval", std::chrono::milliseconds(200))) {
         if (*value > std::chrono::hours(1)) {
-          yaml_.Fail(poll, "cluster poll_interval: at most 1h (a peer's incident is seen this late)");
+          yaml_.Fail(poll,
+                     "cluster poll_interval: at most 1h (a peer's incident is seen this late)");
         } else {
           config_.cluster.poll_interval = *value;
         }

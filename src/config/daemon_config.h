@@ -109,9 +109,9 @@ struct MetricsConfig {
 struct ClusterConfig {
   std::string node_name;  // empty: the daemon's NODE_NAME, else the hostname
   std::string job_id;     // fixed (after ${VAR} expansion); empty: found in the job's environment
-  std::vector<std::string> job_id_variables;  // looked up in the job's processes first
+  std::vector<std::string> job_id_variables;   // looked up in the job's processes first
   std::string node_name_env;                   // the daemon's $NODE_NAME when loaded
-  std::string shared_dir;  // expanded, absolute; empty: no publishing
+  std::string shared_dir;                      // expanded, absolute; empty: no publishing
   Duration retention{7LL * 24 * 3600 * 1000};  // of the records there
   Duration poll_interval{2000};  // of the job directories, for the other nodes' incidents
   bool peer_capture = true;      // a peer incident when another node of the job opens one

@@ -124,8 +124,7 @@ std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
          "Resolved incidents whose alert's end some Alertmanager has not taken yet.", "gauge",
          am.ends_unsent},
         {"trainwatch_alerts_dropped_total",
-         "Alerts dropped because more than 256 were owed to Alertmanager.", "counter",
-         am.dropped}};
+         "Alerts dropped because more than 256 were owed to Alertmanager.", "counter", am.dropped}};
     for (const auto& [name, help, type, value] : alert_counts) {
       MetricFamily family = Family(name, help, type);
       family.samples.push_back({{}, static_cast<double>(value)});

@@ -4,9 +4,9 @@
 #include "alert/alert_output.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <deque>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "support/fake_env.h"
@@ -40,8 +40,9 @@ class AlertOutputTest : public ::testing::Test {
   std::unique_ptr<AlertOutput> MakeOutput(std::vector<std::string> urls = {"http://am:9093"}) {
     auto http = std::make_unique<FakeHttp>();
     posts_ = http->posts;
-    auto output = std::make_unique<AlertOutput>(
-        env_, store(), std::move(http), [this](const std::string& id) { return open_.contains(id); });
+    auto output =
+        std::make_unique<AlertOutput>(env_, store(), std::move(http),
+                                      [this](const std::string& id) { return open_.contains(id); });
     config_.urls = std::move(urls);
     config_.resend = seconds(60);
     output->Configure(config_);

@@ -3,6 +3,7 @@
 #include "alert/alert.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace trainwatch::alert {
@@ -32,16 +33,16 @@ TEST(Alert, LabelsIdentifyTheFailureAndAnnotationsTellIt) {
   config::AlertmanagerConfig config;
   config.labels = {{"cluster", "a"}};
   const Alert alert = AlertOf(CrashOnRank3(), config);
-  EXPECT_EQ(alert.labels, (std::map<std::string, std::string>{
-                              {"alertname", "TrainwatchIncident"},
-                              {"job_id", "llama-7"},
-                              {"node", "gpu-17"},
-                              {"rank", "3"},
-                              {"kind", "crash"},
-                              {"cause", "application"},
-                              {"action", "cancel_retries"},
-                              {"fingerprint", "crash:python.traceback:abc"},
-                              {"cluster", "a"}}));
+  EXPECT_EQ(alert.labels,
+            (std::map<std::string, std::string>{{"alertname", "TrainwatchIncident"},
+                                                {"job_id", "llama-7"},
+                                                {"node", "gpu-17"},
+                                                {"rank", "3"},
+                                                {"kind", "crash"},
+                                                {"cause", "application"},
+                                                {"action", "cancel_retries"},
+                                                {"fingerprint", "crash:python.traceback:abc"},
+                                                {"cluster", "a"}}));
   EXPECT_EQ(alert.annotations.at("summary"), "RuntimeError: boom");
   EXPECT_EQ(alert.annotations.at("incident"), "20261125T100000Z-1");
   EXPECT_EQ(alert.annotations.at("first_failing"), "node gpu-17 rank 3");

@@ -43,13 +43,11 @@ class PeerWatcherTest : public ::testing::Test {
     fs::create_directories(dir);
     WriteWhole(dir + "/" + PeerFileName(id, node), PeerRecordJson(record));
   }
-  std::unique_ptr<PeerWatcher> Watcher(std::vector<std::string> jobs) {
+  std::unique_ptr<PeerWatcher> Watcher(const std::vector<std::string>& jobs) {
     auto watcher = std::make_unique<PeerWatcher>(
         env_, [jobs] { return jobs; },
-        [this](std::vector<PeerWatcher::Found> found) {
-          for (PeerWatcher::Found& each : found) {
-            found_.push_back(std::move(each));
-          }
+        [this](const std::vector<PeerWatcher::Found>& found) {
+          found_.insert(found_.end(), found.begin(), found.end());
         },
         [this](const std::string& /*job*/) { return wants_records_; });
     watcher->Configure(Shared(), "gpu-0", milliseconds(2000));
@@ -83,7 +81,7 @@ TEST_F(PeerWatcherTest, ANewRecordOfAnotherNodeIsFoundAtTheNextPollAndOnlyOnce) 
 }
 
 TEST_F(PeerWatcherTest, AnOldRecordIsHandedOnAsNotFreshAndOtherJobsAreNotListed) {
-  Publish("llama-7", "gpu-1", "old", NowMs() - 11 * 60 * 1000);   // before kFreshFor
+  Publish("llama-7", "gpu-1", "old", NowMs() - 11 * 60 * 1000);    // before kFreshFor
   Publish("llama-7", "gpu-2", "recent", NowMs() - 9 * 60 * 1000);  // within it: skew, a late poll
   Publish("other-job", "gpu-1", "theirs", NowMs());
   auto watcher = Watcher({"llama-7"});

@@ -2,10 +2,7 @@
 // their own node names, state and logs, sharing one directory; each publishes its incidents
 // there, `trainwatch job` merges them, a shared directory that goes away loses nothing, and
 // a real PyTorch job's failing rank on one node makes the other capture its own ranks.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -73,19 +70,6 @@ class ClusterTest : public DaemonTest {
   }
   std::unique_ptr<DaemonProcess> node1_;
 };
-
-// A TCP port free on loopback now (the job's rendezvous).
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
 
 // A real network file system: sshfs (FUSE, the SFTP protocol) mounting `exported` at
 // `mount_point`, its SFTP server started directly by its ssh_command (no sshd needed on the
@@ -198,7 +182,7 @@ TEST_F(ClusterTest, APeerNodeCapturesItsRanksWhenAnotherNodesRankFails) {
   // The job id comes from the ranks' environment (TORCHELASTIC_RUN_ID), not the config.
   StartNodes("cluster: {node_name: node0, shared_dir: shared, poll_interval: 1s}\n", "5m");
   const std::string run_id = "run-" + std::to_string(::getpid());
-  const std::string port = std::to_string(FreePort());
+  const std::string port = std::to_string(FreeLoopbackPort());
   // World size 4: ranks 0-1 on node0, ranks 2-3 on node1; rank 3 fails, the others then
   // block in all_reduce.
   JobProcess node0_job(JobScript("two_node_ranks.py"),
@@ -312,15 +296,14 @@ TEST_F(ClusterTest, ThroughSshfsPeersSeeEachOtherAndADeadMountLosesNoIncident) {
       << daemon_->Log() << node1_->Log();
   const Json failure = ReadIncidents(Dir("state1")).at(0);
   EXPECT_EQ(peer["peer"]["incident"], failure["id"]);
-  const double seen_after =
-      static_cast<double>(peer["opened_ms"].get<std::int64_t>() -
-                          failure["opened_ms"].get<std::int64_t>()) /
-      1000;
+  const double seen_after = static_cast<double>(peer["opened_ms"].get<std::int64_t>() -
+                                                failure["opened_ms"].get<std::int64_t>()) /
+                            1000;
   RecordProperty("sshfs_first_firing_to_peer_incident_seconds", std::to_string(seen_after));
   std::printf("through sshfs: node1's first firing line to node0's peer incident: %.2f s\n",
               seen_after);
-  EXPECT_TRUE(fs::exists(Dir("export/jobs/jobA/" + failure["id"].get<std::string>() +
-                             "@node1.json")));
+  EXPECT_TRUE(
+      fs::exists(Dir("export/jobs/jobA/" + failure["id"].get<std::string>() + "@node1.json")));
 
   // node0's mount dies mid-run: local detection goes on, and its incident waits, then lands.
   mount0->KillKeepingTheDeadMount();
@@ -335,14 +318,14 @@ TEST_F(ClusterTest, ThroughSshfsPeersSeeEachOtherAndADeadMountLosesNoIncident) {
   const std::string own = ReadIncidents(state()).back()["id"];
   ASSERT_TRUE(WaitUntil([&] { return !fs::is_empty(Dir("state/outbox/jobA")); }, 10s));
   ASSERT_TRUE(WaitUntil(
-      [&] { return daemon_->Status(state())["shared"]["error"] != ""; }, 20s))
+      [&] { return !daemon_->Status(state())["shared"].value("error", "").empty(); }, 20s))
       << daemon_->Status(state()).dump(1);
   EXPECT_NE(daemon_->Log().find("cannot publish to the shared directory"), std::string::npos);
   mount0.reset();  // unmounted
   mount0 = std::make_unique<SshfsMount>(Dir("export"), Dir("mnt0"), Dir(""));
   ASSERT_TRUE(mount0->mounted());
-  ASSERT_TRUE(WaitUntil([&] { return fs::exists(Dir("export/jobs/jobA/" + own + "@node0.json")); },
-                        90s))
+  ASSERT_TRUE(
+      WaitUntil([&] { return fs::exists(Dir("export/jobs/jobA/" + own + "@node0.json")); }, 90s))
       << daemon_->Log();
   EXPECT_TRUE(WaitUntil([&] { return fs::is_empty(Dir("state/outbox/jobA")); }, 10s));
   daemon_->Signal(SIGTERM);

@@ -1,7 +1,10 @@
 #include "support/daemon_process.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,7 +71,7 @@ DaemonProcess::DaemonProcess(std::vector<std::string> args, std::string log_path
   pid_ = Spawn(args, log_path_, env, /*own_group=*/false);
 }
 
-std::unique_ptr<DaemonProcess> DaemonProcess::Program(std::vector<std::string> argv,
+std::unique_ptr<DaemonProcess> DaemonProcess::Program(const std::vector<std::string>& argv,
                                                       std::string log_path) {
   std::unique_ptr<DaemonProcess> program(new DaemonProcess());
   program->log_path_ = std::move(log_path);
@@ -190,6 +193,24 @@ bool HavePyTorch() {
 
 std::string JobScript(const std::string& name) {
   return std::string(TRAINWATCH_TEST_SOURCE_DIR) + "/integration/jobs/" + name;
+}
+
+int FreeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) {
+    return 0;
+  }
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  ::close(fd);
+  return port;
 }
 
 }  // namespace trainwatch::testing

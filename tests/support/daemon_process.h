@@ -26,7 +26,7 @@ class DaemonProcess {
                 const std::vector<std::string>& env = {});
   // Another server a test runs beside the daemon (Alertmanager, a webhook receiver):
   // `argv` whole, killed when the test ends.
-  static std::unique_ptr<DaemonProcess> Program(std::vector<std::string> argv,
+  static std::unique_ptr<DaemonProcess> Program(const std::vector<std::string>& argv,
                                                 std::string log_path);
   ~DaemonProcess();
   DaemonProcess(const DaemonProcess&) = delete;
@@ -76,6 +76,10 @@ std::vector<Json> ReadIncidents(const std::string& state_dir);
 bool HavePyTorch();
 inline constexpr const char* kNoPyTorch =
     "Debian's PyTorch is not installed (apt-get install python3-torch python3-tqdm)";
+
+// A TCP port free on 127.0.0.1 now (a server's or a job's rendezvous; another process may take
+// it before it is used, rarely).
+int FreeLoopbackPort();
 
 // tests/integration/jobs/NAME in the source tree.
 std::string JobScript(const std::string& name);
