@@ -37,6 +37,7 @@ void AlertOutput::Configure(const config::AlertmanagerConfig& config) {
                  fmt::format("{}", fmt::join(config.urls, ", ")));
   }
   config_ = config;
+  ++generation_;  // the URLs' indices may mean other instances now
   if (!enabled() || stopped_) {
     return;
   }
@@ -52,6 +53,7 @@ void AlertOutput::Configure(const config::AlertmanagerConfig& config) {
                       stored.error().message);
       } else {
         alerts_ = std::move(*stored);
+        Bound();
         if (!alerts_.empty()) {
           spdlog::info("{} alerts of an earlier run are owed to Alertmanager: posting them",
                        alerts_.size());
@@ -181,6 +183,7 @@ void AlertOutput::Send() {
   cycle_failed_ = false;
   const std::int64_t now_ms = NowMs();
   const std::int64_t valid_for_ms = 4 * config_.resend.count();
+  int started = 0;
   for (std::size_t url = 0; url < config_.urls.size(); ++url) {
     std::vector<const Alert*> batch;
     std::vector<std::string> ends;
@@ -196,22 +199,29 @@ void AlertOutput::Send() {
       continue;
     }
     ++in_flight_;
+    ++started;
     http_->PostJson(config_.urls[url] + "/api/v2/alerts", PostBody(batch, now_ms, valid_for_ms),
-                    config_.timeout, [this, url, ends, alive = alive_](const HttpResult& result) {
+                    config_.timeout,
+                    [this, generation = generation_, url, address = config_.urls[url], ends,
+                     alive = alive_](const HttpResult& result) {
                       if (*alive) {
-                        OnPosted(url, ends, result);
+                        OnPosted(generation, url, address, ends, result);
                       }
                     });
   }
-  if (in_flight_ == 0) {
+  if (started == 0) {  // (posts that failed at once have set their retry already)
     timer_->Start(std::chrono::duration_cast<std::chrono::milliseconds>(config_.resend), {});
   }
 }
 
-void AlertOutput::OnPosted(std::size_t url, const std::vector<std::string>& ends,
-                           const HttpResult& result) {
+void AlertOutput::OnPosted(std::uint64_t generation, std::size_t url, const std::string& address,
+                           const std::vector<std::string>& ends, const HttpResult& result) {
   --in_flight_;
-  if (result.error.empty()) {
+  if (generation != generation_) {
+    // Sent before a reload: its URL index may name another instance now, and Configure owed
+    // every end to every instance again. Only the next post counts.
+    again_ = true;
+  } else if (result.error.empty()) {
     ++state_.posts_ok;
     for (const std::string& id : ends) {
       const auto it = alerts_.find(id);
@@ -229,9 +239,9 @@ void AlertOutput::OnPosted(std::size_t url, const std::vector<std::string>& ends
       spdlog::error(
           "alerts: Alertmanager {} did not take them: {}; retried (2 s doubling to 60 s), "
           "kept across restarts in {}",
-          config_.urls[url], result.error, store_path_);
+          address, result.error, store_path_);
     }
-    state_.error = config_.urls[url] + ": " + result.error;
+    state_.error = address + ": " + result.error;
     cycle_failed_ = true;
   }
   if (in_flight_ > 0 || stopped_) {

@@ -67,7 +67,8 @@ class AlertOutput {
 
  private:
   void Send();
-  void OnPosted(std::size_t url, const std::vector<std::string>& ends, const HttpResult& result);
+  void OnPosted(std::uint64_t generation, std::size_t url, const std::string& address,
+                const std::vector<std::string>& ends, const HttpResult& result);
   void EndClosed();
   void Bound();
   void Save();
@@ -83,7 +84,8 @@ class AlertOutput {
   bool stopped_ = false;
   std::map<std::string, Alert> alerts_;  // by incident id
   int in_flight_ = 0;
-  bool again_ = false;  // a change came while posts ran
+  std::uint64_t generation_ = 0;  // moves with each Configure: posts of an older one are stale
+  bool again_ = false;            // a change came while posts ran
   bool cycle_failed_ = false;
   std::chrono::seconds backoff_{kFirstRetry};
   std::unique_ptr<LoopTimer> timer_;  // the next resend, or retry

@@ -25,6 +25,7 @@ struct CurlHttpClient::Transfer {
 // A socket curl asked to be watched.
 struct CurlHttpClient::Socket {
   UvHandle<uv_poll_t> poll;
+  int events = 0;  // what curl asked to wait for
 };
 
 namespace {
@@ -58,6 +59,7 @@ CurlHttpClient::CurlHttpClient(uv_loop_t* loop) : loop_(loop) {
 }
 
 CurlHttpClient::~CurlHttpClient() {
+  *alive_ = false;
   for (auto& [easy, transfer] : transfers_) {
     curl_multi_remove_handle(multi_, easy);
   }
@@ -116,33 +118,51 @@ int CurlHttpClient::OnSocket(CURL* /*easy*/, curl_socket_t fd, int what, void* c
     }
     socket->poll->data = self;
   }
-  int events = 0;
+  socket->events = 0;
   if ((what & CURL_POLL_IN) != 0) {
-    events |= UV_READABLE;
+    socket->events |= UV_READABLE;
   }
   if ((what & CURL_POLL_OUT) != 0) {
-    events |= UV_WRITABLE;
+    socket->events |= UV_WRITABLE;
   }
-  uv_poll_start(socket->poll.get(), events, [](uv_poll_t* poll, int status, int ready) {
-    auto* owner = static_cast<CurlHttpClient*>(poll->data);
-    if (owner == nullptr) {
-      return;  // closed meanwhile
-    }
-    int flags = 0;
-    if (status < 0) {
-      flags = CURL_CSELECT_ERR;
-    }
-    if ((ready & UV_READABLE) != 0) {
-      flags |= CURL_CSELECT_IN;
-    }
-    if ((ready & UV_WRITABLE) != 0) {
-      flags |= CURL_CSELECT_OUT;
-    }
-    curl_socket_t ready_fd = CURL_SOCKET_BAD;
-    uv_fileno(reinterpret_cast<uv_handle_t*>(poll), &ready_fd);
-    owner->Act(ready_fd, flags);
-  });
+  if (const int started = uv_poll_start(socket->poll.get(), socket->events, &OnReady);
+      started != 0) {
+    spdlog::error("HTTP: cannot watch a socket: {}", uv_strerror(started));
+    self->sockets_.erase(fd);
+    return -1;
+  }
   return 0;
+}
+
+void CurlHttpClient::OnReady(uv_poll_t* poll, int status, int ready) {
+  auto* owner = static_cast<CurlHttpClient*>(poll->data);
+  if (owner == nullptr) {
+    return;  // closed meanwhile
+  }
+  int flags = 0;
+  if (status < 0) {
+    flags = CURL_CSELECT_ERR;
+  }
+  if ((ready & UV_READABLE) != 0) {
+    flags |= CURL_CSELECT_IN;
+  }
+  if ((ready & UV_WRITABLE) != 0) {
+    flags |= CURL_CSELECT_OUT;
+  }
+  curl_socket_t fd = CURL_SOCKET_BAD;
+  uv_fileno(reinterpret_cast<uv_handle_t*>(poll), &fd);
+  const std::shared_ptr<bool> alive = owner->alive_;
+  owner->Act(fd, flags);
+  if (!*alive || status >= 0) {
+    return;
+  }
+  // libuv stopped the poll on the error; if curl still wants the socket, watch it again, or
+  // the transfer would wait for its timeout.
+  if (const auto it = owner->sockets_.find(fd); it != owner->sockets_.end() &&
+                                                it->second->poll.get() == poll &&
+                                                uv_is_active(it->second->poll.base()) == 0) {
+    uv_poll_start(poll, it->second->events, &OnReady);
+  }
 }
 
 int CurlHttpClient::OnTimeout(CURLM* /*multi*/, long timeout_ms, void* client) {
@@ -198,7 +218,11 @@ void CurlHttpClient::FinishDone() {
     curl_multi_remove_handle(multi_, transfer->easy);
     finished.emplace_back(std::move(transfer), std::move(result));
   }
+  const std::shared_ptr<bool> alive = alive_;
   for (auto& [transfer, result] : finished) {
+    if (!*alive) {
+      return;  // a callback destroyed the client: the others are never told
+    }
     transfer->done(result);
   }
 }

@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 #include <uv.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,6 +34,7 @@ class CurlHttpClient : public HttpClient {
  private:
   static int OnSocket(CURL* easy, curl_socket_t fd, int what, void* client, void* socket);
   static int OnTimeout(CURLM* multi, long timeout_ms, void* client);
+  static void OnReady(uv_poll_t* poll, int status, int ready);
   void Act(curl_socket_t fd, int events);
   void FinishDone();
 
@@ -41,6 +43,7 @@ class CurlHttpClient : public HttpClient {
   UvHandle<uv_timer_t> timer_;
   std::map<CURL*, std::unique_ptr<Transfer>> transfers_;
   std::map<curl_socket_t, std::unique_ptr<Socket>> sockets_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once destroyed
 };
 
 }  // namespace trainwatch::alert

@@ -68,6 +68,8 @@ class Daemon {
   void GuardStateDir();
   void OnSignal(int signum);
   void Tick();
+  // A guest (a wrap beside the daemon of its state_dir) leaves these to that daemon.
+  static void LeaveToHost(config::DaemonConfig& config);
   void SaveState();
   void StartWrap();
   void OnChildEnd(const source::ChildEnd& end);
@@ -242,7 +244,7 @@ Result<std::string> Daemon::ApplyReload(rules::ConfiguredRules setup,
   }
   const std::size_t rules = setup.rules.size();
   if (guest_) {
-    setup.config.sources.clear();
+    LeaveToHost(setup.config);
   }
   if (Status applied = Apply(std::move(setup), /*initial=*/false); !applied) {
     const std::string message =
@@ -280,6 +282,20 @@ void Daemon::Stop(int exit_code) {
   watchdog_.reset();
   signals_.clear();
   child_.reset();
+}
+
+void Daemon::LeaveToHost(config::DaemonConfig& config) {
+  // The sources are the host daemon's. So are the shared directory's outbox and the
+  // Alertmanager store in the state_dir: a second writer of them would post the host's
+  // alerts again after it ended them, and capture for peers twice on this node.
+  config.sources.clear();
+  if (!config.cluster.shared_dir.empty() || !config.alertmanager.urls.empty()) {
+    spdlog::info(
+        "beside the daemon of this state_dir, the command's incidents are recorded but not "
+        "published to the shared directory or posted to Alertmanager");
+  }
+  config.cluster.shared_dir.clear();
+  config.alertmanager.urls.clear();
 }
 
 void Daemon::OnSignal(int signum) {
@@ -595,7 +611,7 @@ int Daemon::Run() {
     spdlog::info("a trainwatch daemon already watches state_dir {}: watching only the command",
                  state_dir);
     guest_ = true;
-    setup->config.sources.clear();
+    LeaveToHost(setup->config);
   }
   Result<source::LoadedTailState> state = source::LoadTailState(state_dir + "/offsets.json");
   if (!state) {

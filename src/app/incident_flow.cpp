@@ -154,6 +154,11 @@ void IncidentFlow::WriteSettled() {
   } else {
     ScheduleSettle();
   }
+  if (!builder_.open() && !deferred_peers_.empty()) {
+    std::vector<cluster::PeerWatcher::Found> deferred;
+    deferred.swap(deferred_peers_);
+    OnPeerRecords(deferred);
+  }
   wiring_.settled();
 }
 
@@ -287,7 +292,22 @@ void IncidentFlow::PublishBundle(const capture::CaptureOutcome& outcome) {
   QueueRecord(record);
 }
 
+void IncidentFlow::RememberRecord(const cluster::PeerRecord& record) {
+  if (!job_records_.contains(record.job_id) && job_records_.size() >= kMaxJobs) {
+    job_records_.erase(job_records_.begin());  // an arbitrary old job: a bound, not a policy
+  }
+  std::map<std::string, cluster::PeerRecord>& records = job_records_[record.job_id];
+  records[cluster::PeerFileName(record.incident_id, record.node)] = record;
+  while (records.size() > kMaxJobRecords) {
+    auto oldest = std::min_element(
+        records.begin(), records.end(),
+        [](const auto& a, const auto& b) { return a.second.opened_ms < b.second.opened_ms; });
+    records.erase(oldest);
+  }
+}
+
 bool IncidentFlow::QueueRecord(cluster::PeerRecord& record) {
+  RememberRecord(record);
   record.published_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(env_.WallNow().time_since_epoch())
           .count();
@@ -353,20 +373,31 @@ std::string IncidentFlow::NoPeerCaptureBecause(const cluster::PeerRecord& record
         "this node captured for job {} {} s ago (within the cooldown)", record.job_id,
         std::chrono::duration_cast<std::chrono::seconds>(env_.SteadyNow() - last->second).count());
   }
-  if (builder_.open() && (builder_.open()->kind != rules::RuleKind::kWarning)) {
-    return "this node's own incident " + builder_.open()->id + " is settling";
-  }
   return {};
 }
 
 void IncidentFlow::OnPeerRecords(const std::vector<cluster::PeerWatcher::Found>& found) {
   for (const cluster::PeerWatcher::Found& each : found) {
     const cluster::PeerRecord& record = each.record;
+    RememberRecord(record);
     if (!each.fresh) {
       spdlog::info(
           "node {} of job {}: incident {} opened more than {} min ago (on its clock): old, no "
           "capture",
           record.node, record.job_id, record.incident_id, cluster::PeerWatcher::kFreshFor.count());
+      continue;
+    }
+    if (builder_.open() && builder_.open()->kind != rules::RuleKind::kWarning &&
+        config_.cluster.peer_capture) {
+      // This node's own incident settles now, likely the same failure: decided once it is
+      // written (its job known), so that a capture is neither made twice nor missed.
+      spdlog::info(
+          "node {} of job {} opened incident {}: decided once this node's incident {} "
+          "settles",
+          record.node, record.job_id, record.incident_id, builder_.open()->id);
+      if (deferred_peers_.size() < cluster::PeerWatcher::kMaxJobs) {
+        deferred_peers_.push_back(each);
+      }
       continue;
     }
     const std::string because = NoPeerCaptureBecause(record);
@@ -405,8 +436,12 @@ Result<ops::Resolution> IncidentFlow::Acknowledge(const std::string& id, const s
 }
 
 void IncidentFlow::Record(const ops::Resolution& resolution) {
-  // The same stall after a recovery is a new failure, not a repeat within the cooldown.
+  // The same stall after a recovery is a new failure, not a repeat within the cooldown; and a
+  // peer's failure of the job after it is a new one to capture for.
   builder_.EndCooldown(resolution.rules);
+  if (!resolution.job_id.empty()) {
+    job_last_captured_.erase(resolution.job_id);
+  }
   ++counters_.resolved_by_how[std::string(ops::ResolvedByName(resolution.by))];
   const auto open_for = std::chrono::duration_cast<std::chrono::seconds>(
       std::max(WallTime::duration::zero(), resolution.at - resolution.opened));
@@ -437,6 +472,16 @@ void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions
   }
   capture::CaptureRequest request;
   request.incident = incident;
+  if (const auto records = job_records_.find(incident.job.id);
+      !incident.job.id.empty() && records != job_records_.end()) {
+    for (const auto& [name, record] : records->second) {
+      request.job_incidents.push_back({record.node, record.incident_id, record.kind, record.summary,
+                                       record.cause, record.action, record.opened_ms,
+                                       record.first_rank, record.bundle});
+    }
+    std::sort(request.job_incidents.begin(), request.job_incidents.end(),
+              [](const auto& a, const auto& b) { return a.opened_ms < b.opened_ms; });
+  }
   request.reason = incident.reason;
   request.container = options.container;
   request.extra_logs = options.extra_logs;

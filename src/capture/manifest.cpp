@@ -135,6 +135,22 @@ std::string ManifestJson(const CaptureRequest& request,
   if (incident.peer) {
     manifest["incident"]["peer"] = detect::PeerJson(*incident.peer);
   }
+  if (!request.job_incidents.empty()) {
+    json job_incidents = json::array();
+    for (const JobIncident& other : request.job_incidents) {
+      job_incidents.push_back(
+          {{"node", other.node},
+           {"incident", other.incident_id},
+           {"kind", other.kind},
+           {"summary", other.summary},
+           {"cause", other.cause},
+           {"action", other.action},
+           {"opened_ms", other.opened_ms},
+           {"first_rank", other.first_rank ? json(*other.first_rank) : json(nullptr)},
+           {"bundle", other.bundle}});
+    }
+    manifest["job_incidents"] = std::move(job_incidents);
+  }
   if (reduced) {
     manifest["reduced_why"] = reduced_why;
   }

@@ -17,12 +17,12 @@ namespace fs = std::filesystem;
 // What one worker did for one job.
 struct JobPoll {
   std::string job_id;
-  std::shared_ptr<const std::set<std::string>> seen;  // the loop's, read only here
-  bool read = true;                                   // read new records (else: list only)
-  bool listed = false;                                // the listing completed
-  std::vector<std::string> names;                     // peers' records listed
-  std::vector<PeerRecord> records;                    // read and parsed, new
-  std::vector<std::string> other_jobs;                // records of another job id (same dir name)
+  std::shared_ptr<const std::set<std::string>> seen;        // the loop's, read only here
+  bool read = true;                                         // read new records (else: list only)
+  bool listed = false;                                      // the listing completed
+  std::vector<std::string> names;                           // peers' records listed
+  std::vector<std::pair<std::string, PeerRecord>> records;  // listed name, read and parsed
+  std::vector<std::string> other_jobs;  // records of another job id (same dir name)
   std::vector<std::pair<std::string, std::string>> unreadable;  // name, why
   std::string error;
 };
@@ -84,7 +84,7 @@ void PollJob(const std::string& shared_dir, const std::string& node_suffix, JobP
     } else if (record->job_id != job.job_id) {
       job.other_jobs.push_back(name);  // two ids made the same directory name
     } else {
-      job.records.push_back(std::move(*record));
+      job.records.emplace_back(std::move(name), std::move(*record));
     }
   }
 }
@@ -199,9 +199,9 @@ void PeerWatcher::OnPolled(const std::shared_ptr<Poll>& poll) {
     for (const std::string& name : job.other_jobs) {
       names->insert(name);
     }
-    for (PeerRecord& record : job.records) {
-      names->insert(PeerFileName(record.incident_id, record.node));
-      seen.tries.erase(PeerFileName(record.incident_id, record.node));
+    for (auto& [name, record] : job.records) {
+      names->insert(name);
+      seen.tries.erase(name);
       if (record.kind == "peer") {
         continue;  // never published by a trainwatch; a foreign writer's, ignored
       }

@@ -31,7 +31,8 @@ std::string StreamKey(std::string_view source, std::string_view stream) {
 Resolution AckResolution(const std::string& id, const std::string& why, WallTime at,
                          WallTime opened) {
   return {id, ResolvedBy::kAck, "acknowledged by an operator" + (why.empty() ? "" : ": " + why),
-          at, opened,           {}};
+          at, opened,           {},
+          {}};
 }
 
 void IncidentLifecycle::Open(const detect::Incident& incident, SteadyTime now) {
@@ -42,6 +43,7 @@ void IncidentLifecycle::Open(const detect::Incident& incident, SteadyTime now) {
   open.id = incident.id;
   open.kind = incident.kind;
   open.rules = incident.rules;
+  open.job_id = incident.job.id;
   open.opened_wall = incident.opened;
   open.opened = now;
   open.output_resumes = incident.kind == rules::RuleKind::kHang;
@@ -137,8 +139,8 @@ void IncidentLifecycle::Observe(const StreamActivity& activity, WallTime wall_no
 void IncidentLifecycle::Resolve(std::size_t index, ResolvedBy by, std::string why,
                                 WallTime wall_now) {
   OpenIncident& open = open_[index];
-  resolved_.push_back(
-      {std::move(open.id), by, std::move(why), wall_now, open.opened_wall, std::move(open.rules)});
+  resolved_.push_back({std::move(open.id), by, std::move(why), wall_now, open.opened_wall,
+                       std::move(open.rules), std::move(open.job_id)});
   open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
@@ -155,6 +157,7 @@ Resolution IncidentLifecycle::Ack(const std::string& id, const std::string& why,
     if (open_[i].id == id) {
       resolution.opened = open_[i].opened_wall;
       resolution.rules = std::move(open_[i].rules);
+      resolution.job_id = std::move(open_[i].job_id);
       open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(i));
       break;
     }

@@ -44,6 +44,7 @@ struct Resolution {
   WallTime at{};
   WallTime opened{};
   std::vector<std::string> rules;  // whose cooldown ends
+  std::string job_id;              // its job, where known
 };
 
 // An open incident as the lifecycle needs it (from a written incident, or its record).
@@ -51,6 +52,7 @@ struct OpenIncident {
   std::string id;
   rules::RuleKind kind = rules::RuleKind::kCrash;
   std::vector<std::string> rules;
+  std::string job_id;                          // empty: unknown
   std::set<std::string, std::less<>> sources;  // the config sources of its firings
   std::set<std::string, std::less<>> streams;  // StreamKey(source, stream) of its firings
   std::set<int> writers;                       // the pids that wrote its streams when it fired

@@ -171,6 +171,9 @@ void RestoreOpen(IncidentHistory& history, const json& record, detect::WallTime 
   open.kind = *kind;
   open.opened_wall = opened;
   open.restored = true;
+  if (const auto job = record.find("job"); job != record.end() && job->is_object()) {
+    open.job_id = StringOr(*job, "id");
+  }
   for (const auto& rule : record.value("rules", json::array())) {
     if (rule.is_string()) {
       open.rules.push_back(rule.get<std::string>());

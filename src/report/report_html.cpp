@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/time_format.h"
 #include "report/html_text.h"
 #include "report/json_fields.h"
 #include "report/timeline_svg.h"
@@ -30,7 +31,7 @@ table { border-collapse: collapse; width: 100%; font-size: 13px; }
 th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid #e9ecef; vertical-align: top; }
 pre { background: #f8f9fa; padding: 8px; overflow-x: auto; font-size: 12px; }
 mark { background: #ffe066; }
-li.suspect, tr.suspect { background: #fff3bf; }
+li.suspect, tr.suspect, tr.first { background: #fff3bf; }
 .status-ok { color: #2b8a3e; } .status-failed, .status-timed_out, .status-abandoned { color: #c92a2a; }
 svg text { font: 11px system-ui, sans-serif; fill: #343a40; }
 .lane-bg { fill: transparent; } .lane.suspect .lane-bg { fill: #fff3bf; }
@@ -312,6 +313,50 @@ std::string FilesSection(const json& manifest) {
   return html + "</ul>\n</section>\n";
 }
 
+// The job's incidents on every node, as this node knew them when it captured (the records on
+// the shared directory): where the job failed first, and each node's bundle.
+std::string JobSection(const json& manifest) {
+  const json incidents = ArrayField(manifest, "job_incidents");
+  if (incidents.empty()) {
+    return {};
+  }
+  const std::string job = TextOf(ObjectField(manifest, "job"), "id");
+  std::string html = fmt::format(
+      "<section id=\"job\">\n<h2>The job on every node</h2>\n<p>Job <code>{}</code>: the "
+      "incidents its nodes published on the shared directory, as this node knew them when it "
+      "captured, oldest first by each node's own clock; the first is highlighted. "
+      "<code>trainwatch job {}</code> shows them as they are now.</p>\n<table>\n<thead><tr>"
+      "<th>opened (UTC)</th><th>node</th><th>first rank</th><th>kind</th><th>summary</th>"
+      "<th>cause, action</th><th>bundle (on that node)</th></tr></thead>\n<tbody>\n",
+      Escape(job), Escape(job));
+  bool first = true;
+  for (const json& other : incidents) {
+    const auto opened = other.find("opened_ms");
+    const std::string when =
+        opened != other.end() && opened->is_number_integer()
+            ? FormatUtc(std::chrono::system_clock::time_point(
+                            std::chrono::milliseconds(opened->get<std::int64_t>())),
+                        TimeFormat::kIsoMillis)
+            : std::string();
+    const std::string bundle = TextOf(other, "bundle");
+    // A link only where the path could be one here: bundles on a directory every node mounts.
+    const std::string bundle_cell =
+        bundle.empty() ? std::string("not yet")
+        : bundle.starts_with("/")
+            ? fmt::format("<a href=\"file://{}\"><code>{}</code></a>", Href(bundle), Escape(bundle))
+            : "<code>" + Escape(bundle) + "</code>";
+    html += fmt::format(
+        "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}, {}</td><td>{}</td>"
+        "</tr>\n",
+        first ? " class=\"first\"" : "", Escape(when), Escape(TextOf(other, "node")),
+        Escape(TextOf(other, "first_rank")), Escape(TextOf(other, "kind")),
+        Escape(TextOf(other, "summary")), Escape(TextOf(other, "cause")),
+        Escape(TextOf(other, "action")), bundle_cell);
+    first = false;
+  }
+  return html + "</tbody>\n</table>\n</section>\n";
+}
+
 }  // namespace
 
 std::string ReportHtml(const json& manifest, const std::vector<DeviceRow>& devices) {
@@ -335,6 +380,7 @@ std::string ReportHtml(const json& manifest, const std::vector<DeviceRow>& devic
       "hang, purple a device error); a suspect's lane is highlighted. Times are UTC.</p>\n";
   html += TimelineSvg(TimelineOf(manifest));
   html += "</section>\n";
+  html += JobSection(manifest);
   html += RanksSection(manifest);
   html += FiringsSection(manifest);
   html += DevicesSection(devices);

@@ -30,8 +30,13 @@ class FakeHttp : public HttpClient {
   };
   void PostJson(const std::string& url, std::string body, Duration /*timeout*/,
                 Done done) override {
+    if (*fail_at_once) {  // as a client that cannot even start a request answers
+      done({0, "cannot start an HTTP request"});
+      return;
+    }
     posts->push_back({url, json::parse(body), std::move(done)});
   }
+  std::shared_ptr<bool> fail_at_once = std::make_shared<bool>(false);
   std::shared_ptr<std::deque<Post>> posts = std::make_shared<std::deque<Post>>();
 };
 
@@ -40,6 +45,7 @@ class AlertOutputTest : public ::testing::Test {
   std::unique_ptr<AlertOutput> MakeOutput(std::vector<std::string> urls = {"http://am:9093"}) {
     auto http = std::make_unique<FakeHttp>();
     posts_ = http->posts;
+    fail_at_once_ = http->fail_at_once;
     auto output =
         std::make_unique<AlertOutput>(env_, store(), std::move(http),
                                       [this](const std::string& id) { return open_.contains(id); });
@@ -73,6 +79,7 @@ class AlertOutputTest : public ::testing::Test {
   config::AlertmanagerConfig config_;
   std::set<std::string> open_;
   std::shared_ptr<std::deque<FakeHttp::Post>> posts_;
+  std::shared_ptr<bool> fail_at_once_;
 };
 
 TEST_F(AlertOutputTest, AnIncidentIsPostedAtOnceAgainWhileOpenAndEndedWhenResolved) {
@@ -174,6 +181,39 @@ TEST_F(AlertOutputTest, EveryAlertmanagerGetsEveryEnd) {
   EXPECT_EQ(posts_->front().url, "http://am-1:9093/api/v2/alerts");
   Answer(200);
   EXPECT_EQ(output->state().ends_unsent, 0u);
+}
+
+TEST_F(AlertOutputTest, AReloadWhilePostsRunSendsEveryEndToTheNewInstances) {
+  auto output = MakeOutput({"http://am-0:9093", "http://am-1:9093"});
+  output->Open(AlertFor("a"));
+  Answer(200);
+  Answer(200);
+  open_.erase("a");
+  output->Resolve("a", env_.WallNow());
+  ASSERT_EQ(posts_->size(), 2u);
+  config_.urls = {"http://am-2:9093"};  // the operator drops both while their posts run
+  output->Configure(config_);
+  EXPECT_EQ(posts_->size(), 2u);  // one POST at a time: the new one waits
+  Answer(200);
+  Answer(0, "Connection timed out");  // index 1: no instance of that index any more
+  ASSERT_EQ(posts_->size(), 1u);
+  const FakeHttp::Post post = Answer(200);
+  EXPECT_EQ(post.url, "http://am-2:9093/api/v2/alerts");
+  ASSERT_EQ(post.body.size(), 1u);  // the end, owed to the new instance too
+  EXPECT_EQ(output->state().ends_unsent, 0u);
+  EXPECT_EQ(output->state().error, "");
+}
+
+TEST_F(AlertOutputTest, APostThatFailsAtOnceIsRetriedAfterTheBackoffNotTheResend) {
+  auto output = MakeOutput();
+  *fail_at_once_ = true;
+  output->Open(AlertFor("a"));
+  EXPECT_EQ(output->state().posts_failed, 1u);
+  *fail_at_once_ = false;
+  env_.Advance(seconds(2));
+  ASSERT_EQ(posts_->size(), 1u);
+  Answer(200);
+  EXPECT_EQ(output->state().error, "");
 }
 
 TEST_F(AlertOutputTest, AtMostKMaxAlertsAreKeptTheOldestEndedGoFirst) {

@@ -165,6 +165,16 @@ TEST_F(PeerWatcherTest, RecordsOfAJobAlreadyCapturedForAreListedButNotRead) {
   EXPECT_EQ(watcher->state().reads, 1u);
 }
 
+TEST_F(PeerWatcherTest, ARecordIsSeenByItsFileNameWhateverItSays) {
+  auto watcher = Watcher({"job"});
+  Publish("job", "gpu-9", "x", NowMs());
+  fs::rename(Shared() + "/jobs/job/x@gpu-9.json", Shared() + "/jobs/job/x@renamed.json");
+  env_.Advance(milliseconds(2000));
+  env_.Advance(milliseconds(2000));
+  EXPECT_EQ(found_.size(), 1u);
+  EXPECT_EQ(watcher->state().reads, 1u);
+}
+
 TEST_F(PeerWatcherTest, NoJobHereListsNothing) {
   auto watcher = Watcher({});
   env_.Advance(milliseconds(10000));

@@ -259,6 +259,18 @@ TEST_F(ClusterTest, APeerNodeCapturesItsRanksWhenAnotherNodesRankFails) {
   const Json shared = daemon_->Status(state())["shared"];
   EXPECT_EQ(shared["peer_captures"], 1) << shared.dump(1);
   EXPECT_EQ(shared["watched_jobs"], Json::array({run_id})) << shared.dump(1);
+  // The peer bundle's report shows the job on every node, node1's incident first.
+  const RunResult report =
+      RunBinary({TrainwatchBinary(), "report", bundle["bundle"], "--out", "-"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const std::size_t job_section = report.out.find("<section id=\"job\">");
+  ASSERT_NE(job_section, std::string::npos) << report.out;
+  EXPECT_NE(report.out.find("<tr class=\"first\"><td>", job_section), std::string::npos);
+  EXPECT_NE(report.out.find("</td><td>node1</td><td>3</td><td>crash</td>", job_section),
+            std::string::npos)
+      << report.out.substr(job_section, 2000);
+  EXPECT_NE(report.out.find("<p id=\"peer\">Captured because node <strong>node1</strong>"),
+            std::string::npos);
   // The merged view names node1 and rank 3 first; node0's peer capture is not published.
   const RunResult merged =
       RunBinary({TrainwatchBinary(), "job", run_id, "--shared-dir", Dir("shared")});

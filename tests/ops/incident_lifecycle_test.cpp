@@ -126,9 +126,11 @@ TEST(IncidentLifecycle, AHangALineToldOfIsNotResolvedByTheLinesThatFollowIt) {
 
 TEST(IncidentLifecycle, ACrashIsNotResolvedByTheOtherRanksBarsButByARestart) {
   IncidentLifecycle lifecycle;
-  lifecycle.Open(IncidentOf("crash-1", rules::RuleKind::kCrash,
-                            {FiringOf("python.traceback", "/logs/train.log", {100, 101})}),
-                 kStart);
+  detect::Incident crash =
+      IncidentOf("crash-1", rules::RuleKind::kCrash,
+                 {FiringOf("python.traceback", "/logs/train.log", {100, 101})});
+  crash.job.id = "llama-7";
+  lifecycle.Open(crash, kStart);
   Stream stream;
   stream.bar = BarAt(50);
   stream.last_advance = kStart + seconds(3);  // rank 1 goes on until the watchdog
@@ -148,6 +150,7 @@ TEST(IncidentLifecycle, ACrashIsNotResolvedByTheOtherRanksBarsButByARestart) {
   EXPECT_EQ(resolved[0].why,
             "the job restarted: /logs/train.log is written by pid 200 (python3), none of the "
             "processes that wrote it when the incident opened");
+  EXPECT_EQ(resolved[0].job_id, "llama-7");  // its peers' next failure is a new one
 }
 
 TEST(IncidentLifecycle, ARestartIntoANewLogOfTheSameSourceResolvesButAnOldLogDoesNot) {
@@ -264,9 +267,13 @@ TEST(IncidentHistory, OpenIncidentsComeBackAndAResolvedOnesCooldownEnds) {
   crash.opened = kWall + seconds(5);
   detect::Incident manual = IncidentOf("manual-9", rules::RuleKind::kCrash, {});
   manual.reason = "by hand";
-  const Resolution resolved{
-      "hang-9", ResolvedBy::kProgress, "progress resumed", kWall + seconds(60),
-      kWall,    {"progress.stall"}};
+  const Resolution resolved{"hang-9",
+                            ResolvedBy::kProgress,
+                            "progress resumed",
+                            kWall + seconds(60),
+                            kWall,
+                            {"progress.stall"},
+                            ""};
   const std::string log = detect::IncidentJson(hang) + "\n" + detect::IncidentJson(crash) + "\n" +
                           detect::IncidentJson(manual) + "\n" + ResolutionJson(resolved) + "\n";
 
@@ -287,7 +294,7 @@ TEST(IncidentHistory, OpenIncidentsComeBackAndAResolvedOnesCooldownEnds) {
 
 TEST(IncidentLog, TheResolutionRecordSaysHowWhyAndForHowLong) {
   const Resolution resolved{
-      "hang-9", ResolvedBy::kRestart, "the job restarted", kWall + seconds(90), kWall, {}};
+      "hang-9", ResolvedBy::kRestart, "the job restarted", kWall + seconds(90), kWall, {}, ""};
   EXPECT_EQ(ResolutionJson(resolved),
             R"({"resolved":"hang-9","how":"restart","why":"the job restarted",)"
             R"("at":"2025-11-25T09:13:30.000Z","at_ms":1764062010000,"open_seconds":90.0})");
