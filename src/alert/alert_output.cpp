@@ -11,11 +11,11 @@
 
 namespace trainwatch::alert {
 
-AlertOutput::AlertOutput(Env& env, std::string store_path, std::unique_ptr<HttpClient> http,
+AlertOutput::AlertOutput(Env& env, std::string store_path, MakeClient make_client,
                          StillOpen still_open)
     : env_(env),
       store_path_(std::move(store_path)),
-      http_(std::move(http)),
+      make_client_(std::move(make_client)),
       still_open_(std::move(still_open)),
       timer_(env.NewTimer([this] { Send(); })) {}
 
@@ -40,6 +40,9 @@ void AlertOutput::Configure(const config::AlertmanagerConfig& config) {
   ++generation_;  // the URLs' indices may mean other instances now
   if (!enabled() || stopped_) {
     return;
+  }
+  if (!http_ && make_client_) {
+    http_ = make_client_();
   }
   if (!loaded_) {
     loaded_ = true;

@@ -43,9 +43,11 @@ class AlertOutput {
   static constexpr std::chrono::seconds kMaxRetry{60};
   // Whether the incident of that id is still open (the lifecycle's word).
   using StillOpen = std::function<bool(const std::string& incident_id)>;
+  // Makes the HTTP client, at the first Configure with URLs: a daemon that posts no alerts
+  // never initialises libcurl and its TLS libraries (megabytes of memory). Null: none.
+  using MakeClient = std::function<std::unique_ptr<HttpClient>()>;
 
-  AlertOutput(Env& env, std::string store_path, std::unique_ptr<HttpClient> http,
-              StillOpen still_open);
+  AlertOutput(Env& env, std::string store_path, MakeClient make_client, StillOpen still_open);
   ~AlertOutput();
   AlertOutput(const AlertOutput&) = delete;
   AlertOutput& operator=(const AlertOutput&) = delete;
@@ -77,6 +79,7 @@ class AlertOutput {
 
   Env& env_;
   std::string store_path_;
+  MakeClient make_client_;
   std::unique_ptr<HttpClient> http_;
   StillOpen still_open_;
   config::AlertmanagerConfig config_;

@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -10,6 +9,7 @@ namespace trainwatch::alert {
 
 // One POST: what curl reads from and writes to must live as long as the transfer.
 struct CurlHttpClient::Transfer {
+  const CurlLibrary* curl = nullptr;
   CURL* easy = nullptr;
   curl_slist* headers = nullptr;
   std::string body;
@@ -17,8 +17,8 @@ struct CurlHttpClient::Transfer {
   char error[CURL_ERROR_SIZE] = {};
   Done done;
   ~Transfer() {
-    curl_easy_cleanup(easy);
-    curl_slist_free_all(headers);
+    curl->easy_cleanup(easy);
+    curl->slist_free_all(headers);
   }
 };
 
@@ -44,56 +44,69 @@ std::size_t KeepResponse(char* data, std::size_t size, std::size_t count, void* 
 }  // namespace
 
 CurlHttpClient::CurlHttpClient(uv_loop_t* loop) : loop_(loop) {
-  static std::once_flag global;
-  std::call_once(global, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  multi_ = curl_multi_init();
+  Result<const CurlLibrary*> loaded = LoadCurl();
+  if (!loaded) {
+    unavailable_ = loaded.error().message;
+    spdlog::error("alerts: {}; no alert can be posted", unavailable_);
+    return;
+  }
+  curl_ = *loaded;
+  multi_ = curl_->multi_init();
   int status = 0;
   timer_ = UvHandle<uv_timer_t>::Make(loop_, status, uv_timer_init);
   if (timer_) {
     timer_->data = this;
   }
-  curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlHttpClient::OnSocket);
-  curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
-  curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &CurlHttpClient::OnTimeout);
-  curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
+  curl_->multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlHttpClient::OnSocket);
+  curl_->multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
+  curl_->multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &CurlHttpClient::OnTimeout);
+  curl_->multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
 }
 
 CurlHttpClient::~CurlHttpClient() {
   *alive_ = false;
+  if (curl_ == nullptr) {
+    return;  // never started
+  }
   for (auto& [easy, transfer] : transfers_) {
-    curl_multi_remove_handle(multi_, easy);
+    curl_->multi_remove_handle(multi_, easy);
   }
   transfers_.clear();
-  curl_multi_cleanup(multi_);  // may still tell OnSocket to stop watching: sockets_ is alive
-  sockets_.clear();            // their handles closed; freed by the loop
+  curl_->multi_cleanup(multi_);  // may still tell OnSocket to stop watching: sockets_ is alive
+  sockets_.clear();              // their handles closed; freed by the loop
 }
 
 void CurlHttpClient::PostJson(const std::string& url, std::string body, Duration timeout,
                               Done done) {
+  if (curl_ == nullptr) {
+    done({0, unavailable_});
+    return;
+  }
   auto transfer = std::make_unique<Transfer>();
-  transfer->easy = curl_easy_init();
+  transfer->curl = curl_;
+  transfer->easy = curl_->easy_init();
   transfer->body = std::move(body);
   transfer->done = std::move(done);
-  transfer->headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  transfer->headers = curl_->slist_append(nullptr, "Content-Type: application/json");
   CURL* easy = transfer->easy;
   if (easy == nullptr || transfer->headers == nullptr || !timer_) {
     transfer->done({0, "cannot start an HTTP request (out of memory)"});
     return;
   }
-  curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, transfer->headers);
-  curl_easy_setopt(easy, CURLOPT_POSTFIELDS, transfer->body.data());
-  curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
-                   static_cast<curl_off_t>(transfer->body.size()));
-  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM for name lookups
-  curl_easy_setopt(easy, CURLOPT_USERAGENT, "trainwatch/" TRAINWATCH_VERSION);
-  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, transfer->error);
-  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &KeepResponse);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &transfer->response);
-  if (const CURLMcode added = curl_multi_add_handle(multi_, easy); added != CURLM_OK) {
-    transfer->done({0, curl_multi_strerror(added)});
+  curl_->easy_setopt(easy, CURLOPT_URL, url.c_str());
+  curl_->easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_->easy_setopt(easy, CURLOPT_HTTPHEADER, transfer->headers);
+  curl_->easy_setopt(easy, CURLOPT_POSTFIELDS, transfer->body.data());
+  curl_->easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(transfer->body.size()));
+  curl_->easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  curl_->easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM for name lookups
+  curl_->easy_setopt(easy, CURLOPT_USERAGENT, "trainwatch/" TRAINWATCH_VERSION);
+  curl_->easy_setopt(easy, CURLOPT_ERRORBUFFER, transfer->error);
+  curl_->easy_setopt(easy, CURLOPT_WRITEFUNCTION, &KeepResponse);
+  curl_->easy_setopt(easy, CURLOPT_WRITEDATA, &transfer->response);
+  if (const CURLMcode added = curl_->multi_add_handle(multi_, easy); added != CURLM_OK) {
+    transfer->done({0, curl_->multi_strerror(added)});
     return;
   }
   transfers_.emplace(easy, std::move(transfer));
@@ -188,7 +201,7 @@ int CurlHttpClient::OnTimeout(CURLM* /*multi*/, long timeout_ms, void* client) {
 
 void CurlHttpClient::Act(curl_socket_t fd, int events) {
   int running = 0;
-  curl_multi_socket_action(multi_, fd, events, &running);
+  curl_->multi_socket_action(multi_, fd, events, &running);
   FinishDone();
 }
 
@@ -196,7 +209,7 @@ void CurlHttpClient::FinishDone() {
   // Collected first: a callback may start the next request.
   std::vector<std::pair<std::unique_ptr<Transfer>, HttpResult>> finished;
   int left = 0;
-  while (CURLMsg* message = curl_multi_info_read(multi_, &left)) {
+  while (CURLMsg* message = curl_->multi_info_read(multi_, &left)) {
     if (message->msg != CURLMSG_DONE) {
       continue;
     }
@@ -207,15 +220,15 @@ void CurlHttpClient::FinishDone() {
     std::unique_ptr<Transfer> transfer = std::move(it->second);
     transfers_.erase(it);
     HttpResult result;
-    curl_easy_getinfo(transfer->easy, CURLINFO_RESPONSE_CODE, &result.status);
+    curl_->easy_getinfo(transfer->easy, CURLINFO_RESPONSE_CODE, &result.status);
     const CURLcode code = message->data.result;
     if (code != CURLE_OK) {
-      result.error = transfer->error[0] != '\0' ? transfer->error : curl_easy_strerror(code);
+      result.error = transfer->error[0] != '\0' ? transfer->error : curl_->easy_strerror(code);
     } else if (result.status < 200 || result.status > 299) {
       result.error = "HTTP " + std::to_string(result.status) +
                      (transfer->response.empty() ? "" : ": " + transfer->response);
     }
-    curl_multi_remove_handle(multi_, transfer->easy);
+    curl_->multi_remove_handle(multi_, transfer->easy);
     finished.emplace_back(std::move(transfer), std::move(result));
   }
   const std::shared_ptr<bool> alive = alive_;

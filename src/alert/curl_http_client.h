@@ -1,4 +1,5 @@
-// CurlHttpClient: HTTP through libcurl's multi interface on the daemon's libuv loop, as
+// CurlHttpClient: HTTP through libcurl's multi interface (loaded at run time:
+// alert/curl_library.h) on the daemon's libuv loop, as
 // libcurl documents it (its multi-uv example): curl says which sockets to watch
 // (CURLMOPT_SOCKETFUNCTION, a uv_poll_t each) and when to time out (CURLMOPT_TIMERFUNCTION,
 // one uv_timer_t); libuv says when they are ready (curl_multi_socket_action). Transfers in
@@ -14,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "alert/curl_library.h"
 #include "alert/http_client.h"
 #include "core/uv_handle.h"
 
@@ -39,6 +41,8 @@ class CurlHttpClient : public HttpClient {
   void FinishDone();
 
   uv_loop_t* loop_;
+  const CurlLibrary* curl_ = nullptr;  // null: libcurl could not be loaded
+  std::string unavailable_;            // why not
   CURLM* multi_ = nullptr;
   UvHandle<uv_timer_t> timer_;
   std::map<CURL*, std::unique_ptr<Transfer>> transfers_;

@@ -37,8 +37,7 @@ IncidentFlow::IncidentFlow(Env& env, const std::string& incidents_file, Hooks ho
       env, (std::filesystem::path(incidents_file).parent_path() / "outbox").string());
   alerts_ = std::make_unique<alert::AlertOutput>(
       env, (std::filesystem::path(incidents_file).parent_path() / "alerts.json").string(),
-      wiring_.make_http_client ? wiring_.make_http_client() : nullptr,
-      [this](const std::string& id) { return lifecycle_.IsOpen(id); });
+      wiring_.make_http_client, [this](const std::string& id) { return lifecycle_.IsOpen(id); });
   watcher_ = std::make_unique<cluster::PeerWatcher>(
       env, [this] { return JobsHere(); },
       [this](const std::vector<cluster::PeerWatcher::Found>& found) { OnPeerRecords(found); },

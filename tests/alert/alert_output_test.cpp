@@ -46,9 +46,10 @@ class AlertOutputTest : public ::testing::Test {
     auto http = std::make_unique<FakeHttp>();
     posts_ = http->posts;
     fail_at_once_ = http->fail_at_once;
-    auto output =
-        std::make_unique<AlertOutput>(env_, store(), std::move(http),
-                                      [this](const std::string& id) { return open_.contains(id); });
+    auto client = std::make_shared<std::unique_ptr<HttpClient>>(std::move(http));
+    auto output = std::make_unique<AlertOutput>(
+        env_, store(), [client] { return std::move(*client); },
+        [this](const std::string& id) { return open_.contains(id); });
     config_.urls = std::move(urls);
     config_.resend = seconds(60);
     output->Configure(config_);

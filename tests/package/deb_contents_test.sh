@@ -14,7 +14,7 @@ make_work_dir
 dpkg-deb -I "$deb"
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
-for library in libuv1 libre2-9 libyaml-cpp0.7 libarchive13 libsystemd0 libc6 libstdc++6; do
+for library in libuv1 libre2-9 libyaml-cpp0.7 libarchive13 libsystemd0 libc6 libstdc++6 libcurl4; do
   [[ ", $depends," == *", $library "* || ", $depends," == *", $library,"* ]] ||
     fail "Depends lacks $library"
 done
