@@ -20,8 +20,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # trainwatch_0.1.0_amd64.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# libcurl is loaded at run time (src/alert/curl_library.h), so dpkg-shlibdeps does not see it.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.85.0)")
+# libcurl and libarchive are loaded at run time (src/alert/curl_library.h,
+# src/bundle/archive_library.h), so dpkg-shlibdeps does not see them.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.85.0), libarchive13 (>= 3.6.2)")
 # zstd opens bundles (tar --zstd); procps and pciutils are the ps and lspci collectors.
 # gdb with python3.11-dbg (py-bt) and elfutils (eu-stack): the ranks' stacks at a hang.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "zstd, procps, gdb, python3.11-dbg, elfutils")

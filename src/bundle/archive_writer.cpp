@@ -2,13 +2,12 @@
 // path, a write callback that keeps errno, and members held to their announced size.
 #include "bundle/archive_writer.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 
+#include "bundle/archive_library.h"
 #include "bundle/errno_text.h"
 
 namespace trainwatch::bundle {
@@ -19,7 +18,8 @@ namespace {
 constexpr std::size_t kPadBlock = std::size_t{1} << 20;
 
 struct EntryFree {
-  void operator()(struct archive_entry* e) const { archive_entry_free(e); }
+  const ArchiveLibrary* api;
+  void operator()(struct archive_entry* e) const { api->entry_free(e); }
 };
 
 }  // namespace
@@ -29,7 +29,7 @@ bool ArchiveMember::Write(std::string_view data) {
   cut_ = cut_ || data.size() > room;
   data = data.substr(0, static_cast<std::size_t>(std::min<std::uint64_t>(room, data.size())));
   while (!data.empty()) {
-    const la_ssize_t n = archive_write_data(archive_, data.data(), data.size());
+    const la_ssize_t n = api_->write_data(archive_, data.data(), data.size());
     if (n <= 0) {
       return false;
     }
@@ -54,7 +54,7 @@ bool ArchiveMember::Pad() {
 }
 
 void ArchiveWriter::ArchiveFree::operator()(struct archive* archive) const {
-  archive_write_free(archive);
+  api->write_free(archive);
 }
 
 bool ArchiveWriter::Output::WriteAll(const void* buffer, std::size_t length) {
@@ -76,25 +76,37 @@ bool ArchiveWriter::Output::WriteAll(const void* buffer, std::size_t length) {
   return true;
 }
 
-ArchiveWriter::ArchiveWriter(int fd) : archive_(archive_write_new()) { output_.fd = fd; }
+ArchiveWriter::ArchiveWriter(int fd) {
+  output_.fd = fd;
+  Result<const ArchiveLibrary*> loaded = LoadArchive();
+  if (!loaded) {
+    unavailable_ = loaded.error().message;
+    return;
+  }
+  api_ = *loaded;
+  archive_ = std::unique_ptr<struct archive, ArchiveFree>(api_->write_new(), ArchiveFree{api_});
+}
 
 ArchiveWriter::~ArchiveWriter() = default;
 
 bool ArchiveWriter::SetUp(int level, int threads) {
+  if (!archive_) {
+    return false;  // ErrorText says why
+  }
   struct archive* a = archive_.get();
-  if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
-      archive_write_add_filter_zstd(a) != ARCHIVE_OK ||
-      archive_write_set_filter_option(a, "zstd", "compression-level",
-                                      std::to_string(level).c_str()) != ARCHIVE_OK) {
+  if (api_->write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+      api_->write_add_filter_zstd(a) != ARCHIVE_OK ||
+      api_->write_set_filter_option(a, "zstd", "compression-level",
+                                    std::to_string(level).c_str()) != ARCHIVE_OK) {
     return false;
   }
   if (threads > 1) {
     // libarchive 3.6+ built with libzstd knows "threads"; elsewhere this fails and we use one.
-    archive_write_set_filter_option(a, "zstd", "threads", std::to_string(threads).c_str());
+    api_->write_set_filter_option(a, "zstd", "threads", std::to_string(threads).c_str());
   }
   // No blocking: the compressed stream goes to the file as zstd emits it, with no zero padding
   // after the last frame.
-  archive_write_set_bytes_per_block(a, 0);
+  api_->write_set_bytes_per_block(a, 0);
   return true;
 }
 
@@ -105,33 +117,36 @@ bool ArchiveWriter::Open() {
     return static_cast<Output*>(data)->WriteAll(buffer, length) ? static_cast<la_ssize_t>(length)
                                                                 : -1;
   };
-  return archive_write_open2(archive_.get(), &output_, nullptr, write, nullptr, nullptr) ==
+  return api_->write_open2(archive_.get(), &output_, nullptr, write, nullptr, nullptr) ==
          ARCHIVE_OK;
 }
 
 std::optional<ArchiveMember> ArchiveWriter::AddMember(const std::string& path, std::uint64_t size,
                                                       std::time_t mtime) {
-  std::unique_ptr<struct archive_entry, EntryFree> entry(archive_entry_new());
-  archive_entry_set_pathname_utf8(entry.get(), path.c_str());
-  archive_entry_set_filetype(entry.get(), AE_IFREG);
-  archive_entry_set_perm(entry.get(), 0600);
-  archive_entry_set_size(entry.get(), static_cast<la_int64_t>(size));
-  archive_entry_set_mtime(entry.get(), mtime, 0);
-  archive_entry_set_uid(entry.get(), ::getuid());
-  archive_entry_set_gid(entry.get(), ::getgid());
-  if (archive_write_header(archive_.get(), entry.get()) < ARCHIVE_WARN) {
+  std::unique_ptr<struct archive_entry, EntryFree> entry(api_->entry_new(), EntryFree{api_});
+  api_->entry_set_pathname_utf8(entry.get(), path.c_str());
+  api_->entry_set_filetype(entry.get(), AE_IFREG);
+  api_->entry_set_perm(entry.get(), 0600);
+  api_->entry_set_size(entry.get(), static_cast<la_int64_t>(size));
+  api_->entry_set_mtime(entry.get(), mtime, 0);
+  api_->entry_set_uid(entry.get(), ::getuid());
+  api_->entry_set_gid(entry.get(), ::getgid());
+  if (api_->write_header(archive_.get(), entry.get()) < ARCHIVE_WARN) {
     return std::nullopt;
   }
-  return ArchiveMember(archive_.get(), size);
+  return ArchiveMember(api_, archive_.get(), size);
 }
 
-bool ArchiveWriter::Close() { return archive_write_close(archive_.get()) == ARCHIVE_OK; }
+bool ArchiveWriter::Close() { return api_->write_close(archive_.get()) == ARCHIVE_OK; }
 
 std::string ArchiveWriter::ErrorText() const {
+  if (!archive_) {
+    return unavailable_;
+  }
   if (output_.error != 0) {
     return ErrnoText(output_.error);
   }
-  const char* message = archive_error_string(archive_.get());
+  const char* message = api_->error_string(archive_.get());
   return message != nullptr ? message : ErrnoText(errno);
 }
 

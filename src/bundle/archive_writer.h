@@ -16,12 +16,15 @@ struct archive;
 
 namespace trainwatch::bundle {
 
+struct ArchiveLibrary;  // bundle/archive_library.h
+
 // One member's data: never more than the size announced in its header, and padded with
 // newlines up to it, so a file that changed between the bundle writer's two passes can never
 // corrupt the archive. REQUIRES: used only until the next AddMember or Close of its writer.
 class ArchiveMember {
  public:
-  ArchiveMember(struct archive* archive, std::uint64_t size) : archive_(archive), size_(size) {}
+  ArchiveMember(const ArchiveLibrary* api, struct archive* archive, std::uint64_t size)
+      : api_(api), archive_(archive), size_(size) {}
   // Writes what fits in the announced size. False when the archive refused data (the output
   // failed), never because `data` was too long.
   bool Write(std::string_view data);
@@ -32,6 +35,7 @@ class ArchiveMember {
   bool Pad();
 
  private:
+  const ArchiveLibrary* api_;
   struct archive* archive_;
   std::uint64_t size_;
   std::uint64_t written_ = 0;
@@ -49,7 +53,8 @@ class ArchiveWriter {
   ~ArchiveWriter();
 
   // pax tar through zstd at `level`; `threads` > 1 asks zstd for workers where libarchive can
-  // (silently one elsewhere). False, with ErrorText(), on a level zstd refuses.
+  // (silently one elsewhere). False, with ErrorText(), on a level zstd refuses, or when
+  // libarchive cannot be loaded.
   bool SetUp(int level, int threads);
   bool Open();
   // Starts a regular member (mode 0600, our uid and gid) announced as `size` bytes; its data
@@ -73,9 +78,13 @@ class ArchiveWriter {
     bool WriteAll(const void* buffer, std::size_t length);
   };
   struct ArchiveFree {
+    const ArchiveLibrary* api;  // no initializer here: it would keep unique_ptr's default
+                                // constructor out until the enclosing class is complete
     void operator()(struct archive* archive) const;
   };
 
+  const ArchiveLibrary* api_ = nullptr;  // null: libarchive could not be loaded
+  std::string unavailable_;              // why not
   Output output_;
   std::unique_ptr<struct archive, ArchiveFree> archive_;
 };
