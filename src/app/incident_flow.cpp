@@ -41,7 +41,7 @@ IncidentFlow::IncidentFlow(Env& env, const std::string& incidents_file, Hooks ho
   watcher_ = std::make_unique<cluster::PeerWatcher>(
       env, [this] { return JobsHere(); },
       [this](const std::vector<cluster::PeerWatcher::Found>& found) { OnPeerRecords(found); },
-      [this](const std::string& job) { return !CapturedFor(job); });
+      [this](const std::string& job) { return !jobs_.CapturedAgo(job, env_.SteadyNow()); });
   hook_runner_.OnIdle([this] { wiring_.settled(); });
 }
 
@@ -57,7 +57,7 @@ ops::IncidentHistory IncidentFlow::LoadHistory() {
     builder_.RestoreCooldown(rule, env_.SteadyNow() - (wall_now - opened));
   }
   for (const auto& [job, opened] : history->job_last_captured) {
-    job_last_captured_[job] = env_.SteadyNow() - (wall_now - opened);
+    jobs_.Captured(job, env_.SteadyNow() - (wall_now - opened));
   }
   for (ops::OpenIncident& open : history->open) {
     open.opened = env_.SteadyNow();  // what happened while the daemon was away is not known
@@ -198,10 +198,7 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
   }
   if (!incident.job.id.empty() && incident.reason.empty() &&
       (incident.kind != rules::RuleKind::kWarning || incident.peer)) {
-    std::erase_if(job_last_captured_, [this](const auto& entry) {
-      return env_.SteadyNow() - entry.second >= config_.incident.cooldown;
-    });
-    job_last_captured_[incident.job.id] = env_.SteadyNow();
+    jobs_.Captured(incident.job.id, env_.SteadyNow());
   }
   if (Status written = log_.Append(incident); !written) {
     // The incident still counts; the next one may find space again.
@@ -291,22 +288,8 @@ void IncidentFlow::PublishBundle(const capture::CaptureOutcome& outcome) {
   QueueRecord(record);
 }
 
-void IncidentFlow::RememberRecord(const cluster::PeerRecord& record) {
-  if (!job_records_.contains(record.job_id) && job_records_.size() >= kMaxJobs) {
-    job_records_.erase(job_records_.begin());  // an arbitrary old job: a bound, not a policy
-  }
-  std::map<std::string, cluster::PeerRecord>& records = job_records_[record.job_id];
-  records[cluster::PeerFileName(record.incident_id, record.node)] = record;
-  while (records.size() > kMaxJobRecords) {
-    auto oldest = std::min_element(
-        records.begin(), records.end(),
-        [](const auto& a, const auto& b) { return a.second.opened_ms < b.second.opened_ms; });
-    records.erase(oldest);
-  }
-}
-
 bool IncidentFlow::QueueRecord(cluster::PeerRecord& record) {
-  RememberRecord(record);
+  jobs_.Remember(record);
   record.published_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(env_.WallNow().time_since_epoch())
           .count();
@@ -356,21 +339,15 @@ std::vector<std::string> IncidentFlow::JobsHere() {
   return jobs;
 }
 
-bool IncidentFlow::CapturedFor(const std::string& job) const {
-  const auto last = job_last_captured_.find(job);
-  return last != job_last_captured_.end() &&
-         env_.SteadyNow() - last->second < config_.incident.cooldown;
-}
-
 std::string IncidentFlow::NoPeerCaptureBecause(const cluster::PeerRecord& record) const {
   if (!config_.cluster.peer_capture) {
     return "cluster.peer_capture is off";
   }
-  if (const auto last = job_last_captured_.find(record.job_id); CapturedFor(record.job_id)) {
+  if (const std::optional<Duration> ago = jobs_.CapturedAgo(record.job_id, env_.SteadyNow())) {
     // One capture per job failure: the first node's, or the peer capture for it already made.
-    return fmt::format(
-        "this node captured for job {} {} s ago (within the cooldown)", record.job_id,
-        std::chrono::duration_cast<std::chrono::seconds>(env_.SteadyNow() - last->second).count());
+    return fmt::format("this node captured for job {} {} s ago (within the cooldown)",
+                       record.job_id,
+                       std::chrono::duration_cast<std::chrono::seconds>(*ago).count());
   }
   return {};
 }
@@ -378,7 +355,7 @@ std::string IncidentFlow::NoPeerCaptureBecause(const cluster::PeerRecord& record
 void IncidentFlow::OnPeerRecords(const std::vector<cluster::PeerWatcher::Found>& found) {
   for (const cluster::PeerWatcher::Found& each : found) {
     const cluster::PeerRecord& record = each.record;
-    RememberRecord(record);
+    jobs_.Remember(record);
     if (!each.fresh) {
       spdlog::info(
           "node {} of job {}: incident {} opened more than {} min ago (on its clock): old, no "
@@ -411,7 +388,6 @@ void IncidentFlow::OnPeerRecords(const std::vector<cluster::PeerWatcher::Found>&
                           record.kind,   record.summary,    record.cause,
                           record.action, record.first_rank, record.opened_ms};
     detect::Incident incident = builder_.Peer(std::move(link), env_.WallNow());
-    ++peer_captures_;
     Write(incident, {}, nullptr);
   }
 }
@@ -439,7 +415,7 @@ void IncidentFlow::Record(const ops::Resolution& resolution) {
   // peer's failure of the job after it is a new one to capture for.
   builder_.EndCooldown(resolution.rules);
   if (!resolution.job_id.empty()) {
-    job_last_captured_.erase(resolution.job_id);
+    jobs_.Resolved(resolution.job_id);
   }
   ++counters_.resolved_by_how[std::string(ops::ResolvedByName(resolution.by))];
   const auto open_for = std::chrono::duration_cast<std::chrono::seconds>(
@@ -471,16 +447,7 @@ void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions
   }
   capture::CaptureRequest request;
   request.incident = incident;
-  if (const auto records = job_records_.find(incident.job.id);
-      !incident.job.id.empty() && records != job_records_.end()) {
-    for (const auto& [name, record] : records->second) {
-      request.job_incidents.push_back({record.node, record.incident_id, record.kind, record.summary,
-                                       record.cause, record.action, record.opened_ms,
-                                       record.first_rank, record.bundle});
-    }
-    std::sort(request.job_incidents.begin(), request.job_incidents.end(),
-              [](const auto& a, const auto& b) { return a.opened_ms < b.opened_ms; });
-  }
+  request.job_incidents = jobs_.RecordsOf(incident.job.id);
   request.reason = incident.reason;
   request.container = options.container;
   request.extra_logs = options.extra_logs;
@@ -596,15 +563,18 @@ void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
   if (!config_.cluster.shared_dir.empty()) {
     const cluster::PublisherState& state = publisher_->state();
     const cluster::WatcherState& watch = watcher_->state();
-    snapshot.shared = ops::DaemonSnapshot::Shared{config_.cluster.shared_dir,
-                                                  state.published,
-                                                  state.pending,
-                                                  state.error,
-                                                  watch.jobs,
-                                                  watch.listings,
-                                                  watch.records,
-                                                  peer_captures_,
-                                                  watch.error};
+    // Peer captures are the incidents of kind "peer": counted there, not twice.
+    const auto peers = counters_.incidents_by_kind.find("peer");
+    snapshot.shared =
+        ops::DaemonSnapshot::Shared{config_.cluster.shared_dir,
+                                    state.published,
+                                    state.pending,
+                                    state.error,
+                                    watch.jobs,
+                                    watch.listings,
+                                    watch.records,
+                                    peers == counters_.incidents_by_kind.end() ? 0 : peers->second,
+                                    watch.error};
   }
   if (alerts_->enabled()) {
     const alert::AlertOutputState& state = alerts_->state();

@@ -15,6 +15,7 @@
 #include "alert/http_client.h"
 #include "capture/capturer.h"
 #include "capture/job_identity.h"
+#include "cluster/job_book.h"
 #include "cluster/peer_record.h"
 #include "cluster/peer_watcher.h"
 #include "cluster/shared_publisher.h"
@@ -125,16 +126,12 @@ class IncidentFlow {
   void PublishBundle(const capture::CaptureOutcome& outcome);
   // Stamps the record and queues it; false (logged) when the outbox cannot take it.
   bool QueueRecord(cluster::PeerRecord& record);
-  // Keeps a record this node published or read, for the report's view of its job.
-  void RememberRecord(const cluster::PeerRecord& record);
   // The ids of the jobs whose processes write the watched streams (or the configured one):
   // whose directories the PeerWatcher lists. While a writer names no job, asks for the
   // writers again, backing off.
   std::vector<std::string> JobsHere();
   // Other nodes' new records: a peer incident for the first fresh one of a job failure.
   void OnPeerRecords(const std::vector<cluster::PeerWatcher::Found>& found);
-  // Whether this node opened an incident of `job` that captured its ranks within the cooldown.
-  bool CapturedFor(const std::string& job) const;
   // Why no peer incident is opened for `record` now; empty: one is.
   std::string NoPeerCaptureBecause(const cluster::PeerRecord& record) const;
 
@@ -150,14 +147,7 @@ class IncidentFlow {
   std::map<std::string, cluster::PeerRecord> awaiting_bundle_;  // published, capture running
   std::unique_ptr<cluster::PeerWatcher> watcher_;
   std::unique_ptr<alert::AlertOutput> alerts_;
-  // By job id: the records this node published or read (the last kMaxJobRecords of each, of
-  // at most kMaxJobs jobs), for the report's view of the job.
-  static constexpr std::size_t kMaxJobRecords = 64;
-  static constexpr std::size_t kMaxJobs = 8;
-  std::map<std::string, std::map<std::string, cluster::PeerRecord>> job_records_;
-  // By job id: when this node last opened an incident of it that captured its ranks.
-  std::map<std::string, SteadyTime> job_last_captured_;
-  std::uint64_t peer_captures_ = 0;
+  cluster::JobBook jobs_;  // captures per job, and the records of each (the report's view)
   // Peers' incidents seen while this node's own incident settled: decided once it is written.
   std::vector<cluster::PeerWatcher::Found> deferred_peers_;
   // Looking for the ranks of a writer that names no job (its launcher): when next, how often.

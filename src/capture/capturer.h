@@ -16,6 +16,7 @@
 
 #include "bundle/bundle_writer.h"
 #include "capture/rank_capture.h"
+#include "cluster/peer_record.h"
 #include "collect/artifact.h"
 #include "collect/command_runner.h"
 #include "collect/redactor.h"
@@ -40,26 +41,14 @@ struct ProgressLane {
   bool complete = false;
 };
 
-// An incident of the same job, on this node or another, as this node knows it (the records on
-// the shared directory it published or read): the report's view of the job.
-struct JobIncident {
-  std::string node;
-  std::string incident_id;
-  std::string kind;
-  std::string summary;
-  std::string cause;
-  std::string action;
-  std::int64_t opened_ms = 0;  // on that node's clock
-  std::optional<int> first_rank;
-  std::string bundle;  // its path on that node, once written
-};
-
 struct CaptureRequest {
   detect::Incident incident;
-  std::vector<JobIncident> job_incidents;  // oldest first; empty without a shared directory
-  std::vector<std::string> log_files;      // the watched files, for their tails
-  std::vector<std::string> watched_dirs;   // for disk usage
-  std::vector<int> pids;                   // training processes known (writers, wrapped command)
+  // The job's incidents on every node as this node knows them (the records it published or
+  // read on the shared directory), oldest first: the report's view of the job.
+  std::vector<cluster::PeerRecord> job_incidents;
+  std::vector<std::string> log_files;     // the watched files, for their tails
+  std::vector<std::string> watched_dirs;  // for disk usage
+  std::vector<int> pids;                  // training processes known (writers, wrapped command)
   // What was read of them while they ran (command line, environment), for those gone by now.
   std::vector<source::WriterProcess> remembered;
   // The ranks' progress bars as last seen, for the suspects (diagnose::Diagnose).

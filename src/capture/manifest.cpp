@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/peer_record.h"
 #include "core/time_format.h"
 #include "detect/incident_json.h"
 
@@ -137,17 +138,8 @@ std::string ManifestJson(const CaptureRequest& request,
   }
   if (!request.job_incidents.empty()) {
     json job_incidents = json::array();
-    for (const JobIncident& other : request.job_incidents) {
-      job_incidents.push_back(
-          {{"node", other.node},
-           {"incident", other.incident_id},
-           {"kind", other.kind},
-           {"summary", other.summary},
-           {"cause", other.cause},
-           {"action", other.action},
-           {"opened_ms", other.opened_ms},
-           {"first_rank", other.first_rank ? json(*other.first_rank) : json(nullptr)},
-           {"bundle", other.bundle}});
+    for (const cluster::PeerRecord& other : request.job_incidents) {
+      job_incidents.push_back(json::parse(cluster::PeerRecordJson(other)));  // as published
     }
     manifest["job_incidents"] = std::move(job_incidents);
   }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/time_format.h"
 #include "support/fake_env.h"
 #include "support/file_text.h"
 #include "support/temp_dir.h"
@@ -93,8 +94,9 @@ TEST_F(AlertOutputTest, AnIncidentIsPostedAtOnceAgainWhileOpenAndEndedWhenResolv
   EXPECT_EQ(first.body[0]["labels"]["job_id"], "llama");
   EXPECT_EQ(first.body[0]["annotations"]["summary"], "boom");
   // Open: it ends 4 resends later unless posted again.
-  EXPECT_EQ(first.body[0]["endsAt"].get<std::string>().substr(0, 10),
-            first.body[0]["startsAt"].get<std::string>().substr(0, 10));
+  EXPECT_EQ(first.body[0]["startsAt"], FormatUtc(env_.WallNow(), TimeFormat::kIsoMillis));
+  EXPECT_EQ(first.body[0]["endsAt"],
+            FormatUtc(env_.WallNow() + seconds(240), TimeFormat::kIsoMillis));
   EXPECT_EQ(output->state().open, 1u);
 
   env_.Advance(seconds(59));
