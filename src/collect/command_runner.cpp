@@ -3,12 +3,21 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "collect/stray_processes.h"
 
 namespace trainwatch::collect {
 namespace {
+
+// Children started by any runner of this process, for each one's run mark: the capture's,
+// the ranks' and the hooks' runners run at the same time, and a mark two of them shared would
+// have the end of one child kill the other's as its stray.
+std::uint64_t NextRun() {
+  static std::atomic<std::uint64_t> runs{0};
+  return ++runs;
+}
 
 constexpr std::size_t kMaxStderrBytes = 64 * 1024;
 
@@ -77,7 +86,7 @@ void CommandRunner::Run(std::vector<config::CommandConfig> commands, Done done) 
     raw->mark = std::string(kRunMarkName) + "=";
     raw->mark += std::to_string(::getpid());
     raw->mark += '.';
-    raw->mark += std::to_string(++runs_);
+    raw->mark += std::to_string(NextRun());
     raw->timer = env_.NewTimer([this, raw] { OnTimer(*raw); });
     ChildEvents events;
     events.on_output = [raw](bool is_stderr, std::string_view bytes) {

@@ -63,7 +63,6 @@ class CommandRunner {
   std::vector<collect::CollectorResult> results_;
   Done done_;
   std::size_t pending_ = 0;
-  std::uint64_t runs_ = 0;  // children started, for each one's run mark
   // A tool (or name) whose last run would not die: its pid, until that process is gone.
   std::map<std::string, int> hung_;
   HungKey hung_key_;

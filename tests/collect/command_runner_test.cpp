@@ -175,6 +175,39 @@ TEST(CommandRunnerStrays, WhatACollectorLeftBehindIsKilledWhenItEnds) {
   EXPECT_TRUE(child.signals.empty());
 }
 
+// The capture's, the ranks' and gdb's runners run side by side: the end of one's child must not
+// kill the other's as its stray (their marks once both counted from 1: gdb died with SIGKILL
+// whenever eu-stack ended first).
+TEST(CommandRunnerStrays, RunnersSideBySideNeverShareAMark) {
+  testing::TempDir proc;
+  FakeEnv env(proc.path().string());
+  CommandRunner first(env);
+  CommandRunner second(env);
+  first.Run({Command("eu-stack", {"eu-stack", "-p", "1"})},
+            [](const std::vector<CollectorResult>&) {});
+  second.Run({Command("gdb", {"gdb", "-p", "1"})}, [](const std::vector<CollectorResult>&) {});
+  ASSERT_EQ(env.children().size(), 2u);
+  auto mark_of = [](const FakeEnv::Child& child) {
+    for (const std::string& entry : child.options.extra_env) {
+      if (entry.starts_with(std::string(kRunMarkName) + "=")) {
+        return entry;
+      }
+    }
+    return std::string();
+  };
+  const std::string mark = mark_of(*env.children()[0]);
+  ASSERT_FALSE(mark.empty());
+  EXPECT_NE(mark, mark_of(*env.children()[1]));
+  // The second's child, as /proc shows it, outlives the first's.
+  FakeEnv::Child& gdb = *env.children()[1];
+  std::filesystem::create_directories(proc.path() / std::to_string(gdb.pid));
+  proc.Write(std::to_string(gdb.pid) + "/environ", mark_of(gdb) + '\0');
+  env.live_pids = {gdb.pid};
+  env.Exit(*env.children()[0], 0);
+  EXPECT_TRUE(env.other_signals.empty());
+  EXPECT_TRUE(gdb.signals.empty());
+}
+
 // A trainwatch killed with -9 mid-capture leaves its collectors running (one that ignores
 // SIGTERM, or hangs on a wedged device, forever). The next start kills the processes whose
 // mark names a trainwatch that is gone, and leaves those of one still running (a `wrap` beside
