@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 
@@ -18,6 +19,7 @@
 #include "collect/exited_processes.h"
 #include "collect/file_collectors.h"
 #include "collect/process_collectors.h"
+#include "collect/python_packages.h"
 #include "collect/system_facts.h"
 #include "detect/incident_json.h"
 
@@ -280,6 +282,9 @@ void Capturer::OnProcessesKnown() {
         job.builtins.push_back(
             collect::CollectExitedProcesses(request.remembered, *job.redactor, job.env_redactions));
         job.builtins.push_back(collect::CollectProcesses(pids, proc_root));
+        const char* path_variable = std::getenv("PATH");
+        job.builtins.push_back(collect::CollectPythonPackages(
+            pids, path_variable != nullptr ? path_variable : "", proc_root));
         job.builtins.push_back(collect::CollectSystemFacts(proc_root));
         std::vector<std::string> dirs = request.watched_dirs;
         dirs.push_back(job.dir);

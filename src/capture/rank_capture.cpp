@@ -3,14 +3,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "collect/device_utilization.h"
 #include "collect/flight_recorder.h"
 #include "collect/python_hook.h"
 #include "collect/stack_text.h"
 #include "core/proc_files.h"
+#include "core/split.h"
 
 namespace trainwatch::capture {
 namespace {
@@ -25,6 +29,46 @@ std::string PythonOf(pid_t pid, const std::string& proc_root) {
   const std::size_t slash = exe.rfind('/');
   return error || exe.empty() ? "python3" : exe.substr(slash == std::string::npos ? 0 : slash + 1);
 }
+
+// Whether `tool` is an executable on the daemon's PATH, where its children look.
+bool OnPath(const std::string& tool) {
+  const char* path = std::getenv("PATH");
+  bool found = false;
+  ForEachPiece(
+      path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", ':', [&](std::string_view dir) {
+        found =
+            found || (!dir.empty() && ::access((std::string(dir) + "/" + tool).c_str(), X_OK) == 0);
+      });
+  return found;
+}
+
+// The go folders a trainwatch killed mid-capture left behind ("trainwatch-gdb-<pid>-XXXXXX"
+// of a pid that is gone); those of one that lives (a `wrap` beside the daemon) stay.
+void RemoveGoDirsOfTheDead() {
+  std::error_code error;
+  const std::filesystem::path temp = std::filesystem::temp_directory_path(error);
+  for (auto it = std::filesystem::directory_iterator(temp, error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    constexpr std::string_view kPrefix = "trainwatch-gdb-";
+    if (!name.starts_with(kPrefix)) {
+      continue;
+    }
+    const pid_t pid = std::atoi(name.c_str() + kPrefix.size());
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      std::filesystem::remove_all(it->path(), ignored);
+    }
+  }
+}
+
+// gdb's Python: look up the CPython types py-bt reads (a name the interpreter lacks is
+// skipped), so that their debug information is read before the rank is stopped, not after.
+constexpr const char* kPrefetchPythonTypes =
+    "python exec(\"for n in ('PyObject', 'PyTypeObject', 'PyVarObject', '_PyInterpreterFrame', "
+    "'PyFrameObject', 'PyCodeObject', 'PyUnicodeObject', 'PyASCIIObject', 'PyBytesObject', "
+    "'PyLongObject', 'PyDictObject', 'PyTupleObject', 'PyThreadState', '_PyCFrame'):\\n"
+    " try: gdb.lookup_type(n)\\n except gdb.error: pass\")";
 
 // The remembered writers that are gone now and had a rank of the same kind as the map's ranks,
 // which none of those has: the ranks that exited (crashed) before the capture.
@@ -90,20 +134,46 @@ struct RankCapture::Job {
   std::vector<std::optional<collect::PythonHook>> hooks;
   std::vector<std::string> hook_why;
   std::vector<std::string> hook_dumps;
-  std::vector<std::size_t> need_gdb;  // ranks gdb runs for (by rank index)
-  std::vector<bool> python_by_gdb;    // for each of need_gdb: py-bt too (else native only)
-  bool native_by_gdb = false;         // eu-stack is not installed: gdb prints native stacks too
+  bool py_spy_installed = false;  // on PATH, as the capture starts
+  bool native_by_gdb = false;     // eu-stack is not installed: gdb prints native stacks too
+  // The ranks gdb runs for after the window (by rank index), and for each whether it prints
+  // the Python stacks too (else native only).
+  std::vector<std::size_t> need_gdb;
+  std::vector<bool> python_by_gdb;
+  // The ranks whose gdb was started with the window (kParallelAttach at most): it reads the
+  // interpreter's symbols while the rank runs and attaches once `go_file` exists.
+  std::vector<std::size_t> early_gdb;
+  std::string go_dir;  // mkdtemp'd; removed when the capture ends
+  SteadyTime go_at{};
+  bool go_sent = false;
+  bool early_done = true;       // the early gdbs have ended (or none started)
+  bool second_sampled = false;  // the devices' second sample is in
+  bool python_started = false;  // the gdbs after the window have started
   std::string proc_root;
   collect::RedactionCounts counts;  // of the environments written
+  // The CPU window is over, and the tools that read without stopping a rank are done: gdb
+  // attaches when both are.
+  bool window_over = false;
+  bool readers_done = false;
+
+  ~Job() {
+    if (!go_dir.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(go_dir, ignored);
+    }
+  }
+  std::string GoFile() const { return go_dir + "/go"; }
 };
 
-RankCapture::RankCapture(Env& env) : env_(env), runner_(env) {}
+RankCapture::RankCapture(Env& env) : env_(env), runner_(env), gdb_runner_(env) {}
 
 RankCapture::~RankCapture() { Abort(); }
 
 void RankCapture::Abort() {
   runner_.Abort();
+  gdb_runner_.Abort();
   timer_.reset();
+  hook_timer_.reset();
   job_.reset();  // a pool task still holds its own reference
 }
 
@@ -134,7 +204,11 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
         }
         for (const collect::RankProcess& rank : job->map.ranks) {
           job->ticks_before.push_back(collect::ReadCpuTicks(rank.pid, job->proc_root));
+          RankEvidence evidence;
+          evidence.process = rank;
+          job->report.ranks.push_back(std::move(evidence));
         }
+        job->sampled_at = env.SteadyNow();
         // The Flight Recorders dump while the rest is taken; their dumps are read at the end.
         for (const collect::RankProcess& rank : job->map.ranks) {
           std::string why = "its rank is unknown";
@@ -149,7 +223,24 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
           job->recorders.push_back(std::move(target));
           job->recorder_why.push_back(std::move(why));
         }
-        job->sampled_at = env.SteadyNow();
+        for (const collect::RankProcess& rank : job->map.ranks) {
+          job->hook_why.emplace_back();
+          job->hooks.push_back(collect::FindPythonHook(rank.pid, rank.environ, job->proc_root,
+                                                       job->hook_why.back()));
+        }
+        job->py_spy_installed = OnPath("py-spy");
+        job->native_by_gdb = !OnPath("eu-stack");
+        if (job->map.ranks.empty()) {
+          return;
+        }
+        // Where the early gdbs are told to attach (a folder of our own: nobody else can make
+        // the file appear).
+        RemoveGoDirsOfTheDead();
+        std::string go_dir = std::filesystem::temp_directory_path() /
+                             ("trainwatch-gdb-" + std::to_string(::getpid()) + "-XXXXXX");
+        if (::mkdtemp(go_dir.data()) != nullptr) {
+          job->go_dir = go_dir;
+        }
       },
       [this, job] {
         if (job != job_) {
@@ -158,13 +249,65 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
         if (job->map.ranks.empty()) {
           return Finish();
         }
-        runner_.Run(collect::DeviceUtilizationCommands(),
-                    [this](std::vector<CollectorResult> results) {
-                      job_->devices_first = std::move(results);
-                      timer_ = env_.NewTimer([this] { SampleAgain(); });
-                      timer_->Start(kCpuWindow, {});
-                    });
+        // The window runs while the tools that do not stop a rank take their stacks.
+        timer_ = env_.NewTimer([this] {
+          job_->window_over = true;
+          if (job_->readers_done) {
+            SampleAgain();
+          }
+        });
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            kCpuWindow - (env_.SteadyNow() - job->sampled_at));
+        timer_->Start(std::max(std::chrono::milliseconds::zero(), left), {});
+        StartEarlyGdb();
+        RunNative();
       });
+}
+
+void RankCapture::StartEarlyGdb() {
+  Job& job = *job_;
+  job.gdb.resize(job.report.ranks.size());
+  if (job.go_dir.empty()) {
+    return;  // no folder for the go file: gdb runs after the window, as a whole
+  }
+  for (std::size_t i = 0; i < job.report.ranks.size() && job.early_gdb.size() < kParallelAttach;
+       ++i) {
+    // Known now: whether gdb must print this rank's Python stacks (no py-spy, no hook) or
+    // native ones (no eu-stack). Should py-spy fail for a rank, gdb runs after the window.
+    const bool python = !job.py_spy_installed && !job.hooks[i];
+    if (python || job.native_by_gdb) {
+      job.early_gdb.push_back(i);
+    }
+  }
+  if (job.early_gdb.empty()) {
+    return;
+  }
+  job.early_done = false;
+  std::vector<config::CommandConfig> commands;
+  for (std::size_t i : job.early_gdb) {
+    commands.push_back(GdbCommand(i, !job.py_spy_installed && !job.hooks[i], job.GoFile()));
+  }
+  gdb_runner_.Run(std::move(commands), [this](std::vector<CollectorResult> results) {
+    Job& current = *job_;
+    const double since_go =
+        current.go_sent ? std::chrono::duration<double>(env_.SteadyNow() - current.go_at).count()
+                        : 0;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      // What held the rank is the time since the go, not the symbols read before it.
+      results[i].duration_seconds = std::min(results[i].duration_seconds, since_go);
+      OnGdbDone(current.early_gdb[i], std::move(results[i]));
+    }
+    current.early_done = true;
+    MaybeRunPython();
+  });
+}
+
+void RankCapture::MaybeRunPython() {
+  Job& job = *job_;
+  if (job.second_sampled && job.early_done && !job.python_started) {
+    job.python_started = true;
+    RunPython(0);
+  }
 }
 
 void RankCapture::SampleAgain() {
@@ -176,8 +319,7 @@ void RankCapture::SampleAgain() {
         job->report.cpu_window_seconds = seconds;
         const double ticks_per_second = static_cast<double>(::sysconf(_SC_CLK_TCK));
         for (std::size_t i = 0; i < job->map.ranks.size(); ++i) {
-          RankEvidence evidence;
-          evidence.process = job->map.ranks[i];
+          RankEvidence& evidence = job->report.ranks[i];
           const std::optional<std::uint64_t> after =
               collect::ReadCpuTicks(evidence.process.pid, job->proc_root);
           evidence.alive = after.has_value();
@@ -185,17 +327,22 @@ void RankCapture::SampleAgain() {
             evidence.cpu_percent = 100.0 * static_cast<double>(*after - *job->ticks_before[i]) /
                                    ticks_per_second / seconds;
           }
-          job->report.ranks.push_back(std::move(evidence));
+        }
+        if (!job->early_gdb.empty()) {
+          std::ofstream(job->GoFile()).flush();  // the early gdbs attach now
         }
       },
       [this, job] {
         if (job != job_) {
           return;
         }
+        job->go_sent = true;
+        job->go_at = env_.SteadyNow();
         runner_.Run(collect::DeviceUtilizationCommands(),
                     [this](std::vector<CollectorResult> results) {
                       job_->devices_second = std::move(results);
-                      RunNative();
+                      job_->second_sampled = true;
+                      MaybeRunPython();
                     });
       });
 }
@@ -216,12 +363,19 @@ std::vector<config::CommandConfig> RankCapture::PerRank(
 }
 
 void RankCapture::RunNative() {
-  // eu-stack stops each thread for the moment it takes to read its stack.
-  std::vector<config::CommandConfig> commands = PerRank("eu-stack", {"eu-stack", "-p"});
-  runner_.Run(std::move(commands), [this](std::vector<CollectorResult> results) {
-    job_->native = std::move(results);
-    job_->native_by_gdb =
-        !job_->native.empty() && job_->native.front().status == CollectorStatus::kMissing;
+  // The devices' first utilisation sample, and the native stacks: eu-stack stops each thread
+  // only for the moment it takes to read its stack, which the CPU window can bear.
+  std::vector<config::CommandConfig> commands = collect::DeviceUtilizationCommands();
+  const std::size_t device_commands = commands.size();
+  std::vector<config::CommandConfig> native = PerRank("eu-stack", {"eu-stack", "-p"});
+  commands.insert(commands.end(), native.begin(), native.end());
+  runner_.Run(std::move(commands), [this, device_commands](std::vector<CollectorResult> results) {
+    job_->devices_first.assign(
+        std::make_move_iterator(results.begin()),
+        std::make_move_iterator(results.begin() + static_cast<std::ptrdiff_t>(device_commands)));
+    job_->native.assign(
+        std::make_move_iterator(results.begin() + static_cast<std::ptrdiff_t>(device_commands)),
+        std::make_move_iterator(results.end()));
     RunPySpy();
   });
 }
@@ -232,43 +386,27 @@ void RankCapture::RunPySpy() {
       PerRank("py-spy", {"py-spy", "dump", "--nonblocking", "--pid"});
   runner_.Run(std::move(commands), [this](std::vector<CollectorResult> results) {
     job_->py_spy = std::move(results);
-    FindHooks();
+    SignalHooks();
   });
 }
 
-void RankCapture::FindHooks() {
-  std::shared_ptr<Job> job = job_;
-  env_.RunOnPool(
-      [job] {
-        const std::size_t count = job->report.ranks.size();
-        job->hooks.resize(count);
-        job->hook_why.resize(count);
-        for (std::size_t i = 0; i < count; ++i) {
-          if (job->py_spy[i].status != CollectorStatus::kOk) {
-            const collect::RankProcess& process = job->report.ranks[i].process;
-            job->hooks[i] = collect::FindPythonHook(process.pid, process.environ, job->proc_root,
-                                                    job->hook_why[i]);
-          }
-        }
-      },
-      [this, job] {
-        if (job != job_) {
-          return;
-        }
-        bool signalled = false;
-        for (std::size_t i = 0; i < job->hooks.size(); ++i) {
-          if (job->hooks[i]) {
-            env_.Signal(job->report.ranks[i].process.pid, job->hooks[i]->signal);
-            signalled = true;
-          }
-        }
-        if (!signalled) {
-          return ReadHooks();
-        }
-        // faulthandler writes from the signal handler at once; this is for the scheduler.
-        timer_ = env_.NewTimer([this] { ReadHooks(); });
-        timer_->Start(kHookWait, {});
-      });
+void RankCapture::SignalHooks() {
+  Job& job = *job_;
+  bool signalled = false;
+  for (std::size_t i = 0; i < job.hooks.size(); ++i) {
+    if (job.py_spy[i].status == CollectorStatus::kOk) {
+      job.hooks[i].reset();  // py-spy read it: no signal
+    } else if (job.hooks[i]) {
+      env_.Signal(job.report.ranks[i].process.pid, job.hooks[i]->signal);
+      signalled = true;
+    }
+  }
+  if (!signalled) {
+    return ReadHooks();
+  }
+  // faulthandler writes from the signal handler at once; this is for the scheduler.
+  hook_timer_ = env_.NewTimer([this] { ReadHooks(); });
+  hook_timer_->Start(kHookWait, {});
 }
 
 void RankCapture::ReadHooks() {
@@ -286,16 +424,83 @@ void RankCapture::ReadHooks() {
         if (job != job_) {
           return;
         }
-        job->gdb.resize(job->report.ranks.size());
         for (std::size_t i = 0; i < job->py_spy.size(); ++i) {
           const bool by_hook = !collect::ParseFaulthandler(job->hook_dumps[i]).empty();
-          if ((job->py_spy[i].status != CollectorStatus::kOk && !by_hook) || job->native_by_gdb) {
+          const bool early =
+              std::find(job->early_gdb.begin(), job->early_gdb.end(), i) != job->early_gdb.end();
+          if (!early &&
+              ((job->py_spy[i].status != CollectorStatus::kOk && !by_hook) || job->native_by_gdb)) {
             job->need_gdb.push_back(i);
             job->python_by_gdb.push_back(!by_hook && job->py_spy[i].status != CollectorStatus::kOk);
           }
         }
-        RunPython(0);
+        // gdb stops a rank for as long as it reads: it attaches after the CPU window.
+        job->readers_done = true;
+        if (job->window_over) {
+          SampleAgain();
+        }
       });
+}
+
+config::CommandConfig RankCapture::GdbCommand(std::size_t rank_index, bool python,
+                                              const std::string& go_file) const {
+  const RankEvidence& rank = job_->report.ranks[rank_index];
+  const std::string pid = std::to_string(rank.process.pid);
+  config::CommandConfig command;
+  command.name = "gdb";
+  // -nx: no ~/.gdbinit; the auto-load path lets the CPython helpers (python3.X-dbg's
+  // python3.X-gdb.py) load; debuginfod would go to the network.
+  command.argv = {"gdb",
+                  "-batch",
+                  "-nx",
+                  "-iex",
+                  "set auto-load safe-path /",
+                  "-iex",
+                  "set debuginfod enabled off"};
+  if (!job_->gdb_index_dir.empty()) {
+    command.argv.insert(command.argv.end(),
+                        {"-iex", "set index-cache directory " + job_->gdb_index_dir, "-iex",
+                         "set index-cache enabled on"});
+  }
+  command.timeout = kPythonTimeout;
+  if (go_file.empty()) {
+    command.argv.insert(command.argv.end(), {"-p", pid});
+  } else {
+    // The interpreter's symbols (and the types py-bt reads) are read from its executable while
+    // the rank runs; gdb attaches when the go file appears, and gives up if it never does.
+    command.argv.insert(command.argv.end(), {ProcPath(job_->proc_root, rank.process.pid, "exe")});
+    if (python) {
+      command.argv.insert(command.argv.end(), {"-ex", kPrefetchPythonTypes});
+    }
+    const std::string wait = std::to_string(kGoWait.count());
+    command.argv.insert(command.argv.end(),
+                        {"-ex",
+                         "python import os, time; deadline = time.monotonic() + " + wait +
+                             "; [time.sleep(0.005) for _ in iter(lambda: os.path.exists('" +
+                             go_file + "') or time.monotonic() > deadline, True)]",
+                         "-ex", "python os.path.exists('" + go_file + "') or gdb.execute('quit 3')",
+                         "-ex", "attach " + pid});
+    command.timeout += kGoWait;
+  }
+  if (python) {
+    command.argv.insert(command.argv.end(), {"-ex", "thread apply all py-bt"});
+  }
+  if (job_->native_by_gdb) {
+    command.argv.insert(command.argv.end(), {"-ex", "thread apply all bt"});
+  }
+  if (!go_file.empty()) {
+    command.argv.insert(command.argv.end(), {"-ex", "detach"});
+  }
+  command.as = RankFolder(rank.process) + "/gdb.txt";
+  return command;
+}
+
+void RankCapture::OnGdbDone(std::size_t rank_index, CollectorResult result) {
+  if (result.status != CollectorStatus::kOk) {
+    // A debugger killed at its deadline may leave the rank stopped (its SIGSTOP).
+    env_.Signal(job_->report.ranks[rank_index].process.pid, SIGCONT);
+  }
+  job_->gdb[rank_index] = std::move(result);
 }
 
 void RankCapture::RunPython(std::size_t next) {
@@ -305,44 +510,12 @@ void RankCapture::RunPython(std::size_t next) {
   std::vector<config::CommandConfig> commands;
   std::vector<std::size_t> batch;
   for (std::size_t i = next; i < job_->need_gdb.size() && batch.size() < kParallelAttach; ++i) {
-    const std::size_t rank_index = job_->need_gdb[i];
-    const RankEvidence& rank = job_->report.ranks[rank_index];
-    config::CommandConfig command;
-    command.name = "gdb";
-    // -nx: no ~/.gdbinit; the auto-load path lets the CPython helpers (python3.X-dbg's
-    // python3.X-gdb.py) load; debuginfod would go to the network.
-    command.argv = {"gdb",
-                    "-p",
-                    std::to_string(rank.process.pid),
-                    "-batch",
-                    "-nx",
-                    "-iex",
-                    "set auto-load safe-path /",
-                    "-iex",
-                    "set debuginfod enabled off"};
-    if (!job_->gdb_index_dir.empty()) {
-      command.argv.insert(command.argv.end(),
-                          {"-iex", "set index-cache directory " + job_->gdb_index_dir, "-iex",
-                           "set index-cache enabled on"});
-    }
-    if (job_->python_by_gdb[i]) {
-      command.argv.insert(command.argv.end(), {"-ex", "thread apply all py-bt"});
-    }
-    if (job_->native_by_gdb) {
-      command.argv.insert(command.argv.end(), {"-ex", "thread apply all bt"});
-    }
-    command.as = RankFolder(rank.process) + "/gdb.txt";
-    command.timeout = kPythonTimeout;
-    commands.push_back(std::move(command));
-    batch.push_back(rank_index);
+    commands.push_back(GdbCommand(job_->need_gdb[i], job_->python_by_gdb[i], ""));
+    batch.push_back(job_->need_gdb[i]);
   }
-  runner_.Run(std::move(commands), [this, next, batch](std::vector<CollectorResult> results) {
+  gdb_runner_.Run(std::move(commands), [this, next, batch](std::vector<CollectorResult> results) {
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (results[i].status != CollectorStatus::kOk) {
-        // A debugger killed at its deadline may leave the rank stopped (its SIGSTOP).
-        env_.Signal(job_->report.ranks[batch[i]].process.pid, SIGCONT);
-      }
-      job_->gdb[batch[i]] = std::move(results[i]);
+      OnGdbDone(batch[i], std::move(results[i]));
     }
     RunPython(next + batch.size());
   });
@@ -351,6 +524,7 @@ void RankCapture::RunPython(std::size_t next) {
 void RankCapture::Finish() {
   std::shared_ptr<Job> job = job_;
   timer_.reset();
+  hook_timer_.reset();
   job->report.seconds = std::chrono::duration<double>(env_.SteadyNow() - job->started).count();
   env_.RunOnPool(
       [job] {

@@ -1,11 +1,11 @@
 // RankCapture: the ranks' part of a capture (a hang, a crash while other ranks live, a manual
 // snapshot). Maps the job's ranks from the processes the daemon knows (collect/rank_map.h),
-// samples each rank's CPU time twice a window apart (before any debugger pauses it), then
-// takes every rank's native stacks (eu-stack, all ranks at once: a fraction of a second each)
-// and Python stacks by the first route that works — py-spy (non-blocking), else the Python
-// hook of a job started with it (collect/python_hook.h: faulthandler, on a signal, no pause),
-// else gdb with the CPython helpers (py-bt), kParallelAttach ranks at a time — and names the
-// suspects
+// samples each rank's CPU time twice a window apart, and meanwhile takes what can be read
+// without stopping a rank: native stacks (eu-stack, all ranks at once), Python stacks by
+// py-spy (non-blocking) or the Python hook of a job started with it (collect/python_hook.h:
+// faulthandler, on a signal). After the window, gdb with the CPython helpers (py-bt) takes the
+// Python stacks still missing, kParallelAttach ranks at a time (it stops a rank while it
+// reads, which would look idle inside the window). Then it names the suspects
 // (diagnose/suspects.h). Tools run as children under deadlines (CommandRunner); /proc reads
 // and parsing on the thread pool. Loop thread only.
 #pragma once
@@ -29,11 +29,16 @@ class RankCapture {
  public:
   // The report, and what was redacted from the environments written into it.
   using Done = std::function<void(RankReport report, const collect::RedactionCounts& counts)>;
-  // Between the two CPU samples: long enough that a busy rank's share is clear.
-  static constexpr std::chrono::milliseconds kCpuWindow{2000};
+  // Between the two CPU samples: long enough that a busy rank's share is clear against the
+  // suspects' thresholds (busy >= 50%, idle <= 10%): 30 clock ticks at 100 Hz, one tick 3%.
+  // eu-stack, py-spy and the Python hooks read the stacks meanwhile; gdb, which stops a rank,
+  // runs after it.
+  static constexpr std::chrono::milliseconds kCpuWindow{300};
   static constexpr std::size_t kParallelAttach = 2;
   static constexpr std::chrono::milliseconds kNativeTimeout{15000};
   static constexpr std::chrono::milliseconds kPythonTimeout{45000};
+  // How long an early gdb waits for its go (the window and the other tools' deadlines).
+  static constexpr std::chrono::seconds kGoWait{60};
   // From signalling the Python hooks to reading what they wrote.
   static constexpr std::chrono::milliseconds kHookWait{500};
 
@@ -56,20 +61,31 @@ class RankCapture {
 
  private:
   struct Job;
+  // Starts gdb, for the first ranks that need it, reading symbols while the window runs.
+  void StartEarlyGdb();
   void SampleAgain();
   // `tool` for every rank: `argv_before_pid` and the rank's pid, into ranks/<rank>/<tool>.txt.
   std::vector<config::CommandConfig> PerRank(const std::string& tool,
                                              const std::vector<std::string>& argv_before_pid) const;
   void RunNative();
   void RunPySpy();
-  void FindHooks();
+  void SignalHooks();
   void ReadHooks();
+  // gdb for the rank: py-bt when `python`, bt when eu-stack is missing; with `go_file`, it
+  // reads the executable first and attaches when that file appears.
+  config::CommandConfig GdbCommand(std::size_t rank_index, bool python,
+                                   const std::string& go_file) const;
+  void OnGdbDone(std::size_t rank_index, collect::CollectorResult result);
+  // The rest of gdb's ranks, once the window's second sample is in and the early gdbs ended.
+  void MaybeRunPython();
   void RunPython(std::size_t next);
   void Finish();
 
   Env& env_;
-  collect::CommandRunner runner_;
-  std::unique_ptr<LoopTimer> timer_;
+  collect::CommandRunner runner_;          // devices, eu-stack, py-spy
+  collect::CommandRunner gdb_runner_;      // gdb, which may start while the others run
+  std::unique_ptr<LoopTimer> timer_;       // the CPU window
+  std::unique_ptr<LoopTimer> hook_timer_;  // from signalling the hooks to reading them
   std::shared_ptr<Job> job_;
   std::string gdb_index_dir_;
 };

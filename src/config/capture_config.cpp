@@ -367,7 +367,6 @@ class CaptureParser {
 }  // namespace
 
 std::vector<CommandConfig> DefaultCommands() {
-  using std::chrono::seconds;
   // hl-smi -Q: one CSV row per device with these fields.
   const char* const hl_smi_fields =
       "timestamp,index,name,bus_id,driver_version,utilization.aip,memory.used,memory.total,"
@@ -385,7 +384,6 @@ std::vector<CommandConfig> DefaultCommands() {
                "--format=csv"},
               "device/nvidia-smi.csv"),
       Command("npu-smi", {"npu-smi", "info"}, "device/npu-smi.txt"),
-      Command("pip-list", {"python3", "-m", "pip", "list"}, "python/pip-list.txt", seconds(20)),
       Command("lspci", {"lspci", "-nn"}, "system/lspci.txt"),
       Command("dmesg", {"dmesg", "--kernel", "--ctime"}, "system/dmesg.txt"),
       Command("ps", {"ps", "-eo", "pid,ppid,user,stat,pcpu,pmem,rss,etime,args"}, "system/ps.txt"),
@@ -400,6 +398,8 @@ std::vector<CommandConfig> DefaultCommands() {
     }
   }
   // The ranks' stacks are not commands here: capture.stacks takes them (py-spy, gdb, eu-stack).
+  // Nor are the job's Python packages: read from its own interpreter's folders
+  // (collect/python_packages.h), where `pip list` took seconds and saw the daemon's Python.
   return commands;
 }
 
