@@ -14,6 +14,7 @@
 
 #include "bundle/archive_writer.h"
 #include "bundle/bundle_writer.h"
+#include "bundle/source_file.h"
 
 namespace trainwatch::bundle {
 
@@ -24,6 +25,11 @@ struct ArtifactPlan {
   bool use_redacted = false;
   dev_t dev = 0;  // the file pass 1 measured, to notice a rotation in between
   ino_t ino = 0;
+  // Pass 1 found nothing to redact in the file as it was then (size and mtime): pass 2 copies
+  // it without the redactor while it is still so (a finished job's logs), else redacts again.
+  bool clean = false;
+  off_t size = 0;
+  struct timespec mtime {};
 };
 
 // Pass 1 over every artifact of `request`, on up to `workers` threads (fewer when fewer files
@@ -37,6 +43,6 @@ void MeasureArtifacts(const BundleRequest& request, int workers, BundleSummary& 
 // (the output failed). REQUIRES: plan.member.
 bool WriteArtifact(ArchiveWriter& archive, const BundleRequest& request,
                    const collect::Artifact& artifact, const ArtifactPlan& plan,
-                   ArtifactSummary& out, std::time_t now);
+                   ArtifactSummary& out, std::time_t now, StreamBuffers& buffers);
 
 }  // namespace trainwatch::bundle

@@ -55,7 +55,9 @@ Result<BundleResult> WriteBundle(const BundleRequest& request) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const int threads = request.threads > 0 ? request.threads : static_cast<int>(cores);
   std::vector<ArtifactPlan> plans;
+  const Stopwatch first_pass;
   MeasureArtifacts(request, threads, result.summary, plans);
+  result.summary.first_pass_seconds = first_pass.Seconds();
   const std::string manifest = request.make_manifest ? request.make_manifest(result.summary)
                                                      : DefaultManifest(result.summary);
 
@@ -95,9 +97,10 @@ Result<BundleResult> WriteBundle(const BundleRequest& request) {
       return fail("writing report.html", archive->ErrorText());
     }
   }
+  StreamBuffers buffers;
   for (std::size_t i = 0; i < request.artifacts.size(); ++i) {
     if (plans[i].member && !WriteArtifact(*archive, request, request.artifacts[i], plans[i],
-                                          result.summary.artifacts[i], now)) {
+                                          result.summary.artifacts[i], now, buffers)) {
       return fail("writing " + request.artifacts[i].path, archive->ErrorText());
     }
   }

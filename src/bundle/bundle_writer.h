@@ -29,6 +29,9 @@ struct BundleSummary {
   std::vector<ArtifactSummary> artifacts;  // one per request artifact, same order
   collect::RedactionCounts redactions;
   std::uint64_t input_bytes = 0;  // read from content and files, before redaction
+  // The first pass: every file to redact read and scanned once (pass 2 scans again only what
+  // had something to redact or changed since), the redaction's cost.
+  double first_pass_seconds = 0;
 };
 
 struct BundleRequest {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <initializer_list>
 
 #include "bundle/errno_text.h"
 
@@ -56,9 +57,12 @@ Result<SourceFile> OpenSource(const std::string& path) {
 
 int StreamRange(int fd, std::uint64_t offset, std::uint64_t length,
                 const collect::Redactor* redactor, collect::RedactionCounts& counts,
-                StreamStats& stats, const std::function<bool(std::string_view)>& sink) {
-  std::string text;   // the carried partial line, then the bytes just read
-  std::string carry;  // swapped with `text` each round, so neither is reallocated
+                StreamStats& stats, StreamBuffers& buffers,
+                const std::function<bool(std::string_view)>& sink) {
+  std::string& text = buffers.text;    // the carried partial line, then the bytes just read
+  std::string& carry = buffers.carry;  // swapped with `text` each round: neither reallocated
+  text.clear();
+  carry.clear();
   std::uint64_t pos = offset;
   const std::uint64_t end = length > UINT64_MAX - offset ? UINT64_MAX : offset + length;
   bool done = false;
@@ -104,6 +108,21 @@ int StreamRange(int fd, std::uint64_t offset, std::uint64_t length,
     text.swap(carry);
   }
   return error;
+}
+
+bool LooksCompressed(int fd) {
+  unsigned char head[6] = {};
+  ssize_t got = 0;
+  do {
+    got = ::pread(fd, head, sizeof(head), 0);
+  } while (got < 0 && errno == EINTR);
+  auto starts = [&](std::initializer_list<unsigned char> magic) {
+    return static_cast<std::size_t>(got) >= magic.size() &&
+           std::equal(magic.begin(), magic.end(), head);
+  };
+  return got > 0 && (starts({0x1f, 0x8b}) || starts({0x28, 0xb5, 0x2f, 0xfd}) ||
+                     starts({0xfd, '7', 'z', 'X', 'Z', 0x00}) || starts({'B', 'Z', 'h'}) ||
+                     starts({0x04, 0x22, 0x4d, 0x18}) || starts({'P', 'K', 0x03, 0x04}));
 }
 
 }  // namespace trainwatch::bundle

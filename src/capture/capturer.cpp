@@ -83,7 +83,8 @@ void Capturer::Reconfigure(config::CaptureConfig config) {
 Result<std::shared_ptr<const collect::Redactor>> Capturer::BuildRedactor() {
   if (!redactor_) {
     Result<std::shared_ptr<const collect::Redactor>> made =
-        collect::Redactor::Create({config_.redact_names, config_.redact_patterns});
+        collect::Redactor::Create({config_.redact_names, config_.redact_patterns},
+                                  collect::RedactorMatching::kPrefiltered, config_.cache_dir);
     if (!made) {
       return made.error();
     }

@@ -129,7 +129,8 @@ std::string ManifestJson(const CaptureRequest& request,
                    {"reduced", reduced},
                    {"collectors", std::move(collected)},
                    {"files", std::move(files)},
-                   {"redactions", std::move(redacted)}};
+                   {"redactions", std::move(redacted)},
+                   {"redaction_pass_seconds", summary.first_pass_seconds}};
   if (!request.reason.empty()) {
     manifest["incident"]["reason"] = request.reason;
   }

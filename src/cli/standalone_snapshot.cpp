@@ -20,7 +20,8 @@ int RunStandaloneSnapshot(const config::DaemonConfig& config, const ControlOptio
     capture.bundles_dir = std::filesystem::absolute(options.out_dir).lexically_normal().string();
   }
   Result<std::shared_ptr<const collect::Redactor>> redactor =
-      collect::Redactor::Create({capture.redact_names, capture.redact_patterns});
+      collect::Redactor::Create({capture.redact_names, capture.redact_patterns},
+                                collect::RedactorMatching::kPrefiltered, capture.cache_dir);
   if (!redactor) {
     err << "trainwatch snapshot: capture redact: " << redactor.error().message << "\n";
     return 2;

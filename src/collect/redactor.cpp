@@ -146,7 +146,8 @@ std::uint64_t RedactionCounts::total() const {
 }
 
 Result<std::shared_ptr<const Redactor>> Redactor::Create(const RedactionRules& extra,
-                                                         RedactorMatching matching) {
+                                                         RedactorMatching matching,
+                                                         const std::string& cache_dir) {
   try {
     auto impl = std::make_unique<Impl>();
     std::vector<RegexPattern> patterns;
@@ -185,6 +186,7 @@ Result<std::shared_ptr<const Redactor>> Redactor::Create(const RedactionRules& e
     MultiRegexOptions options;
     options.first_candidate_only = true;
     options.prefilter = matching == RedactorMatching::kPrefiltered;
+    options.cache_dir = cache_dir;
     impl->regexes = MultiRegex::Build(std::move(patterns), options);
     return std::shared_ptr<const Redactor>(new Redactor(std::move(impl)));
   } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -299,6 +300,59 @@ std::shared_ptr<const collect::Redactor> RealRedactor() {
 
 std::string HfToken(int i) {
   return "hf_" + std::string(30, static_cast<char>('a' + i % 26)) + "Q" + std::to_string(i);
+}
+
+// Pass 2 copies a file pass 1 found clean without the redactor, but only while the file is as
+// pass 1 saw it: one rewritten in place with a secret in between is redacted again.
+TEST_F(BundleWriterTest, ACleanFileRewrittenBetweenThePassesIsRedactedAgain) {
+  const auto redactor = RealRedactor();
+  ASSERT_NE(redactor, nullptr);
+  const std::string clean = Lines(4000, 7);
+  const std::string stays = temp_.Write("stays.log", clean);
+  const std::string rewritten = temp_.Write("rewritten.log", clean);
+  BundleRequest request = Request({File("stays.log", stays, 0, clean.size()),
+                                   File("rewritten.log", rewritten, 0, clean.size())});
+  request.redactor = redactor.get();
+  const std::string secret = "token " + HfToken(3) + "\n";
+  request.make_manifest = [&](const BundleSummary&) {
+    std::string text = clean;
+    text.replace(0, secret.size(), secret);  // same size; a later mtime
+    struct timespec later[2] = {{0, UTIME_OMIT}, {0, 0}};
+    ::clock_gettime(CLOCK_REALTIME, &later[1]);
+    later[1].tv_sec += 2;
+    std::ofstream(rewritten, std::ios::in | std::ios::out | std::ios::binary) << text;
+    ::utimensat(AT_FDCWD, rewritten.c_str(), later, 0);
+    return std::string("{}\n");
+  };
+  const Result<BundleResult> result = WriteBundle(request);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  const std::vector<Member> members = ReadBundle(result->path);
+  ASSERT_EQ(members.size(), 3u);
+  EXPECT_EQ(members[1].data, clean);
+  EXPECT_EQ(members[2].data.find(HfToken(3)), std::string::npos) << members[2].data.substr(0, 80);
+  EXPECT_NE(members[2].data.find(collect::kRedacted), std::string::npos);
+}
+
+// A compressed file (gzip, zstd...) holds nothing the redactor can read: it is bundled as it
+// is, not scanned; a text file beside it still is.
+TEST_F(BundleWriterTest, CompressedFilesAreBundledAsTheyAre) {
+  const auto redactor = RealRedactor();
+  ASSERT_NE(redactor, nullptr);
+  const std::string secret_line = "token " + HfToken(4) + "\n";
+  const std::string gzip = std::string("\x1f\x8b\x08\x00", 4) + secret_line;
+  const std::string zstd = std::string("\x28\xb5\x2f\xfd", 4) + secret_line;
+  BundleRequest request = Request({File("a.log.gz", temp_.Write("a.log.gz", gzip), 0, 1 << 20),
+                                   File("b.log.zst", temp_.Write("b.log.zst", zstd), 0, 1 << 20),
+                                   File("c.log", temp_.Write("c.log", secret_line), 0, 1 << 20)});
+  request.redactor = redactor.get();
+  const Result<BundleResult> result = WriteBundle(request);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  const std::vector<Member> members = ReadBundle(result->path);
+  ASSERT_EQ(members.size(), 4u);
+  EXPECT_EQ(members[1].data, gzip);
+  EXPECT_EQ(members[2].data, zstd);
+  EXPECT_EQ(members[3].data.find(HfToken(4)), std::string::npos);
+  EXPECT_EQ(result->summary.redactions.total(), 1u);
 }
 
 TEST_F(BundleWriterTest, RedactsOnlyArtifactsMarkedForIt) {

@@ -46,7 +46,8 @@ Streamed Stream(const std::string& path, std::uint64_t offset, std::uint64_t len
   }
   collect::RedactionCounts counts;
   StreamStats stats;
-  out.rc = StreamRange(file->fd.get(), offset, length, redactor, counts, stats,
+  StreamBuffers buffers;
+  out.rc = StreamRange(file->fd.get(), offset, length, redactor, counts, stats, buffers,
                        [&out](std::string_view chunk) {
                          out.chunks.emplace_back(chunk);
                          return true;
@@ -116,7 +117,8 @@ TEST(SourceFileTest, ASinkThatRefusesStopsTheStream) {
   collect::RedactionCounts counts;
   StreamStats stats;
   int calls = 0;
-  const int rc = StreamRange(file->fd.get(), 0, text.size(), nullptr, counts, stats,
+  StreamBuffers buffers;
+  const int rc = StreamRange(file->fd.get(), 0, text.size(), nullptr, counts, stats, buffers,
                              [&calls](std::string_view) { return ++calls < 1; });
   EXPECT_EQ(rc, -1);
   EXPECT_EQ(calls, 1);
