@@ -23,10 +23,11 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # libcurl and libarchive are loaded at run time (src/alert/curl_library.h,
 # src/bundle/archive_library.h), so dpkg-shlibdeps does not see them.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.85.0), libarchive13 (>= 3.6.2)")
-# zstd opens bundles (tar --zstd); procps and pciutils are the ps and lspci collectors.
+# zstd opens bundles (tar --zstd); procps and pciutils are the ps and lspci collectors (the
+# job's Python packages are read without pip: src/collect/python_packages.h).
 # gdb with python3.11-dbg (py-bt) and elfutils (eu-stack): the ranks' stacks at a hang.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "zstd, procps, gdb, python3.11-dbg, elfutils")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pciutils, python3-pip")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pciutils")
 
 # The install runs with prefix /usr under DESTDIR, so that InstallSystemFiles.cmake puts the
 # config in /etc and the unit in /lib/systemd/system, as on the installed system.

@@ -1,10 +1,8 @@
 #include "app/daemon.h"
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -22,6 +20,7 @@
 #include "collect/redactor.h"
 #include "collect/stray_processes.h"
 #include "config/shipped_paths.h"
+#include "core/idle_memory.h"
 #include "core/open_file_limit.h"
 #include "core/posix_env.h"
 #include "core/unique_fd.h"
@@ -31,6 +30,7 @@
 #include "ops/control_server.h"
 #include "ops/daemon_metrics.h"
 #include "ops/metrics_textfile.h"
+#include "ops/service_notify.h"
 #include "ops/status_json.h"
 #include "rules/configured_rules.h"
 #include "source/wrapped_child.h"
@@ -42,6 +42,9 @@ using json = nlohmann::json;
 
 constexpr auto kTick = std::chrono::seconds(1);
 constexpr auto kStateSaveDelay = std::chrono::milliseconds(100);
+// After start-up, a reload or a capture, this long (the writer scan, the first rescans, the
+// capture's hooks are done by then) before what that work used is handed back.
+constexpr auto kIdleMemoryDelay = std::chrono::seconds(10);
 
 class Daemon {
  public:
@@ -76,6 +79,8 @@ class Daemon {
   // wrap: stops once the command ended and its incident, bundle and hooks are done.
   void StopIfWrapDone();
   void UpdateStatus();
+  // Hands back idle memory (core/idle_memory.h) once the work under way has settled.
+  void TrimSoon();
   void HandleControl(const std::string& request, const ops::ControlServer::Reply& reply);
   ops::DaemonSnapshot Snapshot();
   void RedactBars(ops::DaemonSnapshot& snapshot);
@@ -102,6 +107,7 @@ class Daemon {
   std::unique_ptr<LoopTimer> tick_;
   std::unique_ptr<LoopTimer> save_timer_;
   std::unique_ptr<LoopTimer> watchdog_;
+  std::unique_ptr<LoopTimer> trim_timer_;  // ReleaseIdleMemory, kIdleMemoryDelay after work
   std::vector<UvHandle<uv_signal_t>> signals_;
   bool stopping_ = false;
   bool guest_ = false;  // wrap beside a daemon that holds the state_dir
@@ -255,7 +261,7 @@ Result<std::string> Daemon::ApplyReload(rules::ConfiguredRules setup,
   }
   std::string running = fmt::format("{} sources, {} rules", sources_->size(), rules);
   spdlog::info("reloaded: {}", running);
-  malloc_trim(0);
+  TrimSoon();
   UpdateStatus();
   return running;
 }
@@ -274,12 +280,13 @@ void Daemon::Stop(int exit_code) {
   SaveState();
   incidents_->Abort();
   WriteMetrics(/*now=*/true);  // the final counts, before the sources go
-  sd_notify(0, "STOPPING=1");
+  ops::NotifyServiceManager("STOPPING=1");
   sources_->Close();
   control_.Stop(/*remove_socket=*/!state_dir_taken_);
   tick_.reset();
   save_timer_.reset();
   watchdog_.reset();
+  trim_timer_.reset();
   signals_.clear();
   child_.reset();
 }
@@ -468,6 +475,12 @@ void Daemon::Tick() {
   WriteMetrics(/*now=*/false);
 }
 
+void Daemon::TrimSoon() {
+  if (!stopping_ && trim_timer_) {
+    trim_timer_->Start(kIdleMemoryDelay, {});  // a later call postpones it
+  }
+}
+
 void Daemon::UpdateStatus() {
   std::string status = "watching " + std::to_string(sources_->files()) + " files in " +
                        std::to_string(sources_->size()) + " sources; " +
@@ -476,7 +489,7 @@ void Daemon::UpdateStatus() {
     status += " (last " + incidents_->last_incident() + ")";
   }
   if (status != last_status_) {
-    sd_notify(0, ("STATUS=" + status).c_str());
+    ops::NotifyServiceManager("STATUS=" + status);
     last_status_ = status;
   }
 }
@@ -632,7 +645,10 @@ int Daemon::Run() {
     save_timer_->Start(kStateSaveDelay, {});
     UpdateStatus();
   };
-  flow.settled = [this] { StopIfWrapDone(); };
+  flow.settled = [this] {
+    TrimSoon();
+    StopIfWrapDone();
+  };
   flow.job_processes = [this] { return sources_->KnownWriters(); };
   flow.rescan_job_processes = [this] { sources_->RequestWriterScan(); };
   flow.make_http_client = [this] { return std::make_unique<alert::CurlHttpClient>(&loop_); };
@@ -662,7 +678,16 @@ int Daemon::Run() {
   });
   tick_ = env_->NewTimer([this] { Tick(); });
   save_timer_ = env_->NewTimer([this] { SaveState(); });
-  watchdog_ = env_->NewTimer([] { sd_notify(0, "WATCHDOG=1"); });
+  trim_timer_ = env_->NewTimer([this] {
+    env_->RunOnPool(
+        [] {
+          const IdleMemoryRelease release = ReleaseIdleMemory();
+          spdlog::debug("idle memory: malloc trimmed, {} file mappings ({} MiB) paged out",
+                        release.mappings, release.bytes >> 20);
+        },
+        [] {});
+  });
+  watchdog_ = env_->NewTimer([] { ops::NotifyServiceManager("WATCHDOG=1"); });
   for (int signum : {SIGHUP, SIGTERM, SIGINT}) {
     int status = 0;
     auto handle = UvHandle<uv_signal_t>::Make(&loop_, status, uv_signal_init);
@@ -705,20 +730,20 @@ int Daemon::Run() {
   }
   if (!stopping_) {
     tick_->Start(kTick, kTick);
-    std::uint64_t watchdog_usec = 0;
-    if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec > 0) {
+    if (const auto watchdog = ops::WatchdogInterval()) {
       // Pinged from the loop itself: a loop that is stuck stops pinging, and systemd restarts
       // a daemon that would otherwise miss every failure from then on.
-      const std::chrono::milliseconds every(std::max<std::uint64_t>(1, watchdog_usec / 2000));
+      const std::chrono::milliseconds every(std::max<std::int64_t>(
+          1, std::chrono::duration_cast<std::chrono::milliseconds>(*watchdog).count() / 2));
       watchdog_->Start(every, every);
     }
     sources_->RequestWriterScan();
     UpdateStatus();
-    // Compiling the rules (Hyperscan, RE2) used and freed megabytes that malloc keeps: give
-    // them back, a watcher's footprint is what stays.
-    malloc_trim(0);
+    // Compiling the rules (Hyperscan, RE2) used and freed megabytes that malloc keeps, and
+    // start-up's code is paged in: give them back, a watcher's footprint is what stays.
+    TrimSoon();
     WriteMetrics(/*now=*/false);  // the textfile exists once the daemon is ready
-    sd_notify(0, "READY=1");
+    ops::NotifyServiceManager("READY=1");
     spdlog::info("watching: {} sources, {} rules; incidents go to {}", sources_->size(),
                  setup_.rules.size(), incidents_->incidents_file());
   }

@@ -65,7 +65,7 @@ MultiRegex MultiRegex::Build(std::vector<RegexPattern> patterns, const MultiRege
   MultiRegex set;
   set.prefiltered_.assign(patterns.size(), 0);
   for (RegexPattern& pattern : patterns) {
-    set.regexes_.push_back(std::move(pattern.regex));
+    set.regexes_.push_back(std::make_unique<LazyRegex>(std::move(pattern.regex)));
   }
   if (!options.prefilter || !PrefilterSupported()) {
     const std::string why =
@@ -121,6 +121,12 @@ MultiRegex MultiRegex::Build(std::vector<RegexPattern> patterns, const MultiRege
     }
     set.LeaveToRe2(candidates[static_cast<std::size_t>(attempt.failed_index)], attempt.message);
     candidates.erase(candidates.begin() + attempt.failed_index);
+  }
+  // A prefiltered pattern's RE2 judges only what the prefilter proposes: compiled again then.
+  for (std::size_t i = 0; i < set.regexes_.size(); ++i) {
+    if (set.prefiltered_[i] != 0) {
+      set.regexes_[i]->Release();
+    }
   }
   return set;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/hyperscan_handles.h"
+#include "core/lazy_regex.h"
 
 namespace trainwatch {
 
@@ -67,10 +68,14 @@ class MultiRegex {
   MultiRegex& operator=(MultiRegex&&) = default;
 
   std::size_t size() const { return regexes_.size(); }
-  const RE2& regex(std::size_t pattern) const { return *regexes_[pattern]; }
+  // The pattern's RE2: compiled at its first use for a prefiltered pattern (most never judge
+  // a text), kept from the start for one that runs on every text.
+  const RE2& regex(std::size_t pattern) const { return regexes_[pattern]->get(); }
+  // The same, for a holder that outlives no set: its address is stable while the set lives.
+  const LazyRegex& lazy_regex(std::size_t pattern) const { return *regexes_[pattern]; }
   // RE2's verdict: whether `pattern` matches somewhere in `text`.
   bool Matches(std::size_t pattern, std::string_view text) const {
-    return RE2::PartialMatch(text, *regexes_[pattern]);
+    return RE2::PartialMatch(text, regex(pattern));
   }
   // false: the prefilter never proposes this pattern; it may match in any text.
   bool prefiltered(std::size_t pattern) const { return prefiltered_[pattern] != 0; }
@@ -87,7 +92,7 @@ class MultiRegex {
 
   void LeaveToRe2(std::size_t pattern, std::string why);
 
-  std::vector<std::unique_ptr<const RE2>> regexes_;
+  std::vector<std::unique_ptr<LazyRegex>> regexes_;
   std::vector<char> prefiltered_;  // per pattern
   std::vector<std::size_t> unfiltered_;
   std::vector<Fallback> fallbacks_;

@@ -47,12 +47,13 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
       // The prefix before the header ("[rank3]: ", or a progress bar it is glued to) tells
       // which following lines belong to this traceback.
       re2::StringPiece found;
-      line_rule.match->Match(match.segment, 0, match.segment.size(), RE2::UNANCHORED, &found, 1);
+      line_rule.match->get().Match(match.segment, 0, match.segment.size(), RE2::UNANCHORED, &found,
+                                   1);
       std::size_t at = static_cast<std::size_t>(found.data() - match.segment.data());
       re2::StringPiece later;
       if (std::string_view(found.data(), found.size()).starts_with("File \"") &&
-          line_rule.match->Match(match.segment, at + found.size(), match.segment.size(),
-                                 RE2::UNANCHORED, &later, 1)) {
+          line_rule.match->get().Match(match.segment, at + found.size(), match.segment.size(),
+                                       RE2::UNANCHORED, &later, 1)) {
         // A header glued onto a frame line ('  File "x.py", line 3, in fTraceback (most
         // ...') opens a traceback: the header, not the frame, is what the line says.
         at = static_cast<std::size_t>(later.data() - match.segment.data());
@@ -72,8 +73,8 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
     // The prefilter's hint can be off (a superset match, or none for RE2-only rules): show
     // the window around where RE2 itself matched.
     re2::StringPiece found;
-    if (line_rule.match->Match(match.segment, 0, match.segment.size(), RE2::UNANCHORED, &found,
-                               1)) {
+    if (line_rule.match->get().Match(match.segment, 0, match.segment.size(), RE2::UNANCHORED,
+                                     &found, 1)) {
       match_end = static_cast<std::size_t>(found.data() + found.size() - match.segment.data());
     }
   }
@@ -102,7 +103,7 @@ void LineDetector::EmitTracebacks(const Grouping& grouping, std::vector<Event>& 
     // A traceback rule's `unless` vetoes by the final exception ("...: can only join a child
     // process"), which says more than the header every traceback shares.
     if (line_rule.unless != nullptr && !traceback.summary.empty() &&
-        RE2::PartialMatch(traceback.summary, *line_rule.unless)) {
+        RE2::PartialMatch(traceback.summary, line_rule.unless->get())) {
       continue;
     }
     Event event;

@@ -39,12 +39,14 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
                    rule.id + "': " + match_regex->error()};
     }
     if (unless->has_value()) {
-      line_rule.unless = std::make_unique<RE2>((*unless)->regex, RegexOptions());
-      if (!line_rule.unless->ok()) {
-        return Error{"rule '" + rule.id + "': unless: " + line_rule.unless->error()};
+      auto unless_regex = std::make_unique<const RE2>((*unless)->regex, RegexOptions());
+      if (!unless_regex->ok()) {
+        return Error{"rule '" + rule.id + "': unless: " + unless_regex->error()};
       }
+      // Judges only the lines the rule matched: compiled again at the first.
+      line_rule.unless = std::make_unique<LazyRegex>(std::move(unless_regex));
+      line_rule.unless->Release();
     }
-    line_rule.match = match_regex.get();
     compiled->rules_.push_back(std::move(line_rule));
     regexes.push_back({std::move(match_regex), {}});
     patterns.push_back(match);
@@ -56,6 +58,9 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
   options.segmented = true;
   options.cache_dir = cache_dir;
   compiled->regexes_ = MultiRegex::Build(std::move(regexes), options);
+  for (std::size_t i = 0; i < compiled->rules_.size(); ++i) {
+    compiled->rules_[i].match = &compiled->regexes_.lazy_regex(i);
+  }
   if (!compiled->regexes_.prefilter_error().empty()) {
     return Error{"cannot compile the rules: " + compiled->regexes_.prefilter_error()};
   }

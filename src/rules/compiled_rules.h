@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/lazy_regex.h"
 #include "core/multi_regex.h"
 #include "core/result.h"
 #include "core/source_location.h"
@@ -20,8 +21,8 @@ namespace trainwatch::rules {
 // One line rule ready to match.
 struct LineRule {
   Rule rule;
-  const RE2* match = nullptr;   // owned by CompiledRules::regexes()
-  std::unique_ptr<RE2> unless;  // null when the rule has none
+  const LazyRegex* match = nullptr;   // owned by CompiledRules::regexes()
+  std::unique_ptr<LazyRegex> unless;  // null when the rule has none
   // multiline: python-traceback; its `unless` applies to the final exception line, so the
   // matcher leaves it to the detector.
   bool multiline = false;

@@ -30,7 +30,8 @@ bool LineMatcher::Confirm(std::size_t rule_index, std::string_view segment) cons
     return false;
   }
   const LineRule& rule = rules_->rules()[rule_index];
-  return rule.unless == nullptr || rule.multiline || !RE2::PartialMatch(segment, *rule.unless);
+  return rule.unless == nullptr || rule.multiline ||
+         !RE2::PartialMatch(segment, rule.unless->get());
 }
 
 void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch>& out) {

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -70,6 +72,31 @@ TEST(MultiRegex, PatternsThePrefilterCannotTakeRunOnRe2AloneAndSayWhy) {
   EXPECT_TRUE(set.Matches(1, "fail: it stopped"));
   EXPECT_TRUE(set.Matches(2, "CAF\xc9"));
   EXPECT_FALSE(set.Matches(0, "bo om"));
+}
+
+// A prefiltered pattern's RE2 judges only what the prefilter proposes: it is compiled at its
+// first use (each holds kilobytes, most never judge a line); one on RE2 alone keeps its own.
+TEST(MultiRegex, APrefilteredPatternsRe2IsCompiledAtItsFirstUse) {
+  const MultiRegex set = BuildSet({"boom \\d+", "(?U)fail.+ed"});
+  ASSERT_TRUE(set.prefiltered(0));
+  ASSERT_FALSE(set.prefiltered(1));
+  EXPECT_FALSE(set.lazy_regex(0).compiled());
+  EXPECT_TRUE(set.lazy_regex(1).compiled());
+  EXPECT_EQ(set.lazy_regex(0).pattern(), "boom \\d+");
+  // From several threads at once: one compile, every thread the same verdict.
+  std::vector<std::thread> threads;
+  threads.reserve(4);
+  std::atomic<int> matched{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] { matched += set.Matches(0, "a boom 42") ? 1 : 0; });
+  }
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
+  EXPECT_EQ(matched, 4);
+  EXPECT_TRUE(set.lazy_regex(0).compiled());
+  EXPECT_FALSE(set.Matches(0, "boom x"));
+  EXPECT_EQ(set.regex(0).options().encoding(), RE2::Options::EncodingLatin1);  // its options kept
 }
 
 TEST(MultiRegex, ReportsEveryEndUnlessOneCandidatePerPatternIsAsked) {

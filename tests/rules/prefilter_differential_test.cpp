@@ -117,9 +117,9 @@ TEST(PrefilterDifferential, ShippedRulesAgreeWithPlainRe2) {
           std::string segment;
           while (std::getline(segments, segment)) {
             for (const LineRule& rule : (*compiled)->rules()) {
-              if (!segment.empty() && RE2::PartialMatch(segment, *rule.match) &&
+              if (!segment.empty() && RE2::PartialMatch(segment, rule.match->get()) &&
                   (rule.unless == nullptr || rule.multiline ||
-                   !RE2::PartialMatch(segment, *rule.unless))) {
+                   !RE2::PartialMatch(segment, rule.unless->get()))) {
                 plain.emplace(rule.rule.id, batch.LineNumber(record), segment);
               }
             }
