@@ -679,6 +679,9 @@ int Daemon::Run() {
   tick_ = env_->NewTimer([this] { Tick(); });
   save_timer_ = env_->NewTimer([this] { SaveState(); });
   trim_timer_ = env_->NewTimer([this] {
+    if (!incidents_->capture_idle()) {
+      return TrimSoon();  // a capture began meanwhile: after it
+    }
     env_->RunOnPool(
         [] {
           const IdleMemoryRelease release = ReleaseIdleMemory();

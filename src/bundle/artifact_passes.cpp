@@ -14,6 +14,10 @@
 namespace trainwatch::bundle {
 namespace {
 
+// How long ago a file must have last changed for pass 1's "nothing to redact" to stand in
+// pass 2 (file times have the file system's granularity, up to a second or two).
+constexpr std::time_t kSettledSeconds = 2;
+
 void AddProblem(ArtifactSummary& artifact, const std::string& problem) {
   artifact.problem += artifact.problem.empty() ? problem : "; " + problem;
 }
@@ -76,7 +80,7 @@ std::uint64_t MeasureOne(const collect::Artifact& artifact, const collect::Redac
   std::uint64_t available = size > artifact.offset ? size - artifact.offset : 0;
   available = std::min(available, artifact.length);
   int error = 0;
-  if (redactor != nullptr && LooksCompressed(file->fd.get())) {
+  if (redactor != nullptr && artifact.offset == 0 && LooksCompressed(file->fd.get())) {
     redactor = nullptr;  // nothing the redactor could read; bundled as it is
   }
   if (redactor == nullptr) {
@@ -92,11 +96,18 @@ std::uint64_t MeasureOne(const collect::Artifact& artifact, const collect::Redac
                           return true;
                         });
     available = stats.read;
-    plan.clean = error == 0 && found.by_rule.empty() && out.bytes == available;
+    // A file changed within the last seconds may change again within the same clock tick,
+    // which its times would not tell: only an older one counts as clean. ctime too: `touch
+    // -r` and `cp -p` put an mtime back, nothing puts a ctime back.
+    const bool settled =
+        ::time(nullptr) - std::max(file->st.st_mtim.tv_sec, file->st.st_ctim.tv_sec) >
+        kSettledSeconds;
+    plan.clean = error == 0 && found.by_rule.empty() && out.bytes == available && settled;
     counts.Merge(found);
   }
   plan.size = file->st.st_size;
   plan.mtime = file->st.st_mtim;
+  plan.ctime = file->st.st_ctim;
   if (error != 0) {
     AddProblem(out,
                "read failed after " + std::to_string(available) + " bytes: " + ErrnoText(error));
@@ -176,12 +187,14 @@ bool WriteArtifact(ArchiveWriter& archive, const BundleRequest& request,
   }
   // A file pass 1 found clean and that has not changed since is copied as it is: the
   // redactor's second pass over a finished job's logs was a fifth of a bundle's time.
-  const bool unchanged = file->st.st_size == plan.size &&
-                         file->st.st_mtim.tv_sec == plan.mtime.tv_sec &&
-                         file->st.st_mtim.tv_nsec == plan.mtime.tv_nsec;
-  const collect::Redactor* redactor = (plan.clean && unchanged) || LooksCompressed(file->fd.get())
-                                          ? nullptr
-                                          : RedactorFor(request, artifact);
+  auto same = [](const struct timespec& a, const struct timespec& b) {
+    return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+  };
+  const bool unchanged = file->st.st_size == plan.size && same(file->st.st_mtim, plan.mtime) &&
+                         same(file->st.st_ctim, plan.ctime);
+  // A changed file is redacted, whatever pass 1 thought of it (compressed or clean).
+  const collect::Redactor* redactor =
+      plan.clean && unchanged ? nullptr : RedactorFor(request, artifact);
   collect::RedactionCounts ignored;  // pass 1 counted them
   StreamStats stats;
   bool output_failed = false;

@@ -30,6 +30,7 @@ struct ArtifactPlan {
   bool clean = false;
   off_t size = 0;
   struct timespec mtime {};
+  struct timespec ctime {};
 };
 
 // Pass 1 over every artifact of `request`, on up to `workers` threads (fewer when fewer files

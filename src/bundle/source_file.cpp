@@ -111,7 +111,7 @@ int StreamRange(int fd, std::uint64_t offset, std::uint64_t length,
 }
 
 bool LooksCompressed(int fd) {
-  unsigned char head[6] = {};
+  unsigned char head[10] = {};
   ssize_t got = 0;
   do {
     got = ::pread(fd, head, sizeof(head), 0);
@@ -120,9 +120,9 @@ bool LooksCompressed(int fd) {
     return static_cast<std::size_t>(got) >= magic.size() &&
            std::equal(magic.begin(), magic.end(), head);
   };
-  return got > 0 && (starts({0x1f, 0x8b}) || starts({0x28, 0xb5, 0x2f, 0xfd}) ||
-                     starts({0xfd, '7', 'z', 'X', 'Z', 0x00}) || starts({'B', 'Z', 'h'}) ||
-                     starts({0x04, 0x22, 0x4d, 0x18}) || starts({'P', 'K', 0x03, 0x04}));
+  const bool bzip2 = starts({'B', 'Z', 'h'}) && got >= 10 && head[3] >= '1' && head[3] <= '9' &&
+                     std::equal(head + 4, head + 10, "1AY&SY");
+  return got > 0 && (starts({0x1f, 0x8b}) || starts({0xfd, '7', 'z', 'X', 'Z', 0x00}) || bzip2);
 }
 
 }  // namespace trainwatch::bundle

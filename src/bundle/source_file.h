@@ -48,8 +48,10 @@ int StreamRange(int fd, std::uint64_t offset, std::uint64_t length,
                 StreamStats& stats, StreamBuffers& buffers,
                 const std::function<bool(std::string_view)>& sink);
 
-// Whether the file starts like a compressed stream (gzip, zstd, xz, bzip2, lz4, zip): the
-// redactor cannot read inside one, so it is bundled as it is, not scanned.
+// Whether the file starts like a gzip, xz or bzip2 stream: every byte after the header is
+// entropy-coded, so the redactor could not read a secret inside one; such a file is bundled
+// as it is, not scanned. Not zip, lz4 or zstd: their stored entries, literal runs and raw
+// blocks keep text as it was (a checkpoint's pickled config), and those are scanned.
 bool LooksCompressed(int fd);
 
 }  // namespace trainwatch::bundle

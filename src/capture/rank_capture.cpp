@@ -42,15 +42,14 @@ bool OnPath(const std::string& tool) {
   return found;
 }
 
-// The go folders a trainwatch killed mid-capture left behind ("trainwatch-gdb-<pid>-XXXXXX"
-// of a pid that is gone); those of one that lives (a `wrap` beside the daemon) stay.
-void RemoveGoDirsOfTheDead() {
+// The go folders ("go-<pid>-XXXXXX" in `dir`, the gdb cache) a trainwatch killed mid-capture
+// left behind; those of one that lives (a `wrap` beside the daemon) stay.
+void RemoveGoDirsOfTheDead(const std::string& dir) {
   std::error_code error;
-  const std::filesystem::path temp = std::filesystem::temp_directory_path(error);
-  for (auto it = std::filesystem::directory_iterator(temp, error);
+  for (auto it = std::filesystem::directory_iterator(dir, error);
        !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
     const std::string name = it->path().filename().string();
-    constexpr std::string_view kPrefix = "trainwatch-gdb-";
+    constexpr std::string_view kPrefix = "go-";
     if (!name.starts_with(kPrefix)) {
       continue;
     }
@@ -61,6 +60,9 @@ void RemoveGoDirsOfTheDead() {
     }
   }
 }
+
+// Where an early gdb finds the path of its go file.
+constexpr std::string_view kGoFileVariable = "TRAINWATCH_GDB_GO";
 
 // gdb's Python: look up the CPython types py-bt reads (a name the interpreter lacks is
 // skipped), so that their debug information is read before the rank is stopped, not after.
@@ -143,9 +145,12 @@ struct RankCapture::Job {
   // The ranks whose gdb was started with the window (kParallelAttach at most): it reads the
   // interpreter's symbols while the rank runs and attaches once `go_file` exists.
   std::vector<std::size_t> early_gdb;
-  std::string go_dir;  // mkdtemp'd; removed when the capture ends
+  std::vector<bool> early_python;  // for each of early_gdb: py-bt asked
+  std::vector<bool> wants_python;  // per rank: neither py-spy nor a hook gave its Python stacks
+  std::string go_dir;              // mkdtemp'd; removed when the capture ends
   SteadyTime go_at{};
   bool go_sent = false;
+  bool go_failed = false;       // the go file could not be made
   bool early_done = true;       // the early gdbs have ended (or none started)
   bool second_sampled = false;  // the devices' second sample is in
   bool python_started = false;  // the gdbs after the window have started
@@ -171,6 +176,13 @@ RankCapture::~RankCapture() { Abort(); }
 
 void RankCapture::Abort() {
   runner_.Abort();
+  if (job_ && job_->go_sent && !gdb_runner_.Running().empty()) {
+    // A debugger killed while attached may leave its rank stopped.
+    gdb_runner_.Abort();
+    for (const RankEvidence& rank : job_->report.ranks) {
+      env_.Signal(rank.process.pid, SIGCONT);
+    }
+  }
   gdb_runner_.Abort();
   timer_.reset();
   hook_timer_.reset();
@@ -208,7 +220,6 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
           evidence.process = rank;
           job->report.ranks.push_back(std::move(evidence));
         }
-        job->sampled_at = env.SteadyNow();
         // The Flight Recorders dump while the rest is taken; their dumps are read at the end.
         for (const collect::RankProcess& rank : job->map.ranks) {
           std::string why = "its rank is unknown";
@@ -223,6 +234,7 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
           job->recorders.push_back(std::move(target));
           job->recorder_why.push_back(std::move(why));
         }
+        job->sampled_at = env.SteadyNow();
         for (const collect::RankProcess& rank : job->map.ranks) {
           job->hook_why.emplace_back();
           job->hooks.push_back(collect::FindPythonHook(rank.pid, rank.environ, job->proc_root,
@@ -233,13 +245,14 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
         if (job->map.ranks.empty()) {
           return;
         }
-        // Where the early gdbs are told to attach (a folder of our own: nobody else can make
-        // the file appear).
-        RemoveGoDirsOfTheDead();
-        std::string go_dir = std::filesystem::temp_directory_path() /
-                             ("trainwatch-gdb-" + std::to_string(::getpid()) + "-XXXXXX");
-        if (::mkdtemp(go_dir.data()) != nullptr) {
-          job->go_dir = go_dir;
+        // Where the early gdbs are told to attach: a folder of our own in gdb's cache (nobody
+        // else can make the file appear). Without the cache, gdb runs after the window only.
+        if (!job->gdb_index_dir.empty()) {
+          RemoveGoDirsOfTheDead(job->gdb_index_dir);
+          std::string go_dir = job->gdb_index_dir + "/go-" + std::to_string(::getpid()) + "-XXXXXX";
+          if (::mkdtemp(go_dir.data()) != nullptr) {
+            job->go_dir = go_dir;
+          }
         }
       },
       [this, job] {
@@ -285,7 +298,8 @@ void RankCapture::StartEarlyGdb() {
   job.early_done = false;
   std::vector<config::CommandConfig> commands;
   for (std::size_t i : job.early_gdb) {
-    commands.push_back(GdbCommand(i, !job.py_spy_installed && !job.hooks[i], job.GoFile()));
+    job.early_python.push_back(!job.py_spy_installed && !job.hooks[i]);
+    commands.push_back(GdbCommand(i, job.early_python.back(), job.GoFile()));
   }
   gdb_runner_.Run(std::move(commands), [this](std::vector<CollectorResult> results) {
     Job& current = *job_;
@@ -304,10 +318,21 @@ void RankCapture::StartEarlyGdb() {
 
 void RankCapture::MaybeRunPython() {
   Job& job = *job_;
-  if (job.second_sampled && job.early_done && !job.python_started) {
-    job.python_started = true;
-    RunPython(0);
+  if (!job.second_sampled || !job.early_done || job.python_started) {
+    return;
   }
+  job.python_started = true;
+  // An early gdb that failed, or that printed no Python stacks where py-spy then failed or a
+  // hook wrote nothing, is run again now, as after the window.
+  for (std::size_t k = 0; k < job.early_gdb.size(); ++k) {
+    const std::size_t i = job.early_gdb[k];
+    const bool failed = !job.gdb[i] || job.gdb[i]->status != CollectorStatus::kOk;
+    if (failed || (job.wants_python[i] && !job.early_python[k])) {
+      job.need_gdb.push_back(i);
+      job.python_by_gdb.push_back(job.wants_python[i]);
+    }
+  }
+  RunPython(0);
 }
 
 void RankCapture::SampleAgain() {
@@ -329,12 +354,19 @@ void RankCapture::SampleAgain() {
           }
         }
         if (!job->early_gdb.empty()) {
-          std::ofstream(job->GoFile()).flush();  // the early gdbs attach now
+          std::ofstream go(job->GoFile());  // the early gdbs attach now
+          go.flush();
+          job->go_failed = !go;
         }
       },
       [this, job] {
         if (job != job_) {
           return;
+        }
+        if (job->go_failed && !job->early_done) {
+          // The early gdbs would wait in vain: they go, and their ranks are taken after.
+          gdb_runner_.Abort();
+          job->early_done = true;
         }
         job->go_sent = true;
         job->go_at = env_.SteadyNow();
@@ -424,14 +456,15 @@ void RankCapture::ReadHooks() {
         if (job != job_) {
           return;
         }
+        job->wants_python.assign(job->py_spy.size(), false);
         for (std::size_t i = 0; i < job->py_spy.size(); ++i) {
           const bool by_hook = !collect::ParseFaulthandler(job->hook_dumps[i]).empty();
+          job->wants_python[i] = !by_hook && job->py_spy[i].status != CollectorStatus::kOk;
           const bool early =
               std::find(job->early_gdb.begin(), job->early_gdb.end(), i) != job->early_gdb.end();
-          if (!early &&
-              ((job->py_spy[i].status != CollectorStatus::kOk && !by_hook) || job->native_by_gdb)) {
+          if (!early && (job->wants_python[i] || job->native_by_gdb)) {
             job->need_gdb.push_back(i);
-            job->python_by_gdb.push_back(!by_hook && job->py_spy[i].status != CollectorStatus::kOk);
+            job->python_by_gdb.push_back(job->wants_python[i]);
           }
         }
         // gdb stops a rank for as long as it reads: it attaches after the CPU window.
@@ -472,14 +505,16 @@ config::CommandConfig RankCapture::GdbCommand(std::size_t rank_index, bool pytho
     if (python) {
       command.argv.insert(command.argv.end(), {"-ex", kPrefetchPythonTypes});
     }
-    const std::string wait = std::to_string(kGoWait.count());
-    command.argv.insert(command.argv.end(),
-                        {"-ex",
-                         "python import os, time; deadline = time.monotonic() + " + wait +
-                             "; [time.sleep(0.005) for _ in iter(lambda: os.path.exists('" +
-                             go_file + "') or time.monotonic() > deadline, True)]",
-                         "-ex", "python os.path.exists('" + go_file + "') or gdb.execute('quit 3')",
-                         "-ex", "attach " + pid});
+    // One Python command waits and attaches: should gdb's Python fail (a gdb without it, a
+    // broken environment), nothing attaches, gdb ends and the rank is taken after the window.
+    command.env.push_back(std::string(kGoFileVariable) + "=" + go_file);
+    command.argv.insert(
+        command.argv.end(),
+        {"-ex", "python import os, time; go = os.environ['" + std::string(kGoFileVariable) +
+                    "']; deadline = time.monotonic() + " + std::to_string(kGoWait.count()) +
+                    "; [time.sleep(0.005) for _ in iter(lambda: os.path.exists(go) or "
+                    "time.monotonic() > deadline, True)]; gdb.execute('attach " +
+                    pid + "' if os.path.exists(go) else 'quit 3')"});
     command.timeout += kGoWait;
   }
   if (python) {

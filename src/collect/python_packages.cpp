@@ -1,7 +1,10 @@
 #include "collect/python_packages.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -15,6 +18,7 @@
 #include "core/proc_files.h"
 #include "core/split.h"
 #include "core/stopwatch.h"
+#include "core/unique_fd.h"
 
 namespace trainwatch::collect {
 namespace {
@@ -27,15 +31,65 @@ constexpr std::size_t kMaxSites = 8;
 using Environ = std::map<std::string, std::string, std::less<>>;
 using Dirs = std::vector<std::pair<std::string, std::string>>;
 
-bool IsDirectory(const std::string& root, const std::string& path) {
-  struct stat st {};
-  return ::stat((root + path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
+// The process's file system as it sees it: every path resolved below its root by openat2 with
+// RESOLVE_IN_ROOT, so its absolute symlinks (a venv's bin/python -> /usr/bin/python3) land in
+// its root, not the daemon's, and no link or ".." leads out of it; a file is opened for reading
+// only once fstat says it is a regular one (a link planted to a device is never opened). The
+// daemon reads other users' trees as root: nothing they plant may make it read its own files.
+class RootedFiles {
+ public:
+  explicit RootedFiles(const std::string& root)
+      : root_(::open(root.empty() ? "/" : root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
 
-bool IsFile(const std::string& root, const std::string& path) {
-  struct stat st {};
-  return ::stat((root + path).c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
+  bool IsDirectory(const std::string& path) const { return Is(path, S_IFDIR); }
+  bool IsFile(const std::string& path) const { return Is(path, S_IFREG); }
+
+  // Up to `max_bytes` of a regular file; nullopt for anything else or an error.
+  std::optional<std::string> Read(const std::string& path, std::size_t max_bytes) const {
+    const UniqueFd handle = Open(path, O_PATH);
+    struct stat st {};
+    if (handle.get() < 0 || ::fstat(handle.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return std::nullopt;
+    }
+    // Reopened through our own descriptor: the object fstat saw, not whatever the path names
+    // by now.
+    Result<ProcText> text =
+        ReadProcFile("/proc/self/fd/" + std::to_string(handle.get()), max_bytes);
+    return text ? std::optional<std::string>(std::move(text->text)) : std::nullopt;
+  }
+
+  std::optional<DirPtr> OpenDir(const std::string& path) const {
+    const int fd = OpenRaw(path, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) {
+      return std::nullopt;
+    }
+    DIR* dir = ::fdopendir(fd);  // owns the descriptor from here
+    if (dir == nullptr) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    return DirPtr(dir);
+  }
+
+ private:
+  UniqueFd Open(const std::string& path, int flags) const { return UniqueFd(OpenRaw(path, flags)); }
+  int OpenRaw(const std::string& path, int flags) const {
+    if (root_.get() < 0) {
+      return -1;
+    }
+    open_how how{};
+    how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    return static_cast<int>(::syscall(SYS_openat2, root_.get(), path.c_str(), &how, sizeof(how)));
+  }
+  bool Is(const std::string& path, mode_t type) const {
+    const UniqueFd handle = Open(path, O_PATH);
+    struct stat st {};
+    return handle.get() >= 0 && ::fstat(handle.get(), &st) == 0 && (st.st_mode & S_IFMT) == type;
+  }
+
+  UniqueFd root_;
+};
 
 std::string Normal(const std::string& path) {
   std::string normal = std::filesystem::path(path).lexically_normal().string();
@@ -112,7 +166,7 @@ std::map<std::string, std::string> ParseVenvConfig(const std::string& text) {
 
 // The executable as Python itself works it out (sys.executable): argv[0] when it has a slash
 // (from the process's working directory when relative), else the first match on its PATH.
-std::string StartedAs(const std::string& root, const std::string& argv0, const std::string& cwd,
+std::string StartedAs(const RootedFiles& files, const std::string& argv0, const std::string& cwd,
                       const std::string& path_variable) {
   if (argv0.empty()) {
     return {};
@@ -125,7 +179,7 @@ std::string StartedAs(const std::string& root, const std::string& argv0, const s
                                      : std::string_view(path_variable),
                ':', [&](std::string_view dir) {
                  if (found.empty() && !dir.empty() && dir.front() == '/' &&
-                     IsFile(root, Join(std::string(dir), argv0))) {
+                     files.IsFile(Join(std::string(dir), argv0))) {
                    found = Join(std::string(dir), argv0);
                  }
                });
@@ -149,15 +203,17 @@ void AddBaseDirs(PythonSite& site, const std::string& prefix, const std::string&
 
 // Fills `site.dirs` from what is known of the process (mapped folders may be empty), keeping
 // those that exist, each once, in sys.path's order.
-void ResolveDirs(PythonSite& site, const Environ& environ, const std::string& cwd,
-                 const std::vector<std::string>& mapped, std::string version) {
+void ResolveDirs(PythonSite& site, const RootedFiles& files, const Environ& environ,
+                 const std::string& cwd, const std::vector<std::string>& mapped,
+                 std::string version) {
+  // As CPython does: pyvenv.cfg beside the executable or one folder up ($VIRTUAL_ENV is only
+  // a shell's, and means nothing to an interpreter started by its path).
   std::map<std::string, std::string> venv_config;
-  for (const std::string& dir :
-       {Parent(site.executable), Parent(Parent(site.executable)), Lookup(environ, "VIRTUAL_ENV")}) {
-    if (!dir.empty() && IsFile(site.root, Join(dir, "pyvenv.cfg"))) {
+  for (const std::string& dir : {Parent(site.executable), Parent(Parent(site.executable))}) {
+    if (!dir.empty() && files.IsFile(Join(dir, "pyvenv.cfg"))) {
       site.venv = Normal(dir);
-      if (Result<ProcText> text = ReadProcFile(site.root + Join(dir, "pyvenv.cfg"), 64 * 1024)) {
-        venv_config = ParseVenvConfig(text->text);
+      if (std::optional<std::string> text = files.Read(Join(dir, "pyvenv.cfg"), 64 * 1024)) {
+        venv_config = ParseVenvConfig(*text);
       }
       break;
     }
@@ -172,19 +228,35 @@ void ResolveDirs(PythonSite& site, const Environ& environ, const std::string& cw
     }
   });
   bool system_site = true;
+  // The installation's prefix: the folder above the real executable's, or for a venv the one
+  // above pyvenv.cfg's `home` (a venv made with --copies has its own executable).
+  std::string prefix = Parent(Parent(site.real_executable));
   if (!site.venv.empty()) {
     if (!version.empty()) {
       site.dirs.emplace_back(site.venv + "/lib/python" + version + "/site-packages", "venv");
     }
-    system_site = venv_config["include-system-site-packages"] == "true";
+    // site.py: absent means "true"; the value's case does not matter.
+    std::string include = venv_config.count("include-system-site-packages") != 0
+                              ? venv_config["include-system-site-packages"]
+                              : "true";
+    std::transform(include.begin(), include.end(), include.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    system_site = include == "true";
+    if (venv_config.count("home") != 0 && !venv_config["home"].empty()) {
+      prefix = Parent(Normal(venv_config["home"]));
+    }
   }
   if (system_site && !version.empty()) {
-    const std::string home = Lookup(environ, "HOME");
-    if (!home.empty() && Lookup(environ, "PYTHONNOUSERSITE").empty()) {
-      site.dirs.emplace_back(Join(home, ".local/lib/python" + version + "/site-packages"),
+    const std::string user_base =
+        !Lookup(environ, "PYTHONUSERBASE").empty()
+            ? Lookup(environ, "PYTHONUSERBASE")
+            : (Lookup(environ, "HOME").empty() ? std::string()
+                                               : Join(Lookup(environ, "HOME"), ".local"));
+    if (!user_base.empty() && Lookup(environ, "PYTHONNOUSERSITE").empty()) {
+      site.dirs.emplace_back(Join(user_base, "lib/python" + version + "/site-packages"),
                              "user site");
     }
-    AddBaseDirs(site, Parent(Parent(site.real_executable)), version);
+    AddBaseDirs(site, prefix, version);
   }
   for (const std::string& dir : mapped) {
     site.dirs.emplace_back(dir, "mapped");
@@ -192,7 +264,7 @@ void ResolveDirs(PythonSite& site, const Environ& environ, const std::string& cw
   std::set<std::string> seen;
   Dirs kept;
   for (auto& [dir, why] : site.dirs) {
-    if (seen.insert(dir).second && IsDirectory(site.root, dir)) {
+    if (seen.insert(dir).second && files.IsDirectory(dir)) {
       kept.emplace_back(std::move(dir), std::move(why));
     }
   }
@@ -355,20 +427,21 @@ std::optional<PythonSite> FindPythonSite(pid_t pid, const std::string& proc_root
     argv0 = cmdline->text.substr(0, cmdline->text.find('\0'));
   }
   Result<std::string> cwd = ReadLinkAt(AT_FDCWD, ProcPath(proc_root, pid, "cwd"));
-  site.executable =
-      StartedAs(site.root, argv0, cwd ? *cwd : std::string(), Lookup(environ, "PATH"));
+  const RootedFiles files(site.root);
+  site.executable = StartedAs(files, argv0, cwd ? *cwd : std::string(), Lookup(environ, "PATH"));
   if (site.executable.empty()) {
     site.executable = site.real_executable;
   }
-  ResolveDirs(site, environ, cwd ? *cwd : std::string(), mapped, version);
+  ResolveDirs(site, files, environ, cwd ? *cwd : std::string(), mapped, version);
   return site;
 }
 
 std::vector<PythonPackage> ListPythonPackages(const std::string& root, const Dirs& dirs) {
+  const RootedFiles files(root);
   std::vector<PythonPackage> packages;
   std::set<std::string> seen;
   for (const auto& [dir, why] : dirs) {
-    Result<DirPtr> opened = OpenDirAt(AT_FDCWD, root + dir, /*follow=*/true);
+    std::optional<DirPtr> opened = files.OpenDir(dir);
     if (!opened) {
       continue;
     }
@@ -376,11 +449,11 @@ std::vector<PythonPackage> ListPythonPackages(const std::string& root, const Dir
       std::string metadata;
       std::string stem;
       if (name.size() > 10 && name.ends_with(".dist-info")) {
-        metadata = root + dir + "/" + name + "/METADATA";
+        metadata = dir + "/" + name + "/METADATA";
         stem = name.substr(0, name.size() - 10);
       } else if (name.size() > 9 && name.ends_with(".egg-info")) {
-        metadata = root + dir + "/" + name;
-        if (IsDirectory(root, dir + "/" + name)) {
+        metadata = dir + "/" + name;
+        if (files.IsDirectory(metadata)) {
           metadata += "/PKG-INFO";
         }
         stem = name.substr(0, name.size() - 9);
@@ -388,8 +461,8 @@ std::vector<PythonPackage> ListPythonPackages(const std::string& root, const Dir
         continue;
       }
       PythonPackage package;
-      if (Result<ProcText> text = ReadProcFile(metadata, kMetadataBytes)) {
-        ReadHeaders(text->text, package);
+      if (std::optional<std::string> text = files.Read(metadata, kMetadataBytes)) {
+        ReadHeaders(*text, package);
       }
       // Without readable metadata, the folder's name says "name-version".
       const std::size_t dash = stem.find('-');
@@ -443,7 +516,7 @@ CollectorResult CollectPythonPackages(const std::vector<pid_t>& pids,
     // No Python process is known (a manual snapshot on the host): the python3 a shell here
     // would start, as `pip list` run by the daemon listed.
     PythonSite site;
-    site.executable = StartedAs("", "python3", "", fallback_path);
+    site.executable = StartedAs(RootedFiles(""), "python3", "", fallback_path);
     if (site.executable.empty()) {
       AddDetail(result, "no Python process among the job's, and no python3 on the daemon's PATH");
       Finish(result, stopwatch, 0, 0);
@@ -454,7 +527,7 @@ CollectorResult CollectPythonPackages(const std::vector<pid_t>& pids,
     if (error) {
       site.real_executable = site.executable;
     }
-    ResolveDirs(site, {}, "", {}, MajorMinor(Base(site.real_executable)));
+    ResolveDirs(site, RootedFiles(""), {}, "", {}, MajorMinor(Base(site.real_executable)));
     sites.push_back(std::move(site));
     site_pids.emplace_back();
   }

@@ -10,15 +10,24 @@ using rules::ThresholdDetector;
 
 LineDetector::LineDetector(rules::LineMatcher matcher) : matcher_(std::move(matcher)) {
   const auto& line_rules = matcher_.rules().rules();
-  grouping_of_rule_.assign(line_rules.size(), -1);
   for (std::size_t i = 0; i < line_rules.size(); ++i) {
     const auto* pattern = std::get_if<PatternDetector>(&line_rules[i].rule.detector);
     if (pattern != nullptr && pattern->multiline == rules::Multiline::kPythonTraceback) {
-      grouping_of_rule_[i] = static_cast<int>(groupings_.size());
       groupings_.push_back({i, TracebackGrouper()});
     }
   }
   headers_.resize(groupings_.size());
+}
+
+int LineDetector::GroupingOf(std::size_t rule) const {
+  // A few traceback rules at most: a search, where a table per rule cost every watched file
+  // a few hundred bytes.
+  for (std::size_t g = 0; g < groupings_.size(); ++g) {
+    if (groupings_[g].rule == rule) {
+      return static_cast<int>(g);
+    }
+  }
+  return -1;
 }
 
 bool LineDetector::AnyTracebackOpen() const {
@@ -41,7 +50,7 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
                            TimePoint now, std::vector<Event>& out) {
   const LineRule& line_rule = matcher_.rules().rules()[match.rule];
   const rules::Rule& rule = line_rule.rule;
-  if (const int grouping = grouping_of_rule_[match.rule]; grouping >= 0) {
+  if (const int grouping = GroupingOf(match.rule); grouping >= 0) {
     Header& header = headers_[static_cast<std::size_t>(grouping)];
     if (!header.present) {
       // The prefix before the header ("[rank3]: ", or a progress bar it is glued to) tells

@@ -58,11 +58,12 @@ class LineDetector {
   // Up to TracebackGrouper::kMarkerWindow lines before `record`, nearest first.
   std::span<const std::string_view> LinesBefore(const source::LineBatch& batch, std::size_t record);
   void KeepTail(const source::LineBatch& batch);
+  // The index into groupings_ of the traceback rule `rule`, or -1.
+  int GroupingOf(std::size_t rule) const;
 
   rules::LineMatcher matcher_;
   std::vector<rules::SegmentMatch> matches_;  // reused between batches
   std::vector<Grouping> groupings_;
-  std::vector<int> grouping_of_rule_;  // rule index -> groupings_ index, or -1
   std::vector<Header> headers_;        // per grouping, for the current record
   // Per threshold rule that matched; bounded by its count. A map, not a slot per rule: an
   // empty deque costs half a kilobyte, and the daemon has a detector per tailed file.

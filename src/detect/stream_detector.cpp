@@ -187,8 +187,9 @@ void StreamDetector::Remember(const source::LineBatch& batch, std::uint64_t batc
     recent_.push_back(
         {batch.LineNumber(i), batch_offset + batch.Begin(i), Capped(batch.LastSegment(i))});
   }
-  while (recent_.size() > capacity) {
-    recent_.pop_front();
+  if (recent_.size() > capacity) {
+    recent_.erase(recent_.begin(),
+                  recent_.begin() + static_cast<std::ptrdiff_t>(recent_.size() - capacity));
   }
 }
 

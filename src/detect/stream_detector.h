@@ -6,7 +6,6 @@
 #pragma once
 
 #include <chrono>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -145,7 +144,9 @@ class StreamDetector {
   std::size_t context_lines_;
   bool track_progress_;
   detect::ProgressTracker progress_;
-  std::deque<Recent> recent_;  // the last lines, oldest first; bounded
+  // The last lines, oldest first; bounded. A vector, not a deque: an empty deque allocates
+  // half a kilobyte, and a daemon watching 10,000 quiet files has 10,000 of them.
+  std::vector<Recent> recent_;
   std::vector<detect::Event> events_;
   const source::LineBatch* batch_ = nullptr;  // during OnBatch
   std::uint64_t batch_offset_ = 0;

@@ -1,9 +1,11 @@
 #include "ops/service_notify.h"
 
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cstddef>
 #include <cstdlib>
@@ -14,6 +16,8 @@
 
 namespace trainwatch::ops {
 namespace {
+
+constexpr int kSendTimeoutMicros = 500'000;
 
 std::optional<long long> NumberVariable(const char* name) {
   const char* text = std::getenv(name);
@@ -50,9 +54,16 @@ bool NotifyServiceManager(std::string_view state) {
   if (fd.get() < 0) {
     return false;
   }
+  // A full queue (the manager busy) is waited out, briefly: a READY=1 dropped would have a
+  // Type=notify unit fail its start.
+  const timeval timeout{.tv_sec = 0, .tv_usec = kSendTimeoutMicros};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
   const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + length);
-  const ssize_t sent = ::sendto(fd.get(), state.data(), state.size(), MSG_NOSIGNAL | MSG_DONTWAIT,
-                                reinterpret_cast<const sockaddr*>(&address), size);
+  ssize_t sent = -1;
+  do {
+    sent = ::sendto(fd.get(), state.data(), state.size(), MSG_NOSIGNAL,
+                    reinterpret_cast<const sockaddr*>(&address), size);
+  } while (sent < 0 && errno == EINTR);
   return sent == static_cast<ssize_t>(state.size());
 }
 

@@ -5,7 +5,7 @@
 // standalone sender in sd_notify(3); libsystemd, which sent these before, cost every daemon
 // ~1 MiB of resident memory for the libraries it loads (libgcrypt, libgpg-error, liblz4,
 // liblzma, libzstd, libcap), which a watcher on every node should not pay for two calls.
-// Stateless; any thread. Never blocks (MSG_DONTWAIT).
+// Stateless; any thread. Blocks only while the manager's queue is full, half a second at most.
 #pragma once
 
 #include <chrono>

@@ -310,49 +310,71 @@ TEST_F(BundleWriterTest, ACleanFileRewrittenBetweenThePassesIsRedactedAgain) {
   const std::string clean = Lines(4000, 7);
   const std::string stays = temp_.Write("stays.log", clean);
   const std::string rewritten = temp_.Write("rewritten.log", clean);
+  const std::string touched_back = temp_.Write("touched-back.log", clean);
+  // Written a minute ago: settled, so pass 1's "nothing to redact" may stand.
+  struct timespec old_times[2] = {};
+  ::clock_gettime(CLOCK_REALTIME, &old_times[0]);
+  old_times[0].tv_sec -= 60;
+  old_times[1] = old_times[0];
+  for (const std::string& path : {stays, rewritten, touched_back}) {
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), old_times, 0), 0);
+  }
   BundleRequest request = Request({File("stays.log", stays, 0, clean.size()),
-                                   File("rewritten.log", rewritten, 0, clean.size())});
+                                   File("rewritten.log", rewritten, 0, clean.size()),
+                                   File("touched-back.log", touched_back, 0, clean.size())});
   request.redactor = redactor.get();
   const std::string secret = "token " + HfToken(3) + "\n";
   request.make_manifest = [&](const BundleSummary&) {
     std::string text = clean;
-    text.replace(0, secret.size(), secret);  // same size; a later mtime
-    struct timespec later[2] = {{0, UTIME_OMIT}, {0, 0}};
-    ::clock_gettime(CLOCK_REALTIME, &later[1]);
-    later[1].tv_sec += 2;
-    std::ofstream(rewritten, std::ios::in | std::ios::out | std::ios::binary) << text;
-    ::utimensat(AT_FDCWD, rewritten.c_str(), later, 0);
+    text.replace(0, secret.size(), secret);  // same size
+    for (const std::string& path : {rewritten, touched_back}) {
+      std::ofstream(path, std::ios::in | std::ios::out | std::ios::binary) << text;
+    }
+    // `touch -r`: the old mtime back; its ctime still says it changed.
+    ::utimensat(AT_FDCWD, touched_back.c_str(), old_times, 0);
     return std::string("{}\n");
   };
   const Result<BundleResult> result = WriteBundle(request);
   ASSERT_TRUE(result.ok()) << result.error().message;
   const std::vector<Member> members = ReadBundle(result->path);
-  ASSERT_EQ(members.size(), 3u);
+  ASSERT_EQ(members.size(), 4u);
   EXPECT_EQ(members[1].data, clean);
-  EXPECT_EQ(members[2].data.find(HfToken(3)), std::string::npos) << members[2].data.substr(0, 80);
-  EXPECT_NE(members[2].data.find(collect::kRedacted), std::string::npos);
+  for (std::size_t i = 2; i < 4; ++i) {
+    EXPECT_EQ(members[i].data.find(HfToken(3)), std::string::npos)
+        << members[i].name << ": " << members[i].data.substr(0, 80);
+    EXPECT_NE(members[i].data.find(collect::kRedacted), std::string::npos) << members[i].name;
+  }
 }
 
-// A compressed file (gzip, zstd...) holds nothing the redactor can read: it is bundled as it
-// is, not scanned; a text file beside it still is.
-TEST_F(BundleWriterTest, CompressedFilesAreBundledAsTheyAre) {
+// A gzip, xz or bzip2 file holds nothing the redactor can read (every byte entropy-coded): it
+// is bundled as it is, not scanned. zstd, lz4 and zip can keep text as it was (raw blocks,
+// stored entries), and a file that merely starts with "BZh" is text: those are scanned.
+TEST_F(BundleWriterTest, OnlyEntropyCodedFilesAreBundledUnscanned) {
   const auto redactor = RealRedactor();
   ASSERT_NE(redactor, nullptr);
   const std::string secret_line = "token " + HfToken(4) + "\n";
   const std::string gzip = std::string("\x1f\x8b\x08\x00", 4) + secret_line;
+  const std::string bzip2 = "BZh91AY&SY" + secret_line;
   const std::string zstd = std::string("\x28\xb5\x2f\xfd", 4) + secret_line;
+  const std::string zip = std::string("PK\x03\x04", 4) + secret_line;
+  const std::string bzh_text = "BZh is how it starts: " + secret_line;
   BundleRequest request = Request({File("a.log.gz", temp_.Write("a.log.gz", gzip), 0, 1 << 20),
-                                   File("b.log.zst", temp_.Write("b.log.zst", zstd), 0, 1 << 20),
-                                   File("c.log", temp_.Write("c.log", secret_line), 0, 1 << 20)});
+                                   File("b.bz2", temp_.Write("b.bz2", bzip2), 0, 1 << 20),
+                                   File("c.zst", temp_.Write("c.zst", zstd), 0, 1 << 20),
+                                   File("d.zip", temp_.Write("d.zip", zip), 0, 1 << 20),
+                                   File("e.txt", temp_.Write("e.txt", bzh_text), 0, 1 << 20),
+                                   File("f.log", temp_.Write("f.log", secret_line), 0, 1 << 20)});
   request.redactor = redactor.get();
   const Result<BundleResult> result = WriteBundle(request);
   ASSERT_TRUE(result.ok()) << result.error().message;
   const std::vector<Member> members = ReadBundle(result->path);
-  ASSERT_EQ(members.size(), 4u);
+  ASSERT_EQ(members.size(), 7u);
   EXPECT_EQ(members[1].data, gzip);
-  EXPECT_EQ(members[2].data, zstd);
-  EXPECT_EQ(members[3].data.find(HfToken(4)), std::string::npos);
-  EXPECT_EQ(result->summary.redactions.total(), 1u);
+  EXPECT_EQ(members[2].data, bzip2);
+  for (std::size_t i = 3; i < 7; ++i) {
+    EXPECT_EQ(members[i].data.find(HfToken(4)), std::string::npos) << members[i].name;
+  }
+  EXPECT_EQ(result->summary.redactions.total(), 4u);
 }
 
 TEST_F(BundleWriterTest, RedactsOnlyArtifactsMarkedForIt) {

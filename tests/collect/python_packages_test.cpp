@@ -130,6 +130,52 @@ TEST(PythonPackagesTest, AVenvWithPythonPathAndMappedLibrariesInItsOwnRoot) {
   EXPECT_EQ(text.find("six"), std::string::npos) << text;
 }
 
+// The daemon reads other users' trees as root: a link they plant is resolved in the
+// process's root (an absolute one does not reach the daemon's files, ".." stops at the root),
+// and what is not a regular file is never opened.
+TEST(PythonPackagesTest, APlantedLinkNeverLeadsOutOfTheProcesssRoot) {
+  TempDir dir;
+  const FakeProcess process(dir, 11, "/usr/bin/python3.11", "/venv/bin/python\0x.py\0"s, "", "",
+                            "/");
+  const std::filesystem::path& root = process.rootfs();
+  WriteAt(root / "venv/pyvenv.cfg",
+          "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11.2\n");
+  const std::filesystem::path packages = root / "venv/lib/python3.11/site-packages";
+  Distribution(packages, "fine", "1.0");
+  // The daemon's own file, outside the process's root.
+  const std::string secret = dir.Write("secret", "Name: leaked\nVersion: 6.6.6\n");
+  std::filesystem::create_symlink(secret, packages / "absolute.egg-info");
+  std::filesystem::create_symlink("../../../../../../../../../../.." + secret,
+                                  packages / "dotdot.egg-info");
+  std::filesystem::create_symlink("/dev/zero", packages / "device.egg-info");
+  const CollectorResult result = CollectPythonPackages({11}, "", process.proc());
+  ASSERT_EQ(result.status, CollectorStatus::kOk) << result.detail;
+  const std::string& text = result.artifacts.at(0).content;
+  EXPECT_EQ(text.find("leaked"), std::string::npos) << text;
+  EXPECT_EQ(text.find("6.6.6"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nfine "), std::string::npos) << text;
+}
+
+// A venv without the key includes the system's packages (site.py's default), whatever case
+// the value has; $VIRTUAL_ENV alone (a shell's) does not make the system interpreter a venv's.
+TEST(PythonPackagesTest, VenvConfigReadAsSitePyReadsIt) {
+  TempDir dir;
+  const FakeProcess process(dir, 12, "/usr/bin/python3.11", "/v/bin/python3\0"s,
+                            "VIRTUAL_ENV=/other\0"s, "", "/");
+  const std::filesystem::path& root = process.rootfs();
+  WriteAt(root / "v/pyvenv.cfg", "home = /opt/py/bin\nversion = 3.11.2\n");
+  WriteAt(root / "v/bin/python3", "");
+  WriteAt(root / "other/pyvenv.cfg", "include-system-site-packages = FALSE\n");
+  Distribution(root / "v/lib/python3.11/site-packages", "inside", "1");
+  Distribution(root / "opt/py/lib/python3.11/site-packages", "base", "2");
+  const std::optional<PythonSite> site = FindPythonSite(12, process.proc());
+  ASSERT_TRUE(site);
+  EXPECT_EQ(site->venv, "/v");
+  EXPECT_EQ(DirsOf(*site),
+            (std::vector<std::string>{"/v/lib/python3.11/site-packages (venv)",
+                                      "/opt/py/lib/python3.11/site-packages (base)"}));
+}
+
 TEST(PythonPackagesTest, TheSystemInterpreterSeesTheUserSiteAndDebianFolders) {
   TempDir dir;
   const FakeProcess process(dir, 7, "/usr/bin/python3.11", "python3\0-m\0app\0"s,
