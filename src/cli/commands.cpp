@@ -4,10 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <optional>
+#include <sstream>
+#include <system_error>
+#include <thread>
 
 #include "config/shipped_paths.h"
 #include "core/unique_fd.h"
@@ -119,7 +123,8 @@ int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
     return kExitError;
   }
   std::vector<Diagnostic> notes;
-  auto compiled = rules::CompiledRules::Build(loaded->rules, options.tags, &notes);
+  auto compiled =
+      rules::CompiledRules::Build(loaded->rules, options.tags, &notes, config::UserCacheDir());
   if (!compiled) {
     err << "trainwatch: " << compiled.error().message << '\n';
     return kExitError;
@@ -135,33 +140,78 @@ int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
     err << "trainwatch: warning: no pattern or threshold rule has tag " << tags
         << ", so nothing can fire\n";
   }
-  bool failed = false;
-  bool fired = false;
+  // Files are scanned at once, one per core: each has its own matcher (and so its own
+  // Hyperscan scratch, which belongs to the thread that made it); what each prints waits for
+  // the files before it, so the output reads as if they had been scanned in order.
+  struct FileScan {
+    std::ostringstream out;
+    std::ostringstream err;
+    bool fired = false;
+    bool failed = false;
+    bool fatal = false;  // the matcher could not be made
+  };
+  std::vector<FileScan> scans(options.files.size());
+  const std::size_t workers =
+      std::min<std::size_t>(scans.size(), std::max(1u, std::thread::hardware_concurrency()));
   const auto now = detect::TimePoint();  // a file is scanned as if it all arrived at once
-  for (const std::string& file : options.files) {
+  auto scan_one = [&](std::size_t index) {
+    const std::string& file = options.files[index];
+    FileScan& scan = scans[index];
+    // One file at a time prints as it goes (a log with a million warnings is not held).
+    std::ostream& events = workers > 1 ? static_cast<std::ostream&>(scan.out) : out;
     auto fd = OpenInput(file);
     if (!fd) {
-      err << "trainwatch: " << file << ": " << fd.error().message << '\n';
-      failed = true;
-      continue;
+      scan.err << "trainwatch: " << file << ": " << fd.error().message << '\n';
+      scan.failed = true;
+      return;
     }
     auto matcher = rules::LineMatcher::Create(*compiled);
     if (!matcher) {
-      err << "trainwatch: " << matcher.error().message << '\n';
-      return kExitError;
+      scan.err << "trainwatch: " << matcher.error().message << '\n';
+      scan.fatal = true;
+      return;
     }
     source::LineFramer framer;
     detect::LineDetector detector(std::move(*matcher));
     const std::string shown = file == "-" ? "<stdin>" : file;
     Status status = ScanFd(fd->get(), framer, detector, now, [&](const detect::Event& event) {
-      fired = fired || rules::IsAlarm(event.kind);
-      PrintEvent(out, options.format, shown, event);
+      scan.fired = scan.fired || rules::IsAlarm(event.kind);
+      PrintEvent(events, options.format, shown, event);
     });
     if (!status) {
-      err << "trainwatch: " << shown << ": read failed after line " << framer.lines_completed()
-          << ": " << status.error().message << '\n';
-      failed = true;
+      scan.err << "trainwatch: " << shown << ": read failed after line " << framer.lines_completed()
+               << ": " << status.error().message << '\n';
+      scan.failed = true;
     }
+  };
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < scans.size();) {
+      scan_one(i);
+    }
+  };
+  std::vector<std::thread> helpers;
+  try {
+    for (std::size_t w = 1; w < workers; ++w) {
+      helpers.emplace_back(work);
+    }
+  } catch (const std::system_error&) {
+    // No thread to be had: the ones started and this one scan them all.
+  }
+  work();
+  for (std::thread& helper : helpers) {
+    helper.join();
+  }
+  bool failed = false;
+  bool fired = false;
+  for (FileScan& scan : scans) {
+    out << scan.out.str();
+    err << scan.err.str();
+    if (scan.fatal) {
+      return kExitError;
+    }
+    failed = failed || scan.failed;
+    fired = fired || scan.fired;
   }
   out.flush();
   if (failed) {

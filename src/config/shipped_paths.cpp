@@ -22,6 +22,16 @@ std::vector<std::string> DefaultRulePaths() {
   return {};
 }
 
+std::string UserCacheDir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/') {
+    return std::string(xdg) + "/trainwatch";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') {
+    return std::string(home) + "/.cache/trainwatch";
+  }
+  return {};
+}
+
 std::string ShippedConfigPath() {
   namespace fs = std::filesystem;
   std::error_code ec;

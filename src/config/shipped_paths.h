@@ -19,6 +19,11 @@ std::string ShippedConfigPath();
 // an installed binary, else daemon/python of the source tree.
 std::string ShippedPythonHookDir();
 
+// Where a command without a state_dir (`scan`) keeps its compiled rules between runs:
+// $XDG_CACHE_HOME/trainwatch, else ~/.cache/trainwatch; empty without either variable.
+// Compiling the shipped packs was 70% of a scan's 0.18 s start-up.
+std::string UserCacheDir();
+
 // The config to use: `given` (--config) when not empty; else $TRAINWATCH_CONFIG, else
 // /etc/trainwatch/trainwatch.yaml when it exists, else the one shipped with this build or
 // installation.

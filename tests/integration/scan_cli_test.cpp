@@ -130,6 +130,42 @@ TEST_F(ScanCliTest, MissingFileIsNamedAndExits2) {
       << run.err;
 }
 
+// Several files are scanned at once (a core each), and print as if scanned in order: each
+// file's events together, in the order the files were named; a missing one among them is
+// named and makes the exit 2, the others are still scanned.
+TEST_F(ScanCliTest, SeveralFilesAreScannedAtOnceAndPrintInOrder) {
+  std::vector<std::string> args;
+  for (int i = 0; i < 6; ++i) {
+    const std::string path = PathOf("rank" + std::to_string(i) + ".log");
+    std::ofstream file(path);
+    for (int line = 0; line < 20000; ++line) {
+      file << "step " << line << " loss 0.5\n";
+    }
+    file << "[rank" << i << "]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank " << i
+         << "] Heartbeat monitor timed out! Process will be terminated\n";
+    args.push_back(path);
+    if (i == 3) {
+      args.push_back(PathOf("missing.log"));
+    }
+  }
+  // The files before --rules, which takes every value after it.
+  std::vector<std::string> argv = {TrainwatchBinary(), "scan"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--rules", TRAINWATCH_TEST_RULES_DIR});
+  const auto run = RunBinary(argv);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find(PathOf("missing.log") + ": No such file or directory"), std::string::npos)
+      << run.err;
+  std::size_t at = 0;
+  for (int i = 0; i < 6; ++i) {
+    const std::string expected =
+        PathOf("rank" + std::to_string(i) + ".log") + ":20001: hang pytorch.nccl.heartbeat_timeout";
+    const std::size_t found = run.out.find(expected, at);
+    ASSERT_NE(found, std::string::npos) << expected << " not after byte " << at << ":\n" << run.out;
+    at = found + expected.size();
+  }
+}
+
 TEST_F(ScanCliTest, ReadsStandardInput) {
   const std::string path = PathOf("in.log");
   std::ofstream(path) << "[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 0] Heartbeat monitor "
