@@ -66,7 +66,7 @@ Result<FileTail> FileTail::Open(const FileSystem& fs, const std::string& path,
   }
   tail.read_offset_ = at.offset;
   tail.framer_.set_next_line(at.next_line);
-  tail.head_ = ReadHead(*tail.file_, Fingerprint::kHeadBytes);
+  tail.head_ = FingerprintOf(ReadHead(*tail.file_, Fingerprint::kHeadBytes));
   return tail;
 }
 
@@ -78,7 +78,7 @@ void FileTail::Restart() {
   before_truncation_ = position();
   framer_ = LineFramer(framer_.max_line_bytes(), chunk_bytes_);
   read_offset_ = 0;
-  head_.clear();
+  head_ = FingerprintOf({});
 }
 
 void FileTail::Drain(bool end_of_input, const Sink& sink) {
@@ -104,12 +104,12 @@ FileTail::ReadOutcome FileTail::Read(std::size_t budget, const Sink& sink) {
   // two reads (copytruncate under a busy writer) has a size that looks fine, but its first
   // bytes are no longer the ones we read.
   std::string head = ReadHead(*file_, Fingerprint::kHeadBytes);
-  if (size < read_offset_ || head.compare(0, head_.size(), head_) != 0) {
+  if (size < read_offset_ || !HeadMatches(head)) {
     Restart();
     outcome.truncated = true;
   }
-  if (head.size() > head_.size()) {
-    head_ = std::move(head);
+  if (head.size() > head_.length) {
+    head_ = FingerprintOf(head);
   }
   while (budget > 0) {
     std::span<char> space = framer_.WritableSpace();
@@ -135,8 +135,8 @@ FileTail::ReadOutcome FileTail::Read(std::size_t budget, const Sink& sink) {
       outcome.truncated = true;
       continue;
     }
-    if (now_head.size() > head_.size()) {
-      head_ = std::move(now_head);
+    if (now_head.size() > head_.length) {
+      head_ = FingerprintOf(now_head);
     }
     framer_.Commit(n);
     read_offset_ += n;
@@ -150,8 +150,12 @@ FileTail::ReadOutcome FileTail::Read(std::size_t budget, const Sink& sink) {
   return outcome;
 }
 
+bool FileTail::HeadMatches(std::string_view head) const {
+  return head.size() >= head_.length && FingerprintOf(head.substr(0, head_.length)) == head_;
+}
+
 bool FileTail::StillTheSameFile(std::string_view head, std::string_view data) const {
-  if (head.compare(0, head_.size(), head_) != 0) {
+  if (!HeadMatches(head)) {
     return false;
   }
   // Bytes just read from inside the head region must be the head's own.
