@@ -1,22 +1,12 @@
 #include "core/multi_regex.h"
 
-#include <fcntl.h>
 #include <hs/hs.h>
-#include <poll.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <csignal>
 #include <cstdint>
-#include <cstdlib>
-#include <optional>
-#include <string>
 #include <utility>
 
 #include "core/prefilter_cache.h"
 #include "core/prefilter_form.h"
-#include "core/unique_fd.h"
 
 namespace trainwatch {
 namespace {
@@ -42,100 +32,6 @@ struct CompileAttempt {
   std::string message;
 };
 
-// How long a compile in a child may take before it is given up for one here.
-constexpr int kChildCompileTimeoutMs = 120'000;
-
-// Compiles in a forked child that stores the database in `cache_dir`, then loads it from
-// there: Hyperscan's compiler takes several times the memory of what it makes (a 16 MiB peak
-// for the shipped packs, 36 MiB with 1,000 operator rules), and a daemon that compiled itself
-// would keep that peak as its high-water mark and part of it in malloc's heap. The child only
-// compiles and writes a file (malloc is safe after fork: glibc resets its locks). nullopt when
-// it could not be done that way (no fork, no pipe, an unwritable cache, a child that died or
-// hung): the caller compiles in its own process.
-std::optional<CompileAttempt> CompileInChild(const std::vector<const char*>& expressions,
-                                             const std::vector<unsigned>& flags,
-                                             const std::vector<unsigned>& ids,
-                                             const std::string& cache_dir, std::uint64_t key) {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    return std::nullopt;
-  }
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
-    return std::nullopt;
-  }
-  if (pid == 0) {
-    ::close(pipe_fds[0]);
-    hs_database_t* db = nullptr;
-    hs_compile_error_t* raw_error = nullptr;
-    const hs_error_t rc = hs_compile_multi(expressions.data(), flags.data(), ids.data(),
-                                           static_cast<unsigned>(expressions.size()), HS_MODE_BLOCK,
-                                           nullptr, &db, &raw_error);
-    std::string reply = "ok";
-    if (rc == HS_SUCCESS) {
-      StoreCachedDatabase(cache_dir, key, db);
-    } else {
-      reply = std::to_string(raw_error != nullptr ? raw_error->expression : -1) + "\n" +
-              (raw_error != nullptr && raw_error->message != nullptr ? raw_error->message
-                                                                     : "unknown Hyperscan error");
-    }
-    for (std::size_t at = 0; at < reply.size();) {
-      const ssize_t n = ::write(pipe_fds[1], reply.data() + at, reply.size() - at);
-      if (n <= 0) {
-        break;
-      }
-      at += static_cast<std::size_t>(n);
-    }
-    ::_exit(0);
-  }
-  ::close(pipe_fds[1]);
-  const UniqueFd from_child(pipe_fds[0]);
-  std::string reply;
-  bool hung = false;
-  for (char buffer[512];;) {
-    pollfd readable{from_child.get(), POLLIN, 0};
-    const int ready = ::poll(&readable, 1, kChildCompileTimeoutMs);
-    if (ready < 0 && errno == EINTR) {
-      continue;
-    }
-    if (ready <= 0) {
-      hung = true;
-      break;
-    }
-    const ssize_t n = ::read(from_child.get(), buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      break;
-    }
-    reply.append(buffer, static_cast<std::size_t>(n));
-  }
-  if (hung) {
-    ::kill(pid, SIGKILL);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (hung || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty()) {
-    return std::nullopt;
-  }
-  CompileAttempt attempt;
-  if (reply == "ok") {
-    attempt.database = LoadCachedDatabase(cache_dir, key);
-    if (!attempt.database) {
-      return std::nullopt;  // the cache could not be written (or read back)
-    }
-    return attempt;
-  }
-  const std::size_t newline = reply.find('\n');
-  attempt.failed_index = std::atoi(reply.substr(0, newline).c_str());
-  attempt.message = newline == std::string::npos ? reply : reply.substr(newline + 1);
-  return attempt;
-}
-
 CompileAttempt TryCompile(const std::vector<const char*>& expressions,
                           const std::vector<unsigned>& flags, const std::vector<unsigned>& ids,
                           const std::string& cache_dir) {
@@ -144,12 +40,6 @@ CompileAttempt TryCompile(const std::vector<const char*>& expressions,
   if (HsDatabase cached = LoadCachedDatabase(cache_dir, key)) {
     attempt.database = std::move(cached);
     return attempt;
-  }
-  if (!cache_dir.empty()) {
-    if (std::optional<CompileAttempt> in_child =
-            CompileInChild(expressions, flags, ids, cache_dir, key)) {
-      return std::move(*in_child);
-    }
   }
   hs_database_t* db = nullptr;
   hs_compile_error_t* raw_error = nullptr;

@@ -40,8 +40,7 @@ struct MultiRegexOptions {
   // against). Also what a CPU without SSSE3 gets.
   bool prefilter = true;
   // Where compiled databases are loaded from and saved to (core/prefilter_cache.h); empty:
-  // always compile, in this process. With a cache, a compile runs in a forked child that
-  // stores the database there (the compiler's memory never becomes this process's).
+  // always compile.
   std::string cache_dir;
 };
 

@@ -254,32 +254,6 @@ TEST(MultiRegexCache, ALaterBuildLoadsTheDatabaseInsteadOfCompiling) {
   EXPECT_NE(testing::ReadFile(bang_file.string()), "not a database");
 }
 
-// With a cache, the compile runs in a child process that stores the database: the caller's
-// memory never holds the compiler's peak. What the child refuses is reported as a compile here
-// would be (the refused pattern to RE2 alone, the others compiled again); an unwritable cache
-// leaves the compile to the caller, and the set still works.
-TEST(MultiRegexCache, TheCompileInAChildReportsAndFallsBackAsOneHere) {
-  testing::TempDir dir;
-  MultiRegexOptions options;
-  options.segmented = true;
-  options.cache_dir = dir.PathOf("cache");
-  const MultiRegex set = BuildSet({"boom", "(?U)fail.+ed", "err\\d+"}, options);
-  EXPECT_TRUE(set.prefiltered(0));
-  EXPECT_FALSE(set.prefiltered(1));
-  EXPECT_TRUE(set.prefiltered(2));
-  ASSERT_EQ(set.fallbacks().size(), 1u);
-  EXPECT_FALSE(set.fallbacks()[0].why.empty());
-  EXPECT_EQ(Proposed(set, "boom err7"), (std::set<std::uint32_t>{0, 2}));
-
-  std::filesystem::create_directories(dir.PathOf("readonly"));
-  std::filesystem::permissions(dir.PathOf("readonly"), std::filesystem::perms::owner_read |
-                                                           std::filesystem::perms::owner_exec);
-  options.cache_dir = dir.PathOf("readonly") + "/cache";  // cannot be made (unless root)
-  const MultiRegex uncached = BuildSet({"boom", "err\\d+"}, options);
-  EXPECT_EQ(Proposed(uncached, "boom err7"), (std::set<std::uint32_t>{0, 1}));
-  EXPECT_TRUE(uncached.prefilter_error().empty());
-}
-
 TEST(MultiRegexCache, KeepsTheMostRecentDatabasesOnly) {
   testing::TempDir dir;
   MultiRegexOptions options;

@@ -174,6 +174,10 @@ TEST_F(ScanCliTest, ReadsStandardInput) {
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_NE(run.out.find("<stdin>:1: hang pytorch.nccl.heartbeat_timeout"), std::string::npos)
       << run.out;
+  // Named twice, standard input is read once, in order (never by two threads at once).
+  const auto twice = Scan({"-", "-"}, path);
+  EXPECT_EQ(twice.exit_code, 1) << twice.err;
+  EXPECT_EQ(twice.out, run.out);
 }
 
 TEST_F(ScanCliTest, KernelLogTagSelectsKernelRules) {
