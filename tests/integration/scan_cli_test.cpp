@@ -175,7 +175,8 @@ TEST_F(ScanCliTest, ReadsStandardInput) {
   EXPECT_NE(run.out.find("<stdin>:1: hang pytorch.nccl.heartbeat_timeout"), std::string::npos)
       << run.out;
   // Named twice, standard input is read once, in order (never by two threads at once).
-  const auto twice = Scan({"-", "-"}, path);
+  const auto twice =
+      RunBinary({TrainwatchBinary(), "scan", "-", "-", "--rules", TRAINWATCH_TEST_RULES_DIR}, path);
   EXPECT_EQ(twice.exit_code, 1) << twice.err;
   EXPECT_EQ(twice.out, run.out);
 }
