@@ -48,8 +48,10 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
 
   cli->check_cmd = app.add_subcommand(
       "check", "Load rule files, run each rule's examples; report every problem as file:line:col");
-  cli->check_cmd->add_option("--rules", cli->check.rule_paths,
-                             "Rule file or directory (repeatable; default: the shipped packs)");
+  cli->check_cmd
+      ->add_option("--rules", cli->check.rule_paths,
+                   "Rule file or directory (repeatable; default: the shipped packs)")
+      ->allow_extra_args(false);
   cli->check_cmd->add_option("--config", cli->check_config,
                              "Validate this daemon config and the rules it names instead "
                              "(no default: without it, the rules are checked)");
@@ -97,8 +99,10 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
       ->capture_default_str();
   snapshot.add_option("--container", cli->control.container,
                       "Add this container's docker state (run on the host)");
-  snapshot.add_option("--copy", cli->control.copy, "A file or directory to add (repeatable)");
-  snapshot.add_option("--log", cli->control.logs, "A log whose tail to add (repeatable)");
+  snapshot.add_option("--copy", cli->control.copy, "A file or directory to add (repeatable)")
+      ->allow_extra_args(false);
+  snapshot.add_option("--log", cli->control.logs, "A log whose tail to add (repeatable)")
+      ->allow_extra_args(false);
   snapshot.add_option("--out", cli->control.out_dir,
                       "Write the bundle here, capturing on our own (no daemon asked)");
 
@@ -169,11 +173,15 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
   cli->scan_cmd = app.add_subcommand(
       "scan", "Run the rules over log files; exit 1 if a crash, hang or device rule fired");
   CLI::App& scan = *cli->scan_cmd;
+  // One value per flag (repeat it for more): else `--rules my.yaml a.log b.log` took the
+  // logs for rule files.
   scan.add_option("--rules", cli->scan.rule_paths,
-                  "Rule file or directory (repeatable; default: the shipped packs)");
+                  "Rule file or directory (repeatable; default: the shipped packs)")
+      ->allow_extra_args(false);
   scan.add_option("--tag", cli->scan.tags,
                   "Tag of the source the files stand for: train, habana, kmsg, ... "
                   "(repeatable: a source may carry several)")
+      ->allow_extra_args(false)
       ->capture_default_str();
   scan.add_option("--format", cli->scan_format, "Output format")
       ->check(CLI::IsMember({"text", "jsonl"}))

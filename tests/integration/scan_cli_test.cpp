@@ -148,11 +148,8 @@ TEST_F(ScanCliTest, SeveralFilesAreScannedAtOnceAndPrintInOrder) {
       args.push_back(PathOf("missing.log"));
     }
   }
-  // The files before --rules, which takes every value after it.
-  std::vector<std::string> argv = {TrainwatchBinary(), "scan"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.insert(argv.end(), {"--rules", TRAINWATCH_TEST_RULES_DIR});
-  const auto run = RunBinary(argv);
+  // After --rules DIR: one value per --rules, the rest are the files.
+  const auto run = Scan(args);
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_NE(run.err.find(PathOf("missing.log") + ": No such file or directory"), std::string::npos)
       << run.err;
@@ -175,8 +172,7 @@ TEST_F(ScanCliTest, ReadsStandardInput) {
   EXPECT_NE(run.out.find("<stdin>:1: hang pytorch.nccl.heartbeat_timeout"), std::string::npos)
       << run.out;
   // Named twice, standard input is read once, in order (never by two threads at once).
-  const auto twice =
-      RunBinary({TrainwatchBinary(), "scan", "-", "-", "--rules", TRAINWATCH_TEST_RULES_DIR}, path);
+  const auto twice = Scan({"-", "-"}, path);
   EXPECT_EQ(twice.exit_code, 1) << twice.err;
   EXPECT_EQ(twice.out, run.out);
 }
