@@ -15,13 +15,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
-#include <thread>
 
 #include "bundle/archive_writer.h"
 #include "bundle/artifact_passes.h"
 #include "bundle/errno_text.h"
 #include "core/stopwatch.h"
 #include "core/unique_fd.h"
+#include "core/usable_cores.h"
 
 namespace trainwatch::bundle {
 namespace {
@@ -52,8 +52,7 @@ Result<BundleResult> WriteBundle(const BundleRequest& request) {
 
   BundleResult result;
   result.path = final_path;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const int threads = request.threads > 0 ? request.threads : static_cast<int>(cores);
+  const int threads = request.threads > 0 ? request.threads : UsableCores();
   std::vector<ArtifactPlan> plans;
   const Stopwatch first_pass;
   MeasureArtifacts(request, threads, result.summary, plans);

@@ -1,7 +1,6 @@
 #include "cli/commands.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 
 #include "config/shipped_paths.h"
 #include "core/unique_fd.h"
+#include "core/usable_cores.h"
 #include "detect/example_checker.h"
 #include "detect/stream_scan.h"
 #include "rules/compiled_rules.h"
@@ -155,14 +155,10 @@ int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<FileScan> scans(options.files.size());
   // The cores this process may run on (its affinity, which a container's cpuset narrows);
   // standard input is one stream, read by one thread: named at all, the files go in order.
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  const int cores =
-      ::sched_getaffinity(0, sizeof(allowed), &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
   const bool reads_stdin =
       std::find(options.files.begin(), options.files.end(), "-") != options.files.end();
   const std::size_t workers =
-      reads_stdin ? 1 : std::min<std::size_t>(scans.size(), std::max(1, cores));
+      reads_stdin ? 1 : std::min(scans.size(), static_cast<std::size_t>(UsableCores()));
   const auto now = detect::TimePoint();  // a file is scanned as if it all arrived at once
   auto scan_one = [&](std::size_t index) {
     const std::string& file = options.files[index];
