@@ -148,11 +148,14 @@ Status Daemon::Apply(rules::ConfiguredRules setup, bool initial) {
   if (!prepared) {
     return prepared.error();
   }
-  // Operators' redaction patterns are checked now; the redactor itself is built at the first
+  // Operators' redaction patterns are checked now (RE2 alone: whether they compile and match
+  // something, without building the prefilter, which was compiled in this process at every
+  // start and reload only to be thrown away); the redactor itself is built at the first
   // capture (it is heavy, and a healthy daemon may never need it).
   if (!setup.config.capture.redact_names.empty() || !setup.config.capture.redact_patterns.empty()) {
     Result<std::shared_ptr<const collect::Redactor>> redactor = collect::Redactor::Create(
-        {setup.config.capture.redact_names, setup.config.capture.redact_patterns});
+        {setup.config.capture.redact_names, setup.config.capture.redact_patterns},
+        collect::RedactorMatching::kRe2Only);
     if (!redactor) {
       return Error{setup.config.file + ": capture redact: " + redactor.error().message};
     }

@@ -47,8 +47,8 @@ const collect::Redactor* RedactorFor(const BundleRequest& request,
 // Pass 1 for one artifact: the exact size of its member, its redactions, and what could not be
 // read. Returns the bytes it read, before redaction.
 std::uint64_t MeasureOne(const collect::Artifact& artifact, const collect::Redactor* redactor,
-                         ArtifactSummary& out, ArtifactPlan& plan, collect::RedactionCounts& counts,
-                         StreamBuffers& buffers) {
+                         std::time_t now, ArtifactSummary& out, ArtifactPlan& plan,
+                         collect::RedactionCounts& counts, StreamBuffers& buffers) {
   out.path = artifact.path;
   if (!SafeMemberPath(artifact.path)) {
     out.problem = "refused: not a safe relative path inside the bundle";
@@ -100,8 +100,7 @@ std::uint64_t MeasureOne(const collect::Artifact& artifact, const collect::Redac
     // which its times would not tell: only an older one counts as clean. ctime too: `touch
     // -r` and `cp -p` put an mtime back, nothing puts a ctime back.
     const bool settled =
-        ::time(nullptr) - std::max(file->st.st_mtim.tv_sec, file->st.st_ctim.tv_sec) >
-        kSettledSeconds;
+        now - std::max(file->st.st_mtim.tv_sec, file->st.st_ctim.tv_sec) > kSettledSeconds;
     plan.clean = error == 0 && found.by_rule.empty() && out.bytes == available && settled;
     counts.Merge(found);
   }
@@ -127,8 +126,8 @@ std::uint64_t MeasureOne(const collect::Artifact& artifact, const collect::Redac
 // Redacting files is the one costly part (the redactor runs its regexes over any chunk its
 // prefilter flags), and pass 2 redacts them again while zstd's workers compress, so pass 1
 // spreads files over `workers` threads instead of leaving cores idle.
-void MeasureArtifacts(const BundleRequest& request, int workers, BundleSummary& summary,
-                      std::vector<ArtifactPlan>& plans) {
+void MeasureArtifacts(const BundleRequest& request, int workers, std::time_t now,
+                      BundleSummary& summary, std::vector<ArtifactPlan>& plans) {
   const std::size_t n = request.artifacts.size();
   summary.artifacts.resize(n);
   plans.resize(n);
@@ -144,8 +143,8 @@ void MeasureArtifacts(const BundleRequest& request, int workers, BundleSummary& 
     StreamBuffers buffers;
     for (std::size_t i; (i = next++) < n;) {
       const collect::Artifact& artifact = request.artifacts[i];
-      input[worker] += MeasureOne(artifact, RedactorFor(request, artifact), summary.artifacts[i],
-                                  plans[i], counts[worker], buffers);
+      input[worker] += MeasureOne(artifact, RedactorFor(request, artifact), now,
+                                  summary.artifacts[i], plans[i], counts[worker], buffers);
     }
   };
   std::vector<std::thread> helpers;

@@ -35,9 +35,10 @@ struct ArtifactPlan {
 
 // Pass 1 over every artifact of `request`, on up to `workers` threads (fewer when fewer files
 // need redacting; fewer still when no thread can be had). Fills one summary and one plan per
-// artifact, in order, and the summary's redactions and input bytes.
-void MeasureArtifacts(const BundleRequest& request, int workers, BundleSummary& summary,
-                      std::vector<ArtifactPlan>& plans);
+// artifact, in order, and the summary's redactions and input bytes. `now`: what a file's last
+// change is judged against (ArtifactPlan::clean).
+void MeasureArtifacts(const BundleRequest& request, int workers, std::time_t now,
+                      BundleSummary& summary, std::vector<ArtifactPlan>& plans);
 
 // Pass 2 for one artifact: its header and exactly out.bytes of data. A file that changed since
 // pass 1 adds to out.problem and is cut or padded. False only when the archive refused data

@@ -54,8 +54,9 @@ Result<BundleResult> WriteBundle(const BundleRequest& request) {
   result.path = final_path;
   const int threads = request.threads > 0 ? request.threads : UsableCores();
   std::vector<ArtifactPlan> plans;
+  const std::time_t now = request.now != 0 ? request.now : std::time(nullptr);
   const Stopwatch first_pass;
-  MeasureArtifacts(request, threads, result.summary, plans);
+  MeasureArtifacts(request, threads, now, result.summary, plans);
   result.summary.first_pass_seconds = first_pass.Seconds();
   const std::string manifest = request.make_manifest ? request.make_manifest(result.summary)
                                                      : DefaultManifest(result.summary);
@@ -82,7 +83,6 @@ Result<BundleResult> WriteBundle(const BundleRequest& request) {
     return fail("opening the archive", archive->ErrorText());
   }
 
-  const std::time_t now = std::time(nullptr);
   std::optional<ArchiveMember> manifest_member =
       archive->AddMember("manifest.json", manifest.size(), now);
   if (!manifest_member || !manifest_member->Write(manifest)) {

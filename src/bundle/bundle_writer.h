@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <functional>
 #include <string>
 #include <vector>
@@ -50,6 +51,9 @@ struct BundleRequest {
   // zstd worker threads, 0 = one per core (1 where libarchive cannot); also the threads that
   // measure (read and redact) files in the first pass.
   int threads = 0;
+  // When the bundle is written: its members' mtime, and what "changed a moment ago" is
+  // judged against in the first pass. 0: the clock (tests set it).
+  std::time_t now = 0;
 };
 
 struct BundleResult {

@@ -19,9 +19,10 @@ int RunStandaloneSnapshot(const config::DaemonConfig& config, const ControlOptio
   if (!options.out_dir.empty()) {
     capture.bundles_dir = std::filesystem::absolute(options.out_dir).lexically_normal().string();
   }
-  Result<std::shared_ptr<const collect::Redactor>> redactor =
-      collect::Redactor::Create({capture.redact_names, capture.redact_patterns},
-                                collect::RedactorMatching::kPrefiltered, capture.cache_dir);
+  // Checked here, to fail before anything is captured (RE2 alone: the capture builds its own
+  // redactor with the prefilter).
+  Result<std::shared_ptr<const collect::Redactor>> redactor = collect::Redactor::Create(
+      {capture.redact_names, capture.redact_patterns}, collect::RedactorMatching::kRe2Only);
   if (!redactor) {
     err << "trainwatch snapshot: capture redact: " << redactor.error().message << "\n";
     return 2;

@@ -398,7 +398,6 @@ std::string DescribeSite(const PythonSite& site, const std::vector<pid_t>& pids)
 
 std::optional<PythonSite> FindPythonSite(pid_t pid, const std::string& proc_root) {
   PythonSite site;
-  site.pid = pid;
   site.root = ProcPath(proc_root, pid, "root");
   Result<std::string> exe = ReadLinkAt(AT_FDCWD, ProcPath(proc_root, pid, "exe"));
   if (!exe) {

@@ -21,7 +21,6 @@ namespace trainwatch::collect {
 
 // Where one Python process finds its packages.
 struct PythonSite {
-  pid_t pid = 0;
   std::string root;        // its file system as this process reads it: "/proc/42/root"
   std::string executable;  // as the process was started: "/venv/bin/python" (else the real one)
   std::string real_executable;  // /proc/PID/exe: "/usr/bin/python3.11"
