@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "capture/gdb_command.h"
 #include "collect/device_utilization.h"
 #include "collect/flight_recorder.h"
 #include "collect/python_hook.h"
@@ -29,48 +30,6 @@ std::string PythonOf(pid_t pid, const std::string& proc_root) {
   const std::size_t slash = exe.rfind('/');
   return error || exe.empty() ? "python3" : exe.substr(slash == std::string::npos ? 0 : slash + 1);
 }
-
-// Whether `tool` is an executable on the daemon's PATH, where its children look.
-bool OnPath(const std::string& tool) {
-  const char* path = std::getenv("PATH");
-  bool found = false;
-  ForEachPiece(
-      path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", ':', [&](std::string_view dir) {
-        found =
-            found || (!dir.empty() && ::access((std::string(dir) + "/" + tool).c_str(), X_OK) == 0);
-      });
-  return found;
-}
-
-// The go folders ("go-<pid>-XXXXXX" in `dir`, the gdb cache) a trainwatch killed mid-capture
-// left behind; those of one that lives (a `wrap` beside the daemon) stay.
-void RemoveGoDirsOfTheDead(const std::string& dir) {
-  std::error_code error;
-  for (auto it = std::filesystem::directory_iterator(dir, error);
-       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    constexpr std::string_view kPrefix = "go-";
-    if (!name.starts_with(kPrefix)) {
-      continue;
-    }
-    const pid_t pid = std::atoi(name.c_str() + kPrefix.size());
-    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) {
-      std::error_code ignored;
-      std::filesystem::remove_all(it->path(), ignored);
-    }
-  }
-}
-
-// Where an early gdb finds the path of its go file.
-constexpr std::string_view kGoFileVariable = "TRAINWATCH_GDB_GO";
-
-// gdb's Python: look up the CPython types py-bt reads (a name the interpreter lacks is
-// skipped), so that their debug information is read before the rank is stopped, not after.
-constexpr const char* kPrefetchPythonTypes =
-    "python exec(\"for n in ('PyObject', 'PyTypeObject', 'PyVarObject', '_PyInterpreterFrame', "
-    "'PyFrameObject', 'PyCodeObject', 'PyUnicodeObject', 'PyASCIIObject', 'PyBytesObject', "
-    "'PyLongObject', 'PyDictObject', 'PyTupleObject', 'PyThreadState', '_PyCFrame'):\\n"
-    " try: gdb.lookup_type(n)\\n except gdb.error: pass\")";
 
 // The remembered writers that are gone now and had a rank of the same kind as the map's ranks,
 // which none of those has: the ranks that exited (crashed) before the capture.
@@ -478,56 +437,17 @@ void RankCapture::ReadHooks() {
 config::CommandConfig RankCapture::GdbCommand(std::size_t rank_index, bool python,
                                               const std::string& go_file) const {
   const RankEvidence& rank = job_->report.ranks[rank_index];
-  const std::string pid = std::to_string(rank.process.pid);
-  config::CommandConfig command;
-  command.name = "gdb";
-  // -nx: no ~/.gdbinit; the auto-load path lets the CPython helpers (python3.X-dbg's
-  // python3.X-gdb.py) load; debuginfod would go to the network.
-  command.argv = {"gdb",
-                  "-batch",
-                  "-nx",
-                  "-iex",
-                  "set auto-load safe-path /",
-                  "-iex",
-                  "set debuginfod enabled off"};
-  if (!job_->gdb_index_dir.empty()) {
-    command.argv.insert(command.argv.end(),
-                        {"-iex", "set index-cache directory " + job_->gdb_index_dir, "-iex",
-                         "set index-cache enabled on"});
-  }
-  command.timeout = kPythonTimeout;
-  if (go_file.empty()) {
-    command.argv.insert(command.argv.end(), {"-p", pid});
-  } else {
-    // The interpreter's symbols (and the types py-bt reads) are read from its executable while
-    // the rank runs; gdb attaches when the go file appears, and gives up if it never does.
-    command.argv.insert(command.argv.end(), {ProcPath(job_->proc_root, rank.process.pid, "exe")});
-    if (python) {
-      command.argv.insert(command.argv.end(), {"-ex", kPrefetchPythonTypes});
-    }
-    // One Python command waits and attaches: should gdb's Python fail (a gdb without it, a
-    // broken environment), nothing attaches, gdb ends and the rank is taken after the window.
-    command.env.push_back(std::string(kGoFileVariable) + "=" + go_file);
-    command.argv.insert(
-        command.argv.end(),
-        {"-ex", "python import os, time; go = os.environ['" + std::string(kGoFileVariable) +
-                    "']; deadline = time.monotonic() + " + std::to_string(kGoWait.count()) +
-                    "; [time.sleep(0.005) for _ in iter(lambda: os.path.exists(go) or "
-                    "time.monotonic() > deadline, True)]; gdb.execute('attach " +
-                    pid + "' if os.path.exists(go) else 'quit 3')"});
-    command.timeout += kGoWait;
-  }
-  if (python) {
-    command.argv.insert(command.argv.end(), {"-ex", "thread apply all py-bt"});
-  }
-  if (job_->native_by_gdb) {
-    command.argv.insert(command.argv.end(), {"-ex", "thread apply all bt"});
-  }
-  if (!go_file.empty()) {
-    command.argv.insert(command.argv.end(), {"-ex", "detach"});
-  }
-  command.as = RankFolder(rank.process) + "/gdb.txt";
-  return command;
+  GdbRequest request;
+  request.pid = rank.process.pid;
+  request.proc_root = job_->proc_root;
+  request.python = python;
+  request.native = job_->native_by_gdb;
+  request.index_dir = job_->gdb_index_dir;
+  request.go_file = go_file;
+  request.go_wait = kGoWait;
+  request.timeout = kPythonTimeout;
+  request.as = RankFolder(rank.process) + "/gdb.txt";
+  return capture::GdbCommand(request);
 }
 
 void RankCapture::OnGdbDone(std::size_t rank_index, CollectorResult result) {

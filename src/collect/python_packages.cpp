@@ -1,9 +1,7 @@
 #include "collect/python_packages.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include <set>
 #include <string_view>
 
+#include "collect/rooted_files.h"
 #include "core/directory.h"
 #include "core/proc_files.h"
 #include "core/split.h"
@@ -30,66 +29,6 @@ constexpr std::size_t kMaxSites = 8;
 
 using Environ = std::map<std::string, std::string, std::less<>>;
 using Dirs = std::vector<std::pair<std::string, std::string>>;
-
-// The process's file system as it sees it: every path resolved below its root by openat2 with
-// RESOLVE_IN_ROOT, so its absolute symlinks (a venv's bin/python -> /usr/bin/python3) land in
-// its root, not the daemon's, and no link or ".." leads out of it; a file is opened for reading
-// only once fstat says it is a regular one (a link planted to a device is never opened). The
-// daemon reads other users' trees as root: nothing they plant may make it read its own files.
-class RootedFiles {
- public:
-  explicit RootedFiles(const std::string& root)
-      : root_(::open(root.empty() ? "/" : root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
-
-  bool IsDirectory(const std::string& path) const { return Is(path, S_IFDIR); }
-  bool IsFile(const std::string& path) const { return Is(path, S_IFREG); }
-
-  // Up to `max_bytes` of a regular file; nullopt for anything else or an error.
-  std::optional<std::string> Read(const std::string& path, std::size_t max_bytes) const {
-    const UniqueFd handle = Open(path, O_PATH);
-    struct stat st {};
-    if (handle.get() < 0 || ::fstat(handle.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      return std::nullopt;
-    }
-    // Reopened through our own descriptor: the object fstat saw, not whatever the path names
-    // by now.
-    Result<ProcText> text =
-        ReadProcFile("/proc/self/fd/" + std::to_string(handle.get()), max_bytes);
-    return text ? std::optional<std::string>(std::move(text->text)) : std::nullopt;
-  }
-
-  std::optional<DirPtr> OpenDir(const std::string& path) const {
-    const int fd = OpenRaw(path, O_RDONLY | O_DIRECTORY);
-    if (fd < 0) {
-      return std::nullopt;
-    }
-    DIR* dir = ::fdopendir(fd);  // owns the descriptor from here
-    if (dir == nullptr) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    return DirPtr(dir);
-  }
-
- private:
-  UniqueFd Open(const std::string& path, int flags) const { return UniqueFd(OpenRaw(path, flags)); }
-  int OpenRaw(const std::string& path, int flags) const {
-    if (root_.get() < 0) {
-      return -1;
-    }
-    open_how how{};
-    how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
-    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-    return static_cast<int>(::syscall(SYS_openat2, root_.get(), path.c_str(), &how, sizeof(how)));
-  }
-  bool Is(const std::string& path, mode_t type) const {
-    const UniqueFd handle = Open(path, O_PATH);
-    struct stat st {};
-    return handle.get() >= 0 && ::fstat(handle.get(), &st) == 0 && (st.st_mode & S_IFMT) == type;
-  }
-
-  UniqueFd root_;
-};
 
 std::string Normal(const std::string& path) {
   std::string normal = std::filesystem::path(path).lexically_normal().string();

@@ -1,0 +1,111 @@
+#include "capture/gdb_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <string_view>
+
+#include "core/proc_files.h"
+#include "core/split.h"
+
+namespace trainwatch::capture {
+namespace {
+
+// Where an early gdb finds the path of its go file.
+constexpr std::string_view kGoFileVariable = "TRAINWATCH_GDB_GO";
+
+// gdb's Python: look up the CPython types py-bt reads (a name the interpreter lacks is
+// skipped), so that their debug information is read before the rank is stopped, not after.
+constexpr const char* kPrefetchPythonTypes =
+    "python exec(\"for n in ('PyObject', 'PyTypeObject', 'PyVarObject', '_PyInterpreterFrame', "
+    "'PyFrameObject', 'PyCodeObject', 'PyUnicodeObject', 'PyASCIIObject', 'PyBytesObject', "
+    "'PyLongObject', 'PyDictObject', 'PyTupleObject', 'PyThreadState', '_PyCFrame'):\\n"
+    " try: gdb.lookup_type(n)\\n except gdb.error: pass\")";
+
+}  // namespace
+
+config::CommandConfig GdbCommand(const GdbRequest& request) {
+  const std::string pid = std::to_string(request.pid);
+  config::CommandConfig command;
+  command.name = "gdb";
+  // -nx: no ~/.gdbinit; the auto-load path lets the CPython helpers (python3.X-dbg's
+  // python3.X-gdb.py) load; debuginfod would go to the network.
+  command.argv = {"gdb",
+                  "-batch",
+                  "-nx",
+                  "-iex",
+                  "set auto-load safe-path /",
+                  "-iex",
+                  "set debuginfod enabled off"};
+  if (!request.index_dir.empty()) {
+    command.argv.insert(command.argv.end(),
+                        {"-iex", "set index-cache directory " + request.index_dir, "-iex",
+                         "set index-cache enabled on"});
+  }
+  command.timeout = request.timeout;
+  if (request.go_file.empty()) {
+    command.argv.insert(command.argv.end(), {"-p", pid});
+  } else {
+    // The interpreter's symbols (and the types py-bt reads) are read from its executable while
+    // the rank runs; gdb attaches when the go file appears, and gives up if it never does.
+    command.argv.push_back(ProcPath(request.proc_root, request.pid, "exe"));
+    if (request.python) {
+      command.argv.insert(command.argv.end(), {"-ex", kPrefetchPythonTypes});
+    }
+    // One Python command waits and attaches: should gdb's Python fail (a gdb without it, a
+    // broken environment), nothing attaches, gdb ends and the rank is taken after the window.
+    command.env.push_back(std::string(kGoFileVariable) + "=" + request.go_file);
+    command.argv.insert(
+        command.argv.end(),
+        {"-ex", "python import os, time; go = os.environ['" + std::string(kGoFileVariable) +
+                    "']; deadline = time.monotonic() + " + std::to_string(request.go_wait.count()) +
+                    "; [time.sleep(0.005) for _ in iter(lambda: os.path.exists(go) or "
+                    "time.monotonic() > deadline, True)]; gdb.execute('attach " +
+                    pid + "' if os.path.exists(go) else 'quit 3')"});
+    command.timeout += request.go_wait;
+  }
+  if (request.python) {
+    command.argv.insert(command.argv.end(), {"-ex", "thread apply all py-bt"});
+  }
+  if (request.native) {
+    command.argv.insert(command.argv.end(), {"-ex", "thread apply all bt"});
+  }
+  if (!request.go_file.empty()) {
+    command.argv.insert(command.argv.end(), {"-ex", "detach"});
+  }
+  command.as = request.as;
+  return command;
+}
+
+bool OnPath(const std::string& tool) {
+  const char* path = std::getenv("PATH");
+  bool found = false;
+  ForEachPiece(
+      path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", ':', [&](std::string_view dir) {
+        found =
+            found || (!dir.empty() && ::access((std::string(dir) + "/" + tool).c_str(), X_OK) == 0);
+      });
+  return found;
+}
+
+void RemoveGoDirsOfTheDead(const std::string& dir) {
+  std::error_code error;
+  for (auto it = std::filesystem::directory_iterator(dir, error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    constexpr std::string_view kPrefix = "go-";
+    if (!name.starts_with(kPrefix)) {
+      continue;
+    }
+    const pid_t pid = std::atoi(name.c_str() + kPrefix.size());
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      std::filesystem::remove_all(it->path(), ignored);
+    }
+  }
+}
+
+}  // namespace trainwatch::capture

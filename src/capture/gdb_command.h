@@ -1,0 +1,40 @@
+// How RankCapture runs gdb on a rank: the command line (py-bt with the CPython helpers, bt
+// where eu-stack is missing, gdb's symbol index in the cache), in its two forms — attach at
+// once, or read the interpreter's symbols and the types py-bt needs while the rank runs and
+// attach only when a go file appears — and the go folders a killed daemon left behind.
+// Stateless; any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+
+#include "config/capture_config.h"
+
+namespace trainwatch::capture {
+
+struct GdbRequest {
+  pid_t pid = 0;
+  std::string proc_root;  // "/proc" but in tests
+  bool python = false;    // thread apply all py-bt
+  bool native = false;    // thread apply all bt (eu-stack is not installed)
+  std::string index_dir;  // gdb's index cache; empty: none
+  // Empty: attach at once. Else: read the symbols first, attach when this file exists, give
+  // up (quit 3) after `go_wait`.
+  std::string go_file;
+  std::chrono::seconds go_wait{60};
+  std::chrono::milliseconds timeout{45000};  // once attached
+  std::string as;                            // the file in the bundle
+};
+
+config::CommandConfig GdbCommand(const GdbRequest& request);
+
+// Removes the go folders ("go-<pid>-XXXXXX" in `dir`) of a trainwatch that is gone; those of
+// one that lives (a `wrap` beside the daemon) stay.
+void RemoveGoDirsOfTheDead(const std::string& dir);
+
+// Whether `tool` is an executable on the daemon's PATH, where its children look for it.
+bool OnPath(const std::string& tool);
+
+}  // namespace trainwatch::capture
