@@ -42,9 +42,6 @@ using json = nlohmann::json;
 
 constexpr auto kTick = std::chrono::seconds(1);
 constexpr auto kStateSaveDelay = std::chrono::milliseconds(100);
-// After start-up, a reload or a capture, this long (the writer scan, the first rescans, the
-// capture's hooks are done by then) before what that work used is handed back.
-constexpr auto kIdleMemoryDelay = std::chrono::seconds(10);
 
 class Daemon {
  public:
@@ -79,8 +76,6 @@ class Daemon {
   // wrap: stops once the command ended and its incident, bundle and hooks are done.
   void StopIfWrapDone();
   void UpdateStatus();
-  // Hands back idle memory (core/idle_memory.h) once the work under way has settled.
-  void TrimSoon();
   void HandleControl(const std::string& request, const ops::ControlServer::Reply& reply);
   ops::DaemonSnapshot Snapshot();
   void RedactBars(ops::DaemonSnapshot& snapshot);
@@ -107,7 +102,7 @@ class Daemon {
   std::unique_ptr<LoopTimer> tick_;
   std::unique_ptr<LoopTimer> save_timer_;
   std::unique_ptr<LoopTimer> watchdog_;
-  std::unique_ptr<LoopTimer> trim_timer_;  // ReleaseIdleMemory, kIdleMemoryDelay after work
+  std::unique_ptr<IdleMemory> idle_memory_;  // what work used, handed back once it settled
   std::vector<UvHandle<uv_signal_t>> signals_;
   bool stopping_ = false;
   bool guest_ = false;  // wrap beside a daemon that holds the state_dir
@@ -264,7 +259,7 @@ Result<std::string> Daemon::ApplyReload(rules::ConfiguredRules setup,
   }
   std::string running = fmt::format("{} sources, {} rules", sources_->size(), rules);
   spdlog::info("reloaded: {}", running);
-  TrimSoon();
+  idle_memory_->AfterWork();
   UpdateStatus();
   return running;
 }
@@ -289,7 +284,9 @@ void Daemon::Stop(int exit_code) {
   tick_.reset();
   save_timer_.reset();
   watchdog_.reset();
-  trim_timer_.reset();
+  if (idle_memory_) {
+    idle_memory_->Stop();
+  }
   signals_.clear();
   child_.reset();
 }
@@ -478,12 +475,6 @@ void Daemon::Tick() {
   WriteMetrics(/*now=*/false);
 }
 
-void Daemon::TrimSoon() {
-  if (!stopping_ && trim_timer_) {
-    trim_timer_->Start(kIdleMemoryDelay, {});  // a later call postpones it
-  }
-}
-
 void Daemon::UpdateStatus() {
   std::string status = "watching " + std::to_string(sources_->files()) + " files in " +
                        std::to_string(sources_->size()) + " sources; " +
@@ -649,7 +640,7 @@ int Daemon::Run() {
     UpdateStatus();
   };
   flow.settled = [this] {
-    TrimSoon();
+    idle_memory_->AfterWork();
     StopIfWrapDone();
   };
   flow.job_processes = [this] { return sources_->KnownWriters(); };
@@ -681,18 +672,13 @@ int Daemon::Run() {
   });
   tick_ = env_->NewTimer([this] { Tick(); });
   save_timer_ = env_->NewTimer([this] { SaveState(); });
-  trim_timer_ = env_->NewTimer([this] {
-    if (!incidents_->capture_idle()) {
-      return TrimSoon();  // a capture began meanwhile: after it
-    }
-    env_->RunOnPool(
-        [] {
-          const IdleMemoryRelease release = ReleaseIdleMemory();
-          spdlog::debug("idle memory: malloc trimmed, {} file mappings ({} MiB) paged out",
-                        release.mappings, release.bytes >> 20);
-        },
-        [] {});
-  });
+  idle_memory_ = std::make_unique<IdleMemory>(
+      *env_, [this] { return !incidents_->capture_idle(); },
+      [] {
+        const IdleMemoryRelease release = ReleaseIdleMemory();
+        spdlog::debug("idle memory: malloc trimmed, {} file mappings ({} MiB) paged out",
+                      release.mappings, release.bytes >> 20);
+      });
   watchdog_ = env_->NewTimer([] { ops::NotifyServiceManager("WATCHDOG=1"); });
   for (int signum : {SIGHUP, SIGTERM, SIGINT}) {
     int status = 0;
@@ -747,7 +733,7 @@ int Daemon::Run() {
     UpdateStatus();
     // Compiling the rules (Hyperscan, RE2) used and freed megabytes that malloc keeps, and
     // start-up's code is paged in: give them back, a watcher's footprint is what stays.
-    TrimSoon();
+    idle_memory_->AfterWork();
     WriteMetrics(/*now=*/false);  // the textfile exists once the daemon is ready
     ops::NotifyServiceManager("READY=1");
     spdlog::info("watching: {} sources, {} rules; incidents go to {}", sources_->size(),

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 
 namespace trainwatch {
 namespace {
@@ -34,14 +35,32 @@ IdleMemoryRelease ReleaseIdleMemory() {
         line[static_cast<std::size_t>(path_at)] != '/' || perms[1] == 'w' || perms[3] != 'p') {
       continue;
     }
-    // EINVAL: a kernel before 5.4, or a locked mapping; either way nothing changes.
-    if (::madvise(reinterpret_cast<void*>(static_cast<std::uintptr_t>(start)),
-                  static_cast<std::size_t>(end - start), MADV_PAGEOUT) == 0) {
+    // EINVAL: a kernel before 5.4, or a locked mapping; either way nothing changes. The address
+    // is the kernel's own, from the maps: no pointer to derive it from.
+    // NOLINTNEXTLINE(performance-no-int-to-ptr)
+    void* const address = reinterpret_cast<void*>(static_cast<std::uintptr_t>(start));
+    if (::madvise(address, static_cast<std::size_t>(end - start), MADV_PAGEOUT) == 0) {
       ++release.mappings;
       release.bytes += static_cast<std::size_t>(end - start);
     }
   }
   return release;
+}
+
+IdleMemory::IdleMemory(Env& env, std::function<bool()> busy, std::function<void()> release)
+    : env_(env), busy_(std::move(busy)), release_(std::move(release)) {
+  timer_ = env_.NewTimer([this] {
+    if (busy_()) {
+      return AfterWork();  // a capture began meanwhile: after it
+    }
+    env_.RunOnPool(release_, [] {});
+  });
+}
+
+void IdleMemory::AfterWork() {
+  if (timer_) {
+    timer_->Start(kDelay, {});
+  }
 }
 
 }  // namespace trainwatch

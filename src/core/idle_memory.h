@@ -10,7 +10,12 @@
 // EINVAL, and only malloc_trim happens. Blocking (a few ms): run it on the thread pool.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <functional>
+#include <memory>
+
+#include "core/env.h"
 
 namespace trainwatch {
 
@@ -21,5 +26,25 @@ struct IdleMemoryRelease {
 };
 
 IdleMemoryRelease ReleaseIdleMemory();
+
+// When to release: kDelay after the last piece of work (start-up, a reload, a capture) has
+// settled — by then the writer scan, the first rescans and a capture's hooks are done — on
+// the thread pool; postponed while `busy` says a capture runs. Loop thread only.
+class IdleMemory {
+ public:
+  static constexpr std::chrono::milliseconds kDelay{10000};
+  // `release`: what runs on the pool (ReleaseIdleMemory and a log line; tests count).
+  IdleMemory(Env& env, std::function<bool()> busy, std::function<void()> release);
+  // Work just settled: release kDelay from now (a later call postpones it).
+  void AfterWork();
+  // No release from now on (the daemon is stopping).
+  void Stop() { timer_.reset(); }
+
+ private:
+  Env& env_;
+  std::function<bool()> busy_;
+  std::function<void()> release_;
+  std::unique_ptr<LoopTimer> timer_;
+};
 
 }  // namespace trainwatch
