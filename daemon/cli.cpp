@@ -192,6 +192,11 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
   // into the trainwatch(1) man page.
   cli->manual_cmd = app.add_subcommand("manual", "Print the trainwatch(1) manual page as Markdown");
   cli->manual_cmd->group("");
+  // Hidden too: the daemon runs it to compile rule databases outside its own memory
+  // (core/prefilter_compiler.h).
+  cli->compile_prefilter_cmd = app.add_subcommand(
+      "compile-prefilter", "Compile a prefilter database read from stdin (run by the daemon)");
+  cli->compile_prefilter_cmd->group("");
   return cli;
 }
 

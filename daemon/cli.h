@@ -50,7 +50,8 @@ struct CommandLine {
   CLI::App* report_cmd = nullptr;
   CLI::App* job_cmd = nullptr;
   CLI::App* scan_cmd = nullptr;
-  CLI::App* manual_cmd = nullptr;  // hidden: prints trainwatch(1) as Markdown
+  CLI::App* manual_cmd = nullptr;             // hidden: prints trainwatch(1) as Markdown
+  CLI::App* compile_prefilter_cmd = nullptr;  // hidden: the daemon's compile helper
 };
 
 // Heap-allocated because the options are bound to the addresses of its members and a

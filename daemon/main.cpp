@@ -1,12 +1,15 @@
 // trainwatch: watches ML training jobs for crashes and hangs. This file only parses the
 // command line (defined in cli.cpp) and hands off to src/cli/ (the subcommands) or src/app/ (the
 // daemon).
+#include <unistd.h>
+
 #include <chrono>
 #include <iostream>
 
 #include "cli.h"
 #include "cli/config_check.h"
 #include "core/logging.h"
+#include "core/prefilter_compiler.h"
 #include "manual.h"
 
 int main(int argc, char** argv) {
@@ -33,7 +36,13 @@ int main(int argc, char** argv) {
     }
     return trainwatch::cli::RunCheck(cli->check, std::cout, std::cerr);
   }
+  if (*cli->compile_prefilter_cmd) {
+    return trainwatch::RunPrefilterCompilerHelper(STDIN_FILENO, STDOUT_FILENO);
+  }
   if (*cli->daemon_cmd || *cli->wrap_cmd) {
+    // The daemon stays up for months: Hyperscan's compiler runs in a short-lived helper (this
+    // binary, as it is running even if the package replaced the file), never in its memory.
+    trainwatch::CompilePrefiltersWith({"/proc/self/exe", "compile-prefilter"});
     trainwatch::SetUpLogging(cli->log_format == "json" ? trainwatch::LogFormat::kJson
                                                        : trainwatch::LogFormat::kHuman);
     return trainwatch::app::RunDaemon(*cli->daemon_cmd ? cli->daemon : cli->wrap);

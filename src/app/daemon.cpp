@@ -49,17 +49,22 @@ class Daemon {
   int Run();
 
  private:
-  Status Apply(rules::ConfiguredRules setup, bool initial);
-  // SIGHUP: the config and rules are read on the loop (tens of milliseconds), the rules'
-  // examples run on the pool (hundreds: they would stall every file and the control socket),
-  // and the new setup is applied on the loop. A SIGHUP meanwhile reloads once more after.
+  // `prepared`: the sources built for `setup` (their rules compiled), with `notes` on them.
+  Status Apply(rules::ConfiguredRules setup, bool initial, Result<PreparedSources> prepared,
+               const std::vector<Diagnostic>& notes);
+  // SIGHUP: the config and rules are read on the loop (tens of milliseconds); the rules'
+  // examples run and the new sources' rules are compiled on the pool (hundreds of
+  // milliseconds, seconds for a thousand rules: they would stall every file and the control
+  // socket); the new setup is applied on the loop. A SIGHUP meanwhile reloads once more after.
   // `done` (a control client's `reload`, which systemd's ExecReload= waits for) gets the
   // verdict of the reload that reads the files as they are now.
   using ReloadDone = std::function<void(const Result<std::string>& verdict)>;
   void Reload(ReloadDone done = nullptr);
   // What now runs ("3 sources, 85 rules"), or why the old config and rules stay.
   Result<std::string> ApplyReload(rules::ConfiguredRules setup,
-                                  const std::vector<Diagnostic>& problems);
+                                  const std::vector<Diagnostic>& problems,
+                                  Result<PreparedSources> prepared,
+                                  const std::vector<Diagnostic>& notes);
   void FinishReload(const Result<std::string>& verdict);
   void Stop(int exit_code);
   // SIGTERM: a capture under way may finish first, within the config's stop_grace.
@@ -133,13 +138,8 @@ void Daemon::SaveState() {
   }
 }
 
-Status Daemon::Apply(rules::ConfiguredRules setup, bool initial) {
-  std::vector<Diagnostic> notes;
-  // Compiled rule databases are kept here: later starts load them instead of compiling.
-  const std::string cache_dir =
-      (initial ? setup.config.state_dir : setup_.config.state_dir) + "/cache";
-  Result<PreparedSources> prepared =
-      PrepareSources(setup.config, setup.rules, !options_.wrap.empty(), cache_dir, notes);
+Status Daemon::Apply(rules::ConfiguredRules setup, bool initial, Result<PreparedSources> prepared,
+                     const std::vector<Diagnostic>& notes) {
   if (!prepared) {
     return prepared.error();
   }
@@ -199,13 +199,20 @@ void Daemon::Reload(ReloadDone done) {
   struct Checked {
     rules::ConfiguredRules setup;
     std::vector<Diagnostic> problems;
+    Result<PreparedSources> prepared;  // built when the examples behaved
+    std::vector<Diagnostic> notes;
   };
-  auto checked = std::make_shared<Checked>(Checked{std::move(*setup), {}});
+  auto checked = std::make_shared<Checked>(
+      Checked{std::move(*setup), {}, Error{"not built: an example did not behave"}, {}});
   reloading_ = true;
   env_->RunOnPool(
-      [checked] {
-        std::vector<Diagnostic> notes;
-        checked->problems = detect::CheckExamples(checked->setup.rules, &notes);
+      [checked, wrapping = !options_.wrap.empty(), cache_dir = setup_.config.state_dir + "/cache"] {
+        std::vector<Diagnostic> example_notes;
+        checked->problems = detect::CheckExamples(checked->setup.rules, &example_notes);
+        if (checked->problems.empty()) {
+          checked->prepared = PrepareSources(checked->setup.config, checked->setup.rules, wrapping,
+                                             cache_dir, checked->notes);
+        }
       },
       [this, checked] {
         reloading_ = false;
@@ -213,7 +220,8 @@ void Daemon::Reload(ReloadDone done) {
           FinishReload(Error{"the daemon is stopping; the reload was not applied"});
           return;
         }
-        FinishReload(ApplyReload(std::move(checked->setup), checked->problems));
+        FinishReload(ApplyReload(std::move(checked->setup), checked->problems,
+                                 std::move(checked->prepared), checked->notes));
         if (reload_again_) {
           reload_again_ = false;
           reload_waiters_ = std::move(queued_waiters_);
@@ -232,7 +240,9 @@ void Daemon::FinishReload(const Result<std::string>& verdict) {
 }
 
 Result<std::string> Daemon::ApplyReload(rules::ConfiguredRules setup,
-                                        const std::vector<Diagnostic>& problems) {
+                                        const std::vector<Diagnostic>& problems,
+                                        Result<PreparedSources> prepared,
+                                        const std::vector<Diagnostic>& notes) {
   if (!problems.empty()) {
     std::string text;
     for (const Diagnostic& problem : problems) {
@@ -250,7 +260,8 @@ Result<std::string> Daemon::ApplyReload(rules::ConfiguredRules setup,
   if (guest_) {
     LeaveToHost(setup.config);
   }
-  if (Status applied = Apply(std::move(setup), /*initial=*/false); !applied) {
+  if (Status applied = Apply(std::move(setup), /*initial=*/false, std::move(prepared), notes);
+      !applied) {
     const std::string message =
         "reload rejected, still running on the previous config and rules: " +
         applied.error().message;
@@ -699,7 +710,14 @@ int Daemon::Run() {
   if (!options_.wrap.empty()) {
     child_ = std::make_unique<source::WrappedChild>();
   }
-  if (Status applied = Apply(std::move(*setup), /*initial=*/true); !applied) {
+  // Compiled rule databases are kept in the state_dir: later starts load them instead of
+  // compiling.
+  std::vector<Diagnostic> notes;
+  Result<PreparedSources> prepared =
+      PrepareSources(setup->config, setup->rules, !options_.wrap.empty(),
+                     setup->config.state_dir + "/cache", notes);
+  if (Status applied = Apply(std::move(*setup), /*initial=*/true, std::move(prepared), notes);
+      !applied) {
     spdlog::error("cannot start: {}", applied.error().message);
     Stop(2);
   } else if (guest_) {

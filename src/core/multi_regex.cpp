@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/prefilter_cache.h"
+#include "core/prefilter_compiler.h"
 #include "core/prefilter_form.h"
 
 namespace trainwatch {
@@ -41,19 +42,18 @@ CompileAttempt TryCompile(const std::vector<const char*>& expressions,
     attempt.database = std::move(cached);
     return attempt;
   }
-  hs_database_t* db = nullptr;
-  hs_compile_error_t* raw_error = nullptr;
-  const hs_error_t rc = hs_compile_multi(expressions.data(), flags.data(), ids.data(),
-                                         static_cast<unsigned>(expressions.size()), HS_MODE_BLOCK,
-                                         nullptr, &db, &raw_error);
-  const HsCompileError error(raw_error);
-  if (rc == HS_SUCCESS) {
-    attempt.database.reset(db);
-    StoreCachedDatabase(cache_dir, key, db);
+  PrefilterCompileResult compiled = CompilePrefilter({expressions, flags, ids});
+  if (compiled.database) {
+    if (compiled.serialized.empty()) {
+      StoreCachedDatabase(cache_dir, key, compiled.database.get());
+    } else {
+      StoreCachedBytes(cache_dir, key, compiled.serialized);
+    }
+    attempt.database = std::move(compiled.database);
     return attempt;
   }
-  attempt.failed_index = error ? error->expression : -1;
-  attempt.message = error && error->message ? error->message : "unknown Hyperscan error";
+  attempt.failed_index = compiled.failed_index;
+  attempt.message = std::move(compiled.message);
   return attempt;
 }
 

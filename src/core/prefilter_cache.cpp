@@ -93,11 +93,18 @@ void StoreCachedDatabase(const std::string& dir, std::uint64_t key, const hs_dat
   if (hs_serialize_database(db, &bytes, &length) != HS_SUCCESS) {
     return;
   }
-  std::unique_ptr<char, decltype(&std::free)> owned(bytes, &std::free);
+  const std::unique_ptr<char, decltype(&std::free)> owned(bytes, &std::free);
+  StoreCachedBytes(dir, key, std::string_view(bytes, length));
+}
+
+void StoreCachedBytes(const std::string& dir, std::uint64_t key, std::string_view serialized) {
+  if (dir.empty()) {
+    return;
+  }
   std::error_code ec;
   fs::create_directories(dir, ec);
   // A cache: a failed write only means compiling again at the next start.
-  (void)WriteFileAtomically(PathOf(dir, key), std::string_view(bytes, length), 0600);
+  (void)WriteFileAtomically(PathOf(dir, key), serialized, 0600);
   Prune(dir);
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/hyperscan_handles.h"
@@ -22,6 +23,8 @@ HsDatabase LoadCachedDatabase(const std::string& dir, std::uint64_t key);
 // Best effort: a cache that cannot be written only costs the next start a compile. Keeps the
 // kMaxCached most recently used databases.
 void StoreCachedDatabase(const std::string& dir, std::uint64_t key, const hs_database* db);
+// The same for a database already serialized (a compile helper's answer).
+void StoreCachedBytes(const std::string& dir, std::uint64_t key, std::string_view serialized);
 
 inline constexpr std::size_t kMaxCached = 16;
 

@@ -111,4 +111,11 @@ if ! in_container bash -c "cd '$work/checkout' && bash -euo pipefail -x '$work/g
   in_container journalctl -u trainwatch --no-pager -n 60 || true
   exit 1
 fi
+# The hardened unit must let the daemon run its compile helper (core/prefilter_compiler.h):
+# a helper it could not start is no failure to the guide (the compile falls back to the
+# daemon's own memory), so it is looked for here.
+if in_container journalctl -u trainwatch --no-pager | grep "prefilter compile helper failed"; then
+  echo "guide: under the hardened unit the daemon could not run its compile helper"
+  exit 1
+fi
 echo "guide: every block ran, on a booted systemd"
