@@ -116,8 +116,9 @@ std::uint64_t RequiredFree(const std::string& dir, const RetentionPolicy& policy
 }
 
 std::vector<std::string> MakeRoom(const std::string& dir, const RetentionPolicy& policy,
-                                  std::uint64_t incoming_bytes) {
-  const std::vector<BundleFile> bundles = ListBundles(dir);
+                                  std::uint64_t incoming_bytes, const std::string& replacing) {
+  std::vector<BundleFile> bundles = ListBundles(dir);
+  std::erase_if(bundles, [&](const BundleFile& b) { return b.name == replacing; });
   std::uint64_t total = 0;
   for (const BundleFile& b : bundles) {
     total += b.bytes;

@@ -50,8 +50,10 @@ std::size_t StormStart(const std::vector<BundleFile>& bundles);
 // cause while an echo of it is left to delete. May delete every bundle. Free space is re-read after
 // each deletion (a bundle held open elsewhere frees nothing yet). Returns the deleted paths, oldest
 // first.
+// A bundle named `replacing` is left alone and not counted: the incoming one replaces it (a
+// capture's early bundle).
 std::vector<std::string> MakeRoom(const std::string& dir, const RetentionPolicy& policy,
-                                  std::uint64_t incoming_bytes);
+                                  std::uint64_t incoming_bytes, const std::string& replacing = {});
 
 // Whether a bundle of `bytes` fits once MakeRoom has run (deleting nothing itself): within
 // max_bytes on its own, and the reserve left free even if every older bundle goes. False: the

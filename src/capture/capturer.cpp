@@ -10,36 +10,22 @@
 
 #include "bundle/bundle_writer.h"
 #include "bundle/retention.h"
+#include "capture/builtin_collectors.h"
+#include "capture/bundle_contents.h"
 #include "capture/bundle_name.h"
 #include "capture/bundle_report.h"
-#include "capture/incident_filter.h"
+#include "capture/command_plan.h"
 #include "capture/job_identity.h"
 #include "capture/manifest.h"
 #include "collect/container.h"
-#include "collect/exited_processes.h"
-#include "collect/file_collectors.h"
 #include "collect/process_collectors.h"
-#include "collect/python_packages.h"
-#include "collect/system_facts.h"
-#include "detect/incident_json.h"
 
 namespace trainwatch::capture {
 namespace {
 
-// In a reduced bundle (no room for a full one) only outputs this small stay.
-constexpr std::uint64_t kReducedMaxArtifact = 64 * 1024;
-
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
-    text.replace(at, from.size(), to);
-    at += to.size();
-  }
-  return text;
-}
-
-std::uint64_t SizeOf(const collect::Artifact& artifact) {
-  return artifact.source_file.empty() ? artifact.content.size() : artifact.length;
-}
+// How long the early bundle waits for the tools' outputs (hl-smi and the like answer in a
+// fraction of a second, unless the device is wedged) before it is written without them.
+constexpr auto kEarlyWait = std::chrono::seconds(1);
 
 }  // namespace
 
@@ -56,6 +42,12 @@ struct Capturer::Job {
   bool commands_done = false;
   bool builtins_done = false;
   bool ranks_done = false;
+  bool early_started = false;    // an early bundle was written or given up on
+  bool early_wait_over = false;  // kEarlyWait passed: it no longer waits for the tools
+  std::string early_why;
+  bool early_writing = false;  // on the pool now: the bundle waits for it (same file)
+  Result<bundle::BundleResult> early_written = Error{"not written"};
+  SteadyTime early_at{};
   std::optional<RankReport> ranks;
   bool reduced = false;
   std::string reduced_why;
@@ -112,6 +104,7 @@ void Capturer::Abort() {
   queue_.clear();
   runner_.Abort();
   ranks_.Abort();
+  early_timer_.reset();
 }
 
 void Capturer::Capture(CaptureRequest request, Done done) {
@@ -125,37 +118,6 @@ void Capturer::Capture(CaptureRequest request, Done done) {
   }
   queue_.emplace_back(std::move(request), std::move(done));
   StartNext();
-}
-
-std::vector<config::CommandConfig> Capturer::CommandsFor(const Job& job) const {
-  std::vector<config::CommandConfig> commands;
-  for (const config::CommandConfig& command : job.config.commands) {
-    if (!WantedFor(command.when, job.request.incident)) {
-      continue;
-    }
-    auto uses = [&](const std::string& placeholder) {
-      return std::any_of(command.argv.begin(), command.argv.end(), [&](const std::string& arg) {
-        return arg.find(placeholder) != std::string::npos;
-      });
-    };
-    if (uses("{container}") && job.request.container.empty()) {
-      continue;  // no container known for this job (recorded as skipped below)
-    }
-    std::vector<int> pids = uses("{pid}") ? job.request.pids : std::vector<int>{0};
-    for (int pid : pids) {
-      config::CommandConfig expanded = command;
-      for (std::string& arg : expanded.argv) {
-        arg = Replace(Replace(arg, "{pid}", std::to_string(pid)), "{container}",
-                      job.request.container);
-      }
-      expanded.as = Replace(expanded.as, "{pid}", std::to_string(pid));
-      if (uses("{pid}")) {
-        expanded.name += "-" + std::to_string(pid);
-      }
-      commands.push_back(std::move(expanded));
-    }
-  }
-  return commands;
 }
 
 void Capturer::StartNext() {
@@ -242,10 +204,19 @@ void Capturer::OnProcessesKnown() {
   if (!job_->pattern_error.empty()) {
     spdlog::warn("capture process_pattern: {}", job_->pattern_error);
   }
-  // The commands start now (they take longest); the in-process collectors run meanwhile.
-  runner_.Run(CommandsFor(*job_), [this](std::vector<collect::CollectorResult> results) {
-    OnCommandsDone(std::move(results));
+  early_timer_ = env_.NewTimer([this] {
+    if (job_) {
+      job_->early_wait_over = true;
+      MaybeWrite();
+    }
   });
+  early_timer_->Start(kEarlyWait, {});
+  // The commands start now (they take longest); the in-process collectors run meanwhile.
+  runner_.Run(CommandsFor(job_->config.commands, job_->request.incident, job_->request.pids,
+                          job_->request.container),
+              [this](std::vector<collect::CollectorResult> results) {
+                OnCommandsDone(std::move(results));
+              });
   if (job_->config.stacks && (job_->request.incident.kind != rules::RuleKind::kWarning ||
                               !job_->request.reason.empty() || job_->request.incident.peer)) {
     diagnose::JobClues clues;
@@ -270,37 +241,8 @@ void Capturer::OnProcessesKnown() {
   Job& job = *job_;
   env_.RunOnPool(
       [&job, proc_root = env_.proc_root()] {
-        const CaptureRequest& request = job.request;
-        collect::CollectorResult incident;
-        incident.name = "incident";
-        collect::AddText(incident, "incident/incident.json",
-                         detect::IncidentJson(request.incident) + "\n");
-        collect::AddText(incident, "incident/firing-lines.txt", FiringLines(request.incident));
-        job.builtins.push_back(std::move(incident));
-        std::vector<pid_t> pids(request.pids.begin(), request.pids.end());
-        job.builtins.push_back(
-            collect::CollectEnvironment(pids, *job.redactor, job.env_redactions, proc_root));
-        job.builtins.push_back(
-            collect::CollectExitedProcesses(request.remembered, *job.redactor, job.env_redactions));
-        job.builtins.push_back(collect::CollectProcesses(pids, proc_root));
-        const char* path_variable = std::getenv("PATH");
-        job.builtins.push_back(collect::CollectPythonPackages(
-            pids, path_variable != nullptr ? path_variable : "", proc_root));
-        job.builtins.push_back(collect::CollectSystemFacts(proc_root));
-        std::vector<std::string> dirs = request.watched_dirs;
-        dirs.push_back(job.dir);
-        job.builtins.push_back(collect::CollectDiskUsage(dirs));
-        std::vector<std::string> logs = request.log_files;
-        logs.insert(logs.end(), request.extra_logs.begin(), request.extra_logs.end());
-        job.builtins.push_back(collect::CollectLogTails(logs, job.config.log_tail_bytes));
-        job.builtins.push_back(collect::CollectDirectory("habana_logs", job.config.habana_logs,
-                                                         "habana_logs",
-                                                         job.config.habana_logs_max_bytes));
-        std::vector<std::string> paths = job.config.extra_paths;
-        paths.insert(paths.end(), request.extra_paths.begin(), request.extra_paths.end());
-        if (!paths.empty()) {
-          job.builtins.push_back(collect::CollectPaths(paths, job.config.extra_max_bytes));
-        }
+        job.builtins = RunBuiltinCollectors(job.request, job.config, job.dir, *job.redactor,
+                                            job.env_redactions, proc_root);
       },
       [this] { OnBuiltinsDone(); });
 }
@@ -310,18 +252,9 @@ void Capturer::OnCommandsDone(std::vector<collect::CollectorResult> results) {
     return;
   }
   job_->commands = std::move(results);
-  for (const config::CommandConfig& command : job_->config.commands) {
-    const bool container = std::any_of(
-        command.argv.begin(), command.argv.end(),
-        [](const std::string& a) { return a.find("{container}") != std::string::npos; });
-    if (container && job_->request.container.empty() &&
-        WantedFor(command.when, job_->request.incident)) {
-      collect::CollectorResult skipped;
-      skipped.name = command.name;
-      skipped.status = collect::CollectorStatus::kSkipped;
-      skipped.detail = "no container known for this job";
-      job_->commands.push_back(std::move(skipped));
-    }
+  for (collect::CollectorResult& skipped : SkippedForNoContainer(
+           job_->config.commands, job_->request.incident, job_->request.container)) {
+    job_->commands.push_back(std::move(skipped));
   }
   job_->commands_done = true;
   MaybeWrite();
@@ -338,7 +271,67 @@ void Capturer::OnRanksDone(RankReport report, const collect::RedactionCounts& co
 }
 
 void Capturer::MaybeWrite() {
-  if (job_->commands_done && job_->builtins_done && job_->ranks_done) {
+  Job& job = *job_;
+  if (!job.builtins_done) {
+    return;
+  }
+  if (job.commands_done && job.ranks_done) {
+    if (!job.early_writing) {  // else OnEarlyWritten goes on
+      WriteBundle();
+    }
+    return;
+  }
+  if (!job.early_started && (job.commands_done || job.early_wait_over)) {
+    WriteEarlyBundle();
+  }
+}
+
+void Capturer::WriteEarlyBundle() {
+  Job& job = *job_;
+  job.early_started = true;
+  std::string pending = job.commands_done ? "" : "the tools' outputs";
+  if (!job.ranks_done) {
+    pending += pending.empty() ? "the ranks' stacks" : " and the ranks' stacks";
+  }
+  job.early_why = "written while " + pending +
+                  " were still being taken; the complete bundle replaces this one under the "
+                  "same name";
+  // The small parts (the incident, the tools' outputs, the environment, packages, the log
+  // tails): copies, as the complete bundle needs them too. Large ones wait for it.
+  std::uint64_t estimate = 0;
+  std::vector<collect::Artifact> artifacts =
+      CopySmallArtifacts(job.builtins, job.commands, estimate);
+  const bundle::RetentionPolicy policy{job.config.max_count, job.config.max_bytes,
+                                       job.config.min_free_bytes, job.config.min_free_percent};
+  std::error_code ignored;
+  std::filesystem::create_directories(job.dir, ignored);
+  bundle::RemovePartialBundles(job.dir);
+  job.deleted = bundle::MakeRoom(job.dir, policy, estimate);
+  if (!bundle::Fits(job.dir, policy, estimate)) {
+    return;  // the complete bundle will say what did not fit
+  }
+  job.early_writing = true;
+  StartWrite(std::move(artifacts), StatusesOf(job.builtins, job.commands), job.env_redactions,
+             /*early=*/true);
+}
+
+void Capturer::OnEarlyWritten() {
+  Job& job = *job_;
+  job.early_writing = false;
+  job.early_at = env_.SteadyNow();
+  if (job.early_written) {
+    spdlog::info("incident {}: early bundle {} ({} bytes) {}", job.request.incident.id,
+                 job.early_written->path, job.early_written->bytes, job.early_why);
+  } else {
+    spdlog::warn("incident {}: no early bundle: {}", job.request.incident.id,
+                 job.early_written.error().message);
+  }
+  if (aborted_ && !(job.ranks_done && job.commands_done)) {
+    job_.reset();  // the daemon is stopping: the early bundle is what there is
+    running_ = false;
+    return;
+  }
+  if (job.ranks_done && job.commands_done) {
     WriteBundle();
   }
 }
@@ -361,45 +354,40 @@ void Capturer::WriteBundle() {
   if (job.ranks && !job.ranks->ranks.empty()) {
     job.builtins.push_back(std::move(job.ranks->result));
   }
-  std::vector<collect::Artifact> artifacts;
-  std::uint64_t estimate = 0;
-  for (auto* results : {&job.builtins, &job.commands}) {
-    for (const collect::CollectorResult& result : *results) {
-      for (const collect::Artifact& artifact : result.artifacts) {
-        estimate += SizeOf(artifact);
-      }
-    }
-  }
+  const std::uint64_t estimate = ArtifactBytes(job.builtins, job.commands);
   const bundle::RetentionPolicy policy{job.config.max_count, job.config.max_bytes,
                                        job.config.min_free_bytes, job.config.min_free_percent};
   std::error_code ignored;
   std::filesystem::create_directories(job.dir, ignored);
   bundle::RemovePartialBundles(job.dir);
   // Uncompressed sizes: an upper bound for what the bundle takes.
-  job.deleted = bundle::MakeRoom(job.dir, policy, estimate);
+  // An early bundle of this incident is replaced, not counted.
+  std::vector<std::string> deleted =
+      bundle::MakeRoom(job.dir, policy, estimate, /*replacing=*/job.file_name);
+  job.deleted.insert(job.deleted.end(), deleted.begin(), deleted.end());
   if (!bundle::Fits(job.dir, policy, estimate)) {
     job.reduced = true;
     job.reduced_why = "a full bundle (up to " + std::to_string(estimate >> 20) +
                       " MiB) would break min_free on " + job.dir +
                       ": logs and large outputs left out";
   }
-  for (auto* results : {&job.builtins, &job.commands}) {
-    for (collect::CollectorResult& result : *results) {
-      for (collect::Artifact& artifact : result.artifacts) {
-        if (job.reduced &&
-            (!artifact.source_file.empty() || SizeOf(artifact) > kReducedMaxArtifact)) {
-          continue;
-        }
-        artifacts.push_back(std::move(artifact));
-      }
-      result.artifacts.clear();
-    }
-  }
-  // The worker owns the artifacts while it writes; the job stays put until it is done.
+  std::vector<collect::Artifact> artifacts = TakeArtifacts(job.builtins, job.commands, job.reduced);
+  StartWrite(std::move(artifacts), StatusesOf(job.builtins, job.commands), job.env_redactions,
+             /*early=*/false);
+}
+
+void Capturer::StartWrite(std::vector<collect::Artifact> artifacts,
+                          std::vector<collect::CollectorResult> collectors,
+                          collect::RedactionCounts redactions, bool early) {
+  Job& job = *job_;
+  // The worker owns the artifacts while it writes; the job stays put until it is done, and
+  // what of it the loop may still change (the ranks, while an early bundle is written) is
+  // not read here.
+  std::string ranks_json = !early && job.ranks ? RanksJson(*job.ranks) : std::string();
   env_.RunOnPool(
-      [&bundle_job = job, artifacts = std::move(artifacts), created = env_.WallNow()]() mutable {
-        std::vector<collect::CollectorResult> collectors = bundle_job.builtins;
-        collectors.insert(collectors.end(), bundle_job.commands.begin(), bundle_job.commands.end());
+      [&bundle_job = job, artifacts = std::move(artifacts), collectors = std::move(collectors),
+       redactions = std::move(redactions), ranks_json = std::move(ranks_json),
+       created = env_.WallNow(), early]() mutable {
         bundle::BundleRequest request;
         request.dir = bundle_job.dir;
         request.file_name = bundle_job.file_name;
@@ -407,22 +395,29 @@ void Capturer::WriteBundle() {
         request.redactor = bundle_job.redactor.get();
         request.level = bundle_job.config.compression_level;
         request.make_manifest = [&](const bundle::BundleSummary& summary) {
-          collect::RedactionCounts redactions = summary.redactions;
-          redactions.Merge(bundle_job.env_redactions);
-          return ManifestJson(bundle_job.request, collectors, summary, redactions,
-                              bundle_job.reduced, bundle_job.reduced_why, bundle_job.host,
-                              bundle_job.self_container, created,
-                              bundle_job.ranks ? RanksJson(*bundle_job.ranks) : std::string());
+          collect::RedactionCounts counts = summary.redactions;
+          counts.Merge(redactions);
+          return ManifestJson(bundle_job.request, collectors, summary, counts,
+                              !early && bundle_job.reduced, bundle_job.reduced_why, bundle_job.host,
+                              bundle_job.self_container, created, ranks_json,
+                              early ? bundle_job.early_why : std::string());
         };
         request.make_report = [&](const std::string& manifest) {
           return BundleReport(manifest, request.artifacts, bundle_job.redactor.get());
         };
-        bundle_job.written = bundle::WriteBundle(request);
+        (early ? bundle_job.early_written : bundle_job.written) = bundle::WriteBundle(request);
       },
-      [this] { OnWritten(); });
+      [this, early] {
+        if (early) {
+          OnEarlyWritten();
+        } else {
+          OnWritten();
+        }
+      });
 }
 
 void Capturer::OnWritten() {
+  early_timer_.reset();
   std::unique_ptr<Job> job = std::move(job_);
   running_ = false;
   CaptureOutcome outcome;
@@ -454,12 +449,23 @@ void Capturer::OnWritten() {
       outcome.timed_out.push_back(result.name);
     }
   }
+  if (job->early_written && !job->request.incident.firings.empty()) {
+    outcome.early_since_first_firing =
+        outcome.since_first_firing -
+        std::chrono::duration<double>(env_.SteadyNow() - job->early_at).count();
+  }
   if (job->written) {
     outcome.path = job->written->path;
     outcome.bytes = job->written->bytes;
     if (job->reduced) {
       outcome.error = job->reduced_why;
     }
+  } else if (job->early_written) {
+    // The early bundle stays: the incident has that much evidence.
+    outcome.path = job->early_written->path;
+    outcome.bytes = job->early_written->bytes;
+    outcome.error = "the complete bundle was not written (" + job->written.error().message +
+                    "); the early one, without the ranks' stacks, stays";
   } else {
     outcome.error = job->written.error().message;
   }

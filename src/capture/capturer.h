@@ -65,9 +65,12 @@ struct CaptureOutcome {
   std::string path;  // empty when no bundle was written
   std::uint64_t bytes = 0;
   bool reduced = false;
-  std::string error;                   // why there is no bundle, or why it is reduced
-  double capture_seconds = 0;          // from the start of the capture
-  double since_first_firing = 0;       // from the incident's first firing line to the bundle
+  std::string error;              // why there is no bundle, or why it is reduced
+  double capture_seconds = 0;     // from the start of the capture
+  double since_first_firing = 0;  // from the incident's first firing line to the bundle
+  // The same to the early bundle (written while the ranks' stacks were still being taken,
+  // under the same name, and replaced by the complete one); 0 when there was none.
+  double early_since_first_firing = 0;
   std::vector<std::string> deleted;    // old bundles removed to make room
   std::vector<std::string> timed_out;  // collectors killed at their deadline or abandoned
   // The ranks (capture.stacks): where each group of ranks is, and the suspects.
@@ -108,10 +111,21 @@ class Capturer {
   void OnCommandsDone(std::vector<collect::CollectorResult> results);
   void OnBuiltinsDone();
   void OnRanksDone(RankReport report, const collect::RedactionCounts& counts);
+  // Writes what is ready: the bundle once every part is in. Before that, once the in-process
+  // collectors are done and the tools have answered (or a second has passed), while the
+  // ranks' stacks (a debugger on every rank: the longest part) or the tools are still at
+  // work, an early bundle under the same name: the first evidence is on disk even if the
+  // node goes down before the rest is.
   void MaybeWrite();
+  void WriteEarlyBundle();
+  void OnEarlyWritten();
   void WriteBundle();
+  // On the pool: the bundle (or the early one) from `artifacts`; `collectors` and
+  // `redactions` are the job's as of now, copied on the loop.
+  void StartWrite(std::vector<collect::Artifact> artifacts,
+                  std::vector<collect::CollectorResult> collectors,
+                  collect::RedactionCounts redactions, bool early);
   void OnWritten();
-  std::vector<config::CommandConfig> CommandsFor(const Job& job) const;
 
   Env& env_;
   config::CaptureConfig config_;
@@ -120,6 +134,7 @@ class Capturer {
   RankCapture ranks_;
   std::deque<std::pair<CaptureRequest, Done>> queue_;
   std::unique_ptr<Job> job_;
+  std::unique_ptr<LoopTimer> early_timer_;  // see kEarlyWait
   bool running_ = false;
   bool aborted_ = false;
 };

@@ -45,7 +45,7 @@ std::string ManifestJson(const CaptureRequest& request,
                          const collect::RedactionCounts& redactions, bool reduced,
                          const std::string& reduced_why, const std::string& host,
                          const std::string& container, WallTime created,
-                         const std::string& ranks_json) {
+                         const std::string& ranks_json, const std::string& early_why) {
   const detect::Incident& incident = request.incident;
   json firings = json::array();
   for (const detect::Firing& firing : incident.firings) {
@@ -146,6 +146,9 @@ std::string ManifestJson(const CaptureRequest& request,
   }
   if (reduced) {
     manifest["reduced_why"] = reduced_why;
+  }
+  if (!early_why.empty()) {
+    manifest["early"] = early_why;
   }
   if (!request.container.empty()) {
     manifest["job_container"] = request.container;

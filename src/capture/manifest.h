@@ -15,14 +15,15 @@
 namespace trainwatch::capture {
 
 // The manifest's fields, from the capture's results (schema_version 1); `ranks_json`, when
-// not empty, is its "ranks" (capture/rank_report.h: RanksJson).
+// not empty, is its "ranks" (capture/rank_report.h: RanksJson); `early_why`, when not empty,
+// its "early": why this is an early bundle that a complete one will replace.
 std::string ManifestJson(const CaptureRequest& request,
                          const std::vector<collect::CollectorResult>& collectors,
                          const bundle::BundleSummary& summary,
                          const collect::RedactionCounts& redactions, bool reduced,
                          const std::string& reduced_why, const std::string& host,
                          const std::string& container, WallTime created,
-                         const std::string& ranks_json = {});
+                         const std::string& ranks_json = {}, const std::string& early_why = {});
 
 std::string FiringLines(const detect::Incident& incident);
 

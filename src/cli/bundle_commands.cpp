@@ -50,6 +50,7 @@ int RunBundlesList(const BundlesOptions& options, std::ostream& out, std::ostrea
                           : "";
       entry["summary"] = incident.value("summary", "");
       entry["reduced"] = manifest.value("reduced", false);
+      entry["early"] = manifest.contains("early");  // its stacks were still being taken
     } else {
       entry["problem"] = text ? "manifest.json is not JSON" : text.error().message;
     }
@@ -73,7 +74,8 @@ int RunBundlesList(const BundlesOptions& options, std::ostream& out, std::ostrea
         << entry["rule"].get<std::string>() << "  "
         << FormatByteSize(entry["bytes"].get<std::uint64_t>()) << "  "
         << entry["incident"].get<std::string>() << (entry["reduced"].get<bool>() ? "  REDUCED" : "")
-        << "\n    " << entry["path"].get<std::string>() << "\n";
+        << (entry["early"].get<bool>() ? "  EARLY" : "") << "\n    "
+        << entry["path"].get<std::string>() << "\n";
   }
   return 0;
 }
@@ -127,6 +129,9 @@ int RunBundlesShow(const BundlesOptions& options, std::ostream& out, std::ostrea
               : "")
       << "\n"
       << "trainwatch " << manifest.value("trainwatch_version", "") << "\n";
+  if (manifest.contains("early")) {
+    out << "EARLY      " << manifest.value("early", "") << "\n";
+  }
   if (manifest.value("reduced", false)) {
     out << "REDUCED    " << manifest.value("reduced_why", "") << "\n";
   }

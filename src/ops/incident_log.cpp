@@ -34,6 +34,9 @@ Status IncidentLog::AppendBundle(const capture::CaptureOutcome& outcome) {
                  {"reduced", outcome.reduced},
                  {"capture_seconds", outcome.capture_seconds},
                  {"firing_to_bundle_seconds", outcome.since_first_firing}};
+  if (outcome.early_since_first_firing > 0) {
+    record["firing_to_early_bundle_seconds"] = outcome.early_since_first_firing;
+  }
   if (!outcome.error.empty()) {
     record["error"] = outcome.error;
   }

@@ -135,6 +135,9 @@ std::string Header(const json& manifest) {
         Escape(TextOf(peer, "cause")),
         first.empty() ? std::string() : ", first failing rank " + Escape(first));
   }
+  if (const std::string early = TextOf(manifest, "early"); !early.empty()) {
+    html += "<p id=\"early\">Early bundle: " + Escape(early) + "</p>\n";
+  }
   if (BoolField(manifest, "reduced", false)) {
     html +=
         "<p id=\"reduced\">Reduced bundle: " + Escape(TextOf(manifest, "reduced_why")) + "</p>\n";

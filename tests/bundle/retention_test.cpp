@@ -69,6 +69,25 @@ TEST(RetentionTest, CountLimitLeavesRoomForTheIncomingBundle) {
   EXPECT_TRUE(MakeRoom(dir.path().string(), policy, 100).empty());  // already within
 }
 
+// A capture's early bundle is replaced by its complete one under the same name: it is not
+// one more bundle to make room for, and it is never the one deleted.
+TEST(RetentionTest, TheBundleBeingReplacedIsNeitherCountedNorDeleted) {
+  TempDir dir;
+  for (int hour = 1; hour <= 3; ++hour) {
+    Bundle(dir, hour, 100);
+  }
+  const std::string early = Bundle(dir, 4, 100);
+  RetentionPolicy policy;
+  policy.max_count = 4;
+  EXPECT_TRUE(MakeRoom(dir.path().string(), policy, 100, early).empty());
+  policy.max_count = 3;
+  EXPECT_EQ(MakeRoom(dir.path().string(), policy, 100, early),
+            (std::vector<std::string>{dir.PathOf("20261121T010000Z_host_rule_id.tar.zst")}));
+  policy.max_count = 1;
+  MakeRoom(dir.path().string(), policy, 100, early);
+  EXPECT_EQ(Names(ListBundles(dir.path().string())), (std::vector<std::string>{early}));
+}
+
 TEST(RetentionTest, ByteLimitCountsTheIncomingBundle) {
   TempDir dir;
   Bundle(dir, 1, 400);

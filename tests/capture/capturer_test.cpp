@@ -7,10 +7,13 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 
+#include "bundle/bundle_reader.h"
 #include "support/fake_env.h"
 #include "support/temp_dir.h"
 
@@ -121,11 +124,24 @@ TEST_F(CapturerTest, ACollectorThatNeverAnswersIsAbandonedAndTheBundleStillLands
   Capture("i1");
   env_.Advance(milliseconds(3000) + collect::CommandRunner::kTermGrace);
   EXPECT_TRUE(outcomes_.empty());
+  // It did not wait for the stuck tool: a second in, the early bundle was written.
+  std::vector<std::string> early;
+  for (const auto& entry : std::filesystem::directory_iterator(config_.bundles_dir)) {
+    early.push_back(entry.path().string());
+  }
+  ASSERT_EQ(early.size(), 1u);
+  const Result<std::string> manifest = bundle::ReadManifest(early[0]);
+  ASSERT_TRUE(manifest) << manifest.error().message;
+  EXPECT_EQ(nlohmann::json::parse(*manifest).value("early", ""),
+            "written while the tools' outputs were still being taken; the complete bundle "
+            "replaces this one under the same name");
   env_.Advance(collect::CommandRunner::kKillGrace);
   ASSERT_EQ(outcomes_.count("i1"), 1u);
   const CaptureOutcome& outcome = outcomes_["i1"];
   EXPECT_TRUE(std::filesystem::is_regular_file(outcome.path)) << outcome.error;
   EXPECT_EQ(outcome.timed_out, std::vector<std::string>{"hl-smi-q"});
+  EXPECT_EQ(outcome.path, early[0]);
+  EXPECT_DOUBLE_EQ(outcome.early_since_first_firing, 0) << "no firing line to count from";
   EXPECT_EQ(Child(0).signals, (std::vector<int>{SIGTERM, SIGKILL}));
   EXPECT_DOUBLE_EQ(outcome.capture_seconds, 6.0);
 
@@ -163,6 +179,89 @@ TEST_F(CapturerTest, AnAbortWhileTheJobsProcessesAreLookedUpStartsNothing) {
   std::error_code error;
   EXPECT_TRUE(!std::filesystem::exists(config_.bundles_dir, error) ||
               std::filesystem::is_empty(config_.bundles_dir, error));
+}
+
+// The ranks' stacks take longest (a debugger on every rank): what else there is lands first,
+// as an early bundle under the final name, which the complete bundle then replaces.
+TEST_F(CapturerTest, AnEarlyBundleLandsWhileTheRanksStacksAreTaken) {
+  CaptureRequest request;
+  request.incident.id = "i1";
+  request.incident.kind = rules::RuleKind::kHang;
+  request.incident.opened = env_.WallNow();
+  detect::Firing firing;
+  firing.time = env_.WallNow();
+  firing.event.kind = rules::RuleKind::kHang;
+  request.incident.firings.push_back(firing);
+  request.pids = {getpid()};  // a live process: its stacks are taken (by scripted children)
+  capturer_->Capture(std::move(request),
+                     [this](const CaptureOutcome& outcome) { outcomes_["i1"] = outcome; });
+  env_.RunUntilIdle();
+  ASSERT_GT(env_.children().size(), 1u) << "the commands and the ranks' tools run";
+  env_.Advance(milliseconds(100));
+  Answer(0);  // hl-smi -q; the ranks' tools are still at work
+  env_.RunUntilIdle();
+  EXPECT_TRUE(outcomes_.empty());
+  std::vector<std::string> bundles;
+  for (const auto& entry : std::filesystem::directory_iterator(config_.bundles_dir)) {
+    bundles.push_back(entry.path().string());
+  }
+  ASSERT_EQ(bundles.size(), 1u) << "the early bundle";
+  const Result<std::string> early = bundle::ReadManifest(bundles[0]);
+  ASSERT_TRUE(early) << early.error().message;
+  const auto early_json = nlohmann::json::parse(*early);
+  EXPECT_TRUE(early_json.contains("early")) << *early;
+  EXPECT_FALSE(early_json.contains("ranks")) << "no stacks yet";
+  EXPECT_NE(early->find("device/hl-smi-q.txt"), std::string::npos) << "the tools' outputs";
+
+  // The ranks' tools answer (or fail): the complete bundle replaces the early one.
+  for (int turn = 0; turn < 100 && outcomes_.empty(); ++turn) {
+    for (const auto& child : env_.children()) {
+      if (child->alive) {
+        env_.Exit(*child, 1);
+      }
+    }
+    env_.Advance(milliseconds(100));
+  }
+  ASSERT_EQ(outcomes_.count("i1"), 1u);
+  const CaptureOutcome& outcome = outcomes_["i1"];
+  EXPECT_TRUE(outcome.error.empty()) << outcome.error;
+  EXPECT_EQ(outcome.path, bundles[0]);
+  EXPECT_DOUBLE_EQ(outcome.early_since_first_firing, 0.1);
+  EXPECT_GT(outcome.since_first_firing, outcome.early_since_first_firing);
+  const Result<std::string> complete = bundle::ReadManifest(outcome.path);
+  ASSERT_TRUE(complete) << complete.error().message;
+  const auto complete_json = nlohmann::json::parse(*complete);
+  EXPECT_FALSE(complete_json.contains("early")) << *complete;
+  EXPECT_TRUE(complete_json.contains("ranks"));
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator(config_.bundles_dir)) {
+    ++files;
+  }
+  EXPECT_EQ(files, 1u) << "replaced, not added; no partial file left";
+}
+
+// A daemon that stops while the stacks are taken keeps the early bundle.
+TEST_F(CapturerTest, AnAbortAfterTheEarlyBundleKeepsIt) {
+  CaptureRequest request;
+  request.incident.id = "i1";
+  request.incident.kind = rules::RuleKind::kHang;
+  request.incident.opened = env_.WallNow();
+  request.pids = {getpid()};
+  capturer_->Capture(std::move(request),
+                     [this](const CaptureOutcome& outcome) { outcomes_["i1"] = outcome; });
+  env_.RunUntilIdle();
+  Answer(0);
+  env_.RunUntilIdle();
+  capturer_->Abort();
+  env_.Advance(milliseconds(10000));
+  EXPECT_TRUE(outcomes_.empty()) << "the daemon is stopping: no one is told";
+  std::vector<std::string> bundles;
+  for (const auto& entry : std::filesystem::directory_iterator(config_.bundles_dir)) {
+    bundles.push_back(entry.path().filename().string());
+  }
+  ASSERT_EQ(bundles.size(), 1u);
+  EXPECT_TRUE(bundles[0].ends_with(".tar.zst")) << bundles[0];
 }
 
 }  // namespace

@@ -77,6 +77,14 @@ TEST_F(RankStacksTest, AHangBundleHoldsEveryRanksStacksAndNamesTheSleepingRank) 
   const Json manifest = Json::parse(ReadFile(root + "/manifest.json"));
   const Json& ranks = manifest["ranks"];
   ASSERT_EQ(ranks["ranks"].size(), 4u) << ranks.dump(1);
+  // The rest landed first, as an early bundle the complete one replaced under its name.
+  EXPECT_FALSE(manifest.contains("early")) << "the complete bundle";
+  if (gdb) {  // eu-stack alone may be done before the in-process collectors
+    ASSERT_TRUE(record.contains("firing_to_early_bundle_seconds")) << record.dump(1);
+    EXPECT_LT(record["firing_to_early_bundle_seconds"].get<double>(),
+              record["firing_to_bundle_seconds"].get<double>());
+    EXPECT_NE(daemon_->Log().find("early bundle"), std::string::npos);
+  }
   // `trainwatch status` shows the running job's ranks.
   const Json status = daemon_->Status(state());
   ASSERT_EQ(status["ranks"].size(), 4u) << status.dump(1);
