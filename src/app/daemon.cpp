@@ -202,6 +202,9 @@ void Daemon::Reload(ReloadDone done) {
     Result<PreparedSources> prepared;  // built when the examples behaved
     std::vector<Diagnostic> notes;
   };
+  if (guest_) {
+    LeaveToHost(setup->config);  // before its sources are built: they are the host's
+  }
   auto checked = std::make_shared<Checked>(
       Checked{std::move(*setup), {}, Error{"not built: an example did not behave"}, {}});
   reloading_ = true;
@@ -257,9 +260,6 @@ Result<std::string> Daemon::ApplyReload(rules::ConfiguredRules setup,
     return Error{message};
   }
   const std::size_t rules = setup.rules.size();
-  if (guest_) {
-    LeaveToHost(setup.config);
-  }
   if (Status applied = Apply(std::move(setup), /*initial=*/false, std::move(prepared), notes);
       !applied) {
     const std::string message =

@@ -525,12 +525,24 @@ void IncidentFlow::OnCaptured(const capture::CaptureOutcome& outcome) {
 
 void IncidentFlow::Abort() {
   aborted_ = true;
+  std::optional<capture::CaptureOutcome> early;
   if (capturer_) {
-    capturer_->Abort();  // kept: a worker may still be finishing with it
+    early = capturer_->Abort();  // kept: a worker may still be finishing with it
   }
   // Captures under way or queued are abandoned: each incident gets its bundle record, saying
-  // so, and a log line; the next start reports them again (ops/uncaptured_incidents.h).
+  // so, and a log line; the next start reports them again (ops/uncaptured_incidents.h),
+  // except one whose early bundle was written: that is its bundle.
   for (const std::string& id : capturing_) {
+    if (early && early->incident_id == id) {
+      capture::CaptureOutcome outcome = *early;
+      outcome.error = std::string(ops::kInterruptedCapture) +
+                      "; its early bundle, without what was still being taken, stays";
+      spdlog::error("incident {}: {}: {}", id, outcome.path, outcome.error);
+      if (Status recorded = log_.AppendBundle(outcome); !recorded) {
+        spdlog::error("cannot record the bundle of incident {}: {}", id, recorded.error().message);
+      }
+      continue;
+    }
     capture::CaptureOutcome outcome;
     outcome.incident_id = id;
     outcome.error = std::string(ops::kInterruptedCapture);

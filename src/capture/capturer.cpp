@@ -39,13 +39,17 @@ struct Capturer::Job {
   std::vector<collect::CollectorResult> commands;
   std::vector<collect::CollectorResult> builtins;
   collect::RedactionCounts env_redactions;
+  // The in-process collectors' own, merged into env_redactions on the loop when they are done
+  // (the ranks' are merged there too, maybe while those still run).
+  collect::RedactionCounts builtin_redactions;
   bool commands_done = false;
   bool builtins_done = false;
   bool ranks_done = false;
   bool early_started = false;    // an early bundle was written or given up on
   bool early_wait_over = false;  // kEarlyWait passed: it no longer waits for the tools
   std::string early_why;
-  bool early_writing = false;  // on the pool now: the bundle waits for it (same file)
+  bool early_writing = false;     // on the pool now: the bundle waits for it (same file)
+  bool complete_started = false;  // WriteBundle ran: nothing more is started for this job
   Result<bundle::BundleResult> early_written = Error{"not written"};
   SteadyTime early_at{};
   std::optional<RankReport> ranks;
@@ -99,12 +103,21 @@ std::shared_ptr<const collect::Redactor> Capturer::redactor() {
   return std::move(*builtin);
 }
 
-void Capturer::Abort() {
+std::optional<CaptureOutcome> Capturer::Abort() {
   aborted_ = true;
   queue_.clear();
   runner_.Abort();
   ranks_.Abort();
   early_timer_.reset();
+  if (!job_ || job_->early_writing || !job_->early_written) {
+    return std::nullopt;
+  }
+  CaptureOutcome early;
+  early.incident_id = job_->request.incident.id;
+  early.path = job_->early_written->path;
+  early.bytes = job_->early_written->bytes;
+  early.host = job_->host;
+  return early;
 }
 
 void Capturer::Capture(CaptureRequest request, Done done) {
@@ -242,7 +255,7 @@ void Capturer::OnProcessesKnown() {
   env_.RunOnPool(
       [&job, proc_root = env_.proc_root()] {
         job.builtins = RunBuiltinCollectors(job.request, job.config, job.dir, *job.redactor,
-                                            job.env_redactions, proc_root);
+                                            job.builtin_redactions, proc_root);
       },
       [this] { OnBuiltinsDone(); });
 }
@@ -272,7 +285,9 @@ void Capturer::OnRanksDone(RankReport report, const collect::RedactionCounts& co
 
 void Capturer::MaybeWrite() {
   Job& job = *job_;
-  if (!job.builtins_done) {
+  // Stopping: nothing new is started (an early bundle already written stays). Once the
+  // complete bundle is under way, a late timer or callback must not start another.
+  if (aborted_ || job.complete_started || !job.builtins_done) {
     return;
   }
   if (job.commands_done && job.ranks_done) {
@@ -289,6 +304,9 @@ void Capturer::MaybeWrite() {
 void Capturer::WriteEarlyBundle() {
   Job& job = *job_;
   job.early_started = true;
+  if (early_timer_) {
+    early_timer_->Stop();
+  }
   std::string pending = job.commands_done ? "" : "the tools' outputs";
   if (!job.ranks_done) {
     pending += pending.empty() ? "the ranks' stacks" : " and the ranks' stacks";
@@ -326,14 +344,12 @@ void Capturer::OnEarlyWritten() {
     spdlog::warn("incident {}: no early bundle: {}", job.request.incident.id,
                  job.early_written.error().message);
   }
-  if (aborted_ && !(job.ranks_done && job.commands_done)) {
+  if (aborted_) {
     job_.reset();  // the daemon is stopping: the early bundle is what there is
     running_ = false;
     return;
   }
-  if (job.ranks_done && job.commands_done) {
-    WriteBundle();
-  }
+  MaybeWrite();
 }
 
 void Capturer::OnBuiltinsDone() {
@@ -341,6 +357,7 @@ void Capturer::OnBuiltinsDone() {
     return;
   }
   job_->builtins_done = true;
+  job_->env_redactions.Merge(job_->builtin_redactions);
   if (aborted_) {
     job_.reset();
     running_ = false;
@@ -351,6 +368,10 @@ void Capturer::OnBuiltinsDone() {
 
 void Capturer::WriteBundle() {
   Job& job = *job_;
+  job.complete_started = true;
+  if (early_timer_) {
+    early_timer_->Stop();
+  }
   if (job.ranks && !job.ranks->ranks.empty()) {
     job.builtins.push_back(std::move(job.ranks->result));
   }
@@ -449,7 +470,7 @@ void Capturer::OnWritten() {
       outcome.timed_out.push_back(result.name);
     }
   }
-  if (job->early_written && !job->request.incident.firings.empty()) {
+  if (job->early_written && outcome.since_first_firing > 0) {
     outcome.early_since_first_firing =
         outcome.since_first_firing -
         std::chrono::duration<double>(env_.SteadyNow() - job->early_at).count();
@@ -462,6 +483,7 @@ void Capturer::OnWritten() {
     }
   } else if (job->early_written) {
     // The early bundle stays: the incident has that much evidence.
+    outcome.reduced = false;
     outcome.path = job->early_written->path;
     outcome.bytes = job->early_written->bytes;
     outcome.error = "the complete bundle was not written (" + job->written.error().message +

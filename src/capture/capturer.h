@@ -93,8 +93,9 @@ class Capturer {
 
   void Capture(CaptureRequest request, Done done);
   void Reconfigure(config::CaptureConfig config);
-  // Stops what runs (the daemon is stopping): its bundle is not written.
-  void Abort();
+  // Stops what runs (the daemon is stopping): its bundle is not written. Returns the capture
+  // under way's early bundle when one was written (it stays on disk), for its record.
+  std::optional<CaptureOutcome> Abort();
   const config::CaptureConfig& config() const { return config_; }
   // The redactor of the configured rules, for the text of incidents as it enters the daemon
   // (one redactor for that and the bundles). Built at its first use; never null: rules that do

@@ -6,8 +6,8 @@
 #include <signal.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -261,8 +261,10 @@ HelperRun RunHelper(const std::vector<std::string>& command, std::string_view re
   }
   int status = 0;
   rusage usage{};
-  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
-  }
+  pid_t waited = -1;
+  do {
+    waited = wait4(pid, &status, 0, &usage);
+  } while (waited < 0 && errno == EINTR);
   run.peak_kib = usage.ru_maxrss;
   if (run.timed_out) {
     run.problem = "the compile took longer than " + std::to_string(deadline.count()) + " ms";
@@ -271,7 +273,9 @@ HelperRun RunHelper(const std::vector<std::string>& command, std::string_view re
   if (!run.problem.empty()) {
     return run;
   }
-  if (WIFSIGNALED(status)) {
+  if (waited != pid) {  // reaped elsewhere: its exit status is unknown
+    run.problem = std::string("wait4: ") + std::strerror(errno);
+  } else if (WIFSIGNALED(status)) {
     run.problem = command[0] + " was killed by signal " + std::to_string(WTERMSIG(status));
   } else if (WEXITSTATUS(status) != 0) {
     run.problem = command[0] + " exited with status " + std::to_string(WEXITSTATUS(status));
@@ -353,18 +357,13 @@ PrefilterCompileResult CompilePrefilter(const PrefilterCompileRequest& request) 
   }
   const auto started = std::chrono::steady_clock::now();
   HelperRun run = RunHelper(command, EncodePrefilterRequest(request), deadline);
-  if (run.timed_out) {
-    PrefilterCompileResult result;
-    result.message = run.problem;
-    return result;
-  }
   if (run.ran) {
     if (std::optional<PrefilterCompileResult> answered = DecodeAnswer(std::move(run.answer))) {
       spdlog::info(
           "compiled a prefilter of {} patterns in a helper process: {} ms, its peak {:.1f} MiB",
           request.expressions.size(),
-          std::chrono::duration_cast<std::chrono::milliseconds>(
-              std::chrono::steady_clock::now() - started)
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                started)
               .count(),
           static_cast<double>(run.peak_kib) / 1024);
       return std::move(*answered);

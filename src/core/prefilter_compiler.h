@@ -30,10 +30,9 @@ struct PrefilterCompileResult {
 
 // The process-wide choice, made once at start (the daemon) before any compile: `command`
 // (the helper's argv, e.g. {"/proc/self/exe", "compile-prefilter"}) runs each compile; empty
-// (the default): compile in this process. A helper that cannot run, crashes or answers
-// nonsense costs the memory it was to save, not the prefilter: the compile is done here then,
-// with a warning in the log. `deadline` bounds one compile; past it the helper is killed and
-// the set runs on RE2 alone, with that reason.
+// (the default): compile in this process. A helper that cannot run, crashes, answers
+// nonsense or is still at work past `deadline` (it is killed then) costs the memory it was to
+// save, not the prefilter: the compile is done here then, with a warning in the log.
 void CompilePrefiltersWith(std::vector<std::string> command,
                            std::chrono::milliseconds deadline = std::chrono::minutes(5));
 

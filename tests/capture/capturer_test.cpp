@@ -241,6 +241,29 @@ TEST_F(CapturerTest, AnEarlyBundleLandsWhileTheRanksStacksAreTaken) {
   EXPECT_EQ(files, 1u) << "replaced, not added; no partial file left";
 }
 
+// The early bundle's second passes while the complete bundle is being written: nothing more is
+// started (a second write of the same file would race the first), and the next capture runs.
+TEST_F(CapturerTest, TheEarlyWaitEndingDuringTheCompleteWriteStartsNothing) {
+  Capture("i1");
+  Capture("i2");
+  env_.RunUntilIdle();
+  env_.HoldPool();
+  Answer(0);
+  env_.RunUntilIdle();
+  EXPECT_EQ(env_.pool_waiting(), 1u) << "the complete bundle";
+  env_.Advance(milliseconds(1000));
+  EXPECT_EQ(env_.pool_waiting(), 1u) << "no early bundle, no second write";
+  env_.ReleasePool();
+  env_.RunUntilIdle();
+  EXPECT_EQ(order_, std::vector<std::string>{"i1"});
+  ASSERT_EQ(env_.children().size(), 2u) << "i2 started";
+  Answer(1);
+  env_.RunUntilIdle();
+  EXPECT_EQ(order_, (std::vector<std::string>{"i1", "i2"}));
+  EXPECT_TRUE(outcomes_["i1"].error.empty()) << outcomes_["i1"].error;
+  EXPECT_TRUE(std::filesystem::is_regular_file(outcomes_["i2"].path)) << outcomes_["i2"].error;
+}
+
 // A daemon that stops while the stacks are taken keeps the early bundle.
 TEST_F(CapturerTest, AnAbortAfterTheEarlyBundleKeepsIt) {
   CaptureRequest request;
@@ -253,7 +276,10 @@ TEST_F(CapturerTest, AnAbortAfterTheEarlyBundleKeepsIt) {
   env_.RunUntilIdle();
   Answer(0);
   env_.RunUntilIdle();
-  capturer_->Abort();
+  const std::optional<CaptureOutcome> early = capturer_->Abort();
+  ASSERT_TRUE(early) << "for the incident's record";
+  EXPECT_EQ(early->incident_id, "i1");
+  EXPECT_GT(early->bytes, 0u);
   env_.Advance(milliseconds(10000));
   EXPECT_TRUE(outcomes_.empty()) << "the daemon is stopping: no one is told";
   std::vector<std::string> bundles;
@@ -262,6 +288,7 @@ TEST_F(CapturerTest, AnAbortAfterTheEarlyBundleKeepsIt) {
   }
   ASSERT_EQ(bundles.size(), 1u);
   EXPECT_TRUE(bundles[0].ends_with(".tar.zst")) << bundles[0];
+  EXPECT_EQ(early->path, config_.bundles_dir + "/" + bundles[0]);
 }
 
 }  // namespace

@@ -118,19 +118,20 @@ TEST_F(PrefilterCompilerTest, AHelperThatFailsLeavesTheCompileToThisProcess) {
   }
 }
 
-TEST_F(PrefilterCompilerTest, AHelperPastItsDeadlineIsKilledAndTheSetRunsOnRe2) {
-  CompilePrefiltersWith({"/bin/sleep", "30"}, std::chrono::milliseconds(200));
+// A helper that hangs is killed at its deadline and the compile is done here: a slow
+// helper never costs the daemon its start or a reload.
+TEST_F(PrefilterCompilerTest, AHelperPastItsDeadlineIsKilledAndTheCompileIsDoneHere) {
+  CompilePrefiltersWith({"/bin/sh", "-c", "cat >/dev/null; exec sleep 30"},
+                        std::chrono::milliseconds(200));
   const auto started = std::chrono::steady_clock::now();
   const PrefilterCompileResult compiled = CompilePrefilter(Request({"boom"}));
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
-  EXPECT_FALSE(compiled.database);
-  EXPECT_EQ(compiled.failed_index, -1);
-  EXPECT_NE(compiled.message.find("longer than 200 ms"), std::string::npos) << compiled.message;
+  ASSERT_TRUE(compiled.database) << compiled.message;
+  EXPECT_TRUE(compiled.serialized.empty()) << "compiled here";
 
   const MultiRegex set = BuildSet({"boom"}, {});
-  EXPECT_FALSE(set.prefiltered(0));
-  EXPECT_NE(set.prefilter_error().find("longer than"), std::string::npos);
-  EXPECT_TRUE(set.Matches(0, "a boom"));
+  EXPECT_TRUE(set.prefiltered(0));
+  EXPECT_TRUE(set.prefilter_error().empty()) << set.prefilter_error();
 }
 
 TEST_F(PrefilterCompilerTest, TheHelperRefusesWhatIsNotARequest) {

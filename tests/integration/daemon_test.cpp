@@ -340,6 +340,28 @@ TEST_F(DaemonTest, WrapBesideARunningDaemonRunsItsCommandAndSharesTheIncidentLog
   EXPECT_FALSE(daemon_->Status(state()).is_null());
 }
 
+// A reload of a wrap beside the daemon keeps the sources the host daemon's: both following
+// them would record every line's incident twice.
+TEST_F(DaemonTest, AReloadOfAWrapBesideTheDaemonLeavesTheSourcesToIt) {
+  WriteConfig({.settle = "100ms"});
+  StartDaemon();
+  DaemonProcess wrap({"wrap", "--config", config(), "--", "/bin/sleep", "30"}, Dir("wrap.out"));
+  ASSERT_TRUE(WaitUntil(
+      [&] { return wrap.Log().find("already watches state_dir") != std::string::npos; }, 20s))
+      << wrap.Log();
+  wrap.Signal(SIGHUP);
+  ASSERT_TRUE(WaitUntil([&] { return wrap.Log().find("reloaded:") != std::string::npos; }, 30s))
+      << wrap.Log();
+  EXPECT_NE(wrap.Log().find("reloaded: 0 sources"), std::string::npos) << wrap.Log();
+  std::ofstream(Dir("logs/job.log"), std::ios::app) << "MARK 7 FIRE\n";
+  ASSERT_TRUE(WaitUntil([&] { return !IncidentsOf("test.marker").empty(); }, 20s))
+      << daemon_->Log();
+  std::this_thread::sleep_for(1500ms);  // a second follower would have fired by now
+  EXPECT_EQ(IncidentsOf("test.marker").size(), 1u) << wrap.Log();
+  wrap.Signal(SIGTERM);
+  wrap.Wait(20s);
+}
+
 TEST_F(DaemonTest, NotifiesSystemdReadyStatusAndWatchdog) {
   WriteConfig({});
   const std::string socket_path = Dir("notify.sock");

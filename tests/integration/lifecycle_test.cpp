@@ -40,7 +40,8 @@ std::string SlowCapture(const std::string& sleep, const std::string& grace) {
 }
 
 TEST_F(DaemonTest, SigtermMidCaptureIsRecordedAndReportedAtNextStart) {
-  WriteConfig({.settle = "100ms", .capture = SlowCapture("30", "1s")});
+  // Stopped well within the second the early bundle waits for the tools: no bundle at all.
+  WriteConfig({.settle = "100ms", .capture = SlowCapture("30", "200ms")});
   StartDaemon();
   Append(Dir("logs/job.log"), "MARK 1 FIRE\n");
   ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.marker").size() == 1; }, 10s))
@@ -74,6 +75,35 @@ TEST_F(DaemonTest, SigtermMidCaptureIsRecordedAndReportedAtNextStart) {
   records = BundleRecords(state());
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[1]["bundle_for"], id);
+}
+
+// Stopped after the early bundle (written a second in, the slow tool still at work): that
+// is the incident's bundle, recorded as such, and the next start has nothing to report.
+TEST_F(DaemonTest, SigtermAfterTheEarlyBundleRecordsIt) {
+  WriteConfig({.settle = "100ms", .capture = SlowCapture("30", "2500ms")});
+  StartDaemon();
+  Append(Dir("logs/job.log"), "MARK 1 FIRE\n");
+  ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.marker").size() == 1; }, 10s))
+      << daemon_->Log();
+  const std::string id = IncidentsOf("test.marker")[0]["id"];
+  ASSERT_TRUE(
+      WaitUntil([&] { return daemon_->Log().find("early bundle") != std::string::npos; }, 10s))
+      << daemon_->Log();
+  daemon_->Signal(SIGTERM);
+  EXPECT_EQ(daemon_->Wait(10s), 0) << daemon_->Log();
+  std::vector<Json> records = BundleRecords(state());
+  ASSERT_EQ(records.size(), 1u) << daemon_->Log();
+  EXPECT_EQ(records[0]["bundle_for"], id);
+  ASSERT_TRUE(records[0]["bundle"].is_string()) << records[0].dump();
+  EXPECT_TRUE(fs::exists(records[0]["bundle"].get<std::string>()));
+  EXPECT_EQ(records[0]["error"].get<std::string>().rfind("interrupted", 0), 0u);
+  EXPECT_NE(records[0]["error"].get<std::string>().find("early bundle"), std::string::npos);
+
+  DaemonProcess again({"daemon", "--config", config()}, Dir("second.log"));
+  ASSERT_TRUE(again.WaitReady(state())) << again.Log();
+  again.Signal(SIGTERM);
+  EXPECT_EQ(again.Wait(10s), 0) << again.Log();
+  EXPECT_EQ(again.Log().find("has no bundle"), std::string::npos) << again.Log();
 }
 
 TEST_F(DaemonTest, SigtermDuringAShortCaptureLetsItFinish) {
