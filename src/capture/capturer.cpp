@@ -66,7 +66,7 @@ struct Capturer::Job {
 Capturer::Capturer(Env& env, config::CaptureConfig config)
     : env_(env), config_(std::move(config)), runner_(env), ranks_(env) {}
 
-Capturer::~Capturer() { Abort(); }
+Capturer::~Capturer() { StopWork(); }
 
 void Capturer::Reconfigure(config::CaptureConfig config) {
   if (config.redact_names != config_.redact_names ||
@@ -103,12 +103,16 @@ std::shared_ptr<const collect::Redactor> Capturer::redactor() {
   return std::move(*builtin);
 }
 
-std::optional<CaptureOutcome> Capturer::Abort() {
+void Capturer::StopWork() {
   aborted_ = true;
   queue_.clear();
   runner_.Abort();
   ranks_.Abort();
   early_timer_.reset();
+}
+
+std::optional<CaptureOutcome> Capturer::Abort() {
+  StopWork();
   if (!job_ || job_->early_writing || !job_->early_written) {
     return std::nullopt;
   }

@@ -104,6 +104,7 @@ class Capturer {
 
  private:
   struct Job;
+  void StopWork();  // Abort's part that the destructor needs too
   Result<std::shared_ptr<const collect::Redactor>> BuildRedactor();
   void StartNext();
   // On the pool: the processes process_pattern names, the job's container, our own.
