@@ -20,8 +20,9 @@ Status Fail(const std::string& temporary, const std::string& name) {
 
 }  // namespace
 
-Status WriteFileAtomically(const std::string& path, std::string_view bytes, unsigned mode) {
-  const std::string temporary = path + ".tmp";
+Status WriteFileAtomically(const std::string& path, std::string_view bytes, unsigned mode,
+                           std::string_view temporary_suffix) {
+  const std::string temporary = path + std::string(temporary_suffix);
   {
     UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
     if (fd.get() < 0) {

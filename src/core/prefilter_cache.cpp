@@ -1,8 +1,11 @@
 #include "core/prefilter_cache.h"
 
 #include <hs/hs.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -32,10 +35,14 @@ std::string PathOf(const std::string& dir, std::uint64_t key) {
 void Prune(const std::string& dir) {
   std::error_code ec;
   std::vector<std::pair<fs::file_time_type, fs::path>> cached;
+  const auto stale = fs::file_time_type::clock::now() - std::chrono::minutes(10);
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.starts_with("hs-") && name.ends_with(".db")) {
       cached.emplace_back(entry.last_write_time(ec), entry.path());
+    } else if (name.starts_with("hs-") && name.ends_with(".tmp") &&
+               entry.last_write_time(ec) < stale) {
+      fs::remove(entry.path(), ec);  // a writer killed mid-write
     }
   }
   if (cached.size() <= kMaxCached) {
@@ -104,7 +111,14 @@ void StoreCachedBytes(const std::string& dir, std::uint64_t key, std::string_vie
   std::error_code ec;
   fs::create_directories(dir, ec);
   // A cache: a failed write only means compiling again at the next start.
-  (void)WriteFileAtomically(PathOf(dir, key), serialized, 0600);
+  // Concurrent `scan`s share the cache: each writer its own temporary.
+  static std::atomic<unsigned> writes{0};
+  std::string suffix(".");  // appended piece by piece: "." + ... trips GCC 12's -Wrestrict
+  suffix += std::to_string(::getpid());
+  suffix += '-';
+  suffix += std::to_string(writes.fetch_add(1));
+  suffix += ".tmp";
+  (void)WriteFileAtomically(PathOf(dir, key), serialized, 0600, suffix);
   Prune(dir);
 }
 

@@ -266,5 +266,28 @@ TEST(MultiRegexCache, KeepsTheMostRecentDatabasesOnly) {
   EXPECT_EQ(static_cast<std::size_t>(files), kMaxCached);
 }
 
+// Concurrent scans share the cache, each writing its own temporary; one left by a writer
+// killed mid-write goes once it is stale, and one being written now stays.
+TEST(MultiRegexCache, WritersUseTheirOwnTemporariesAndStaleOnesGo) {
+  testing::TempDir dir;
+  MultiRegexOptions options;
+  options.cache_dir = dir.PathOf("cache");
+  std::filesystem::create_directories(options.cache_dir);
+  const std::string stale = options.cache_dir + "/hs-0000000000000001.db.99-0.tmp";
+  const std::string fresh = options.cache_dir + "/hs-0000000000000002.db.98-0.tmp";
+  dir.Write("cache/hs-0000000000000001.db.99-0.tmp", "half");
+  dir.Write("cache/hs-0000000000000002.db.98-0.tmp", "half");
+  std::filesystem::last_write_time(
+      stale, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+  BuildSet({"boom"}, options);
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(fresh));
+  std::size_t databases = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(options.cache_dir)) {
+    databases += entry.path().extension() == ".db" ? 1 : 0;
+  }
+  EXPECT_EQ(databases, 1u) << "renamed into place, no temporary of its own left";
+}
+
 }  // namespace
 }  // namespace trainwatch
