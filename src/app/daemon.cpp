@@ -9,14 +9,13 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <nlohmann/json.hpp>
 
 #include "alert/curl_http_client.h"
 #include "app/incident_flow.h"
+#include "app/running_daemon.h"
 #include "app/sources.h"
 #include "app/state_dir_guard.h"
 #include "app/wrap_python_hook.h"
-#include "collect/rank_map.h"
 #include "collect/redactor.h"
 #include "collect/stray_processes.h"
 #include "config/shipped_paths.h"
@@ -25,10 +24,7 @@
 #include "core/posix_env.h"
 #include "core/unique_fd.h"
 #include "core/uv_handle.h"
-#include "detect/example_checker.h"
-#include "ops/control_request.h"
 #include "ops/control_server.h"
-#include "ops/daemon_metrics.h"
 #include "ops/metrics_textfile.h"
 #include "ops/service_notify.h"
 #include "ops/status_json.h"
@@ -38,91 +34,10 @@
 namespace trainwatch::app {
 namespace {
 
-using json = nlohmann::json;
-
 constexpr auto kTick = std::chrono::seconds(1);
 constexpr auto kStateSaveDelay = std::chrono::milliseconds(100);
 
-class Daemon {
- public:
-  explicit Daemon(DaemonOptions options) : options_(std::move(options)) {}
-  int Run();
-
- private:
-  // `prepared`: the sources built for `setup` (their rules compiled), with `notes` on them.
-  Status Apply(rules::ConfiguredRules setup, bool initial, Result<PreparedSources> prepared,
-               const std::vector<Diagnostic>& notes);
-  // SIGHUP: the config and rules are read on the loop (tens of milliseconds); the rules'
-  // examples run and the new sources' rules are compiled on the pool (hundreds of
-  // milliseconds, seconds for a thousand rules: they would stall every file and the control
-  // socket); the new setup is applied on the loop. A SIGHUP meanwhile reloads once more after.
-  // `done` (a control client's `reload`, which systemd's ExecReload= waits for) gets the
-  // verdict of the reload that reads the files as they are now.
-  using ReloadDone = std::function<void(const Result<std::string>& verdict)>;
-  void Reload(ReloadDone done = nullptr);
-  // What now runs ("3 sources, 85 rules"), or why the old config and rules stay.
-  Result<std::string> ApplyReload(rules::ConfiguredRules setup,
-                                  const std::vector<Diagnostic>& problems,
-                                  Result<PreparedSources> prepared,
-                                  const std::vector<Diagnostic>& notes);
-  void FinishReload(const Result<std::string>& verdict);
-  void Stop(int exit_code);
-  // SIGTERM: a capture under way may finish first, within the config's stop_grace.
-  void StopAfterCaptures(int exit_code);
-  // Each second and before each incident record: the state_dir is still ours (state_dir_guard.h).
-  void GuardStateDir();
-  void OnSignal(int signum);
-  void Tick();
-  // A guest (a wrap beside the daemon of its state_dir) leaves these to that daemon.
-  static void LeaveToHost(config::DaemonConfig& config);
-  void SaveState();
-  void StartWrap();
-  void OnChildEnd(const source::ChildEnd& end);
-  // wrap: stops once the command ended and its incident, bundle and hooks are done.
-  void StopIfWrapDone();
-  void UpdateStatus();
-  void HandleControl(const std::string& request, const ops::ControlServer::Reply& reply);
-  ops::DaemonSnapshot Snapshot();
-  void RedactBars(ops::DaemonSnapshot& snapshot);
-  std::uint64_t MetricsActivity() const;
-  void WriteMetrics(bool now);
-
-  DaemonOptions options_;
-  uv_loop_t loop_{};
-  std::unique_ptr<PosixEnv> env_;  // on loop_
-  rules::ConfiguredRules setup_;
-  std::vector<source::SavedTail> saved_;
-  bool first_start_ = true;
-  std::unique_ptr<StateDirGuard> state_guard_;  // none for a wrap beside a daemon
-  std::unique_ptr<LoopTimer> stop_grace_;
-  bool state_dir_taken_ = false;   // by another daemon, after ours was deleted
-  bool draining_ = false;          // SIGTERM came; waiting for the captures under way
-  std::string state_dir_trouble_;  // the last "cannot restore" said, so it is said once
-  std::unique_ptr<IncidentFlow> incidents_;
-  std::unique_ptr<Sources> sources_;
-  std::unique_ptr<source::WrappedChild> child_;
-  std::unique_ptr<WrapPythonHook> python_hook_;  // wrap: its stacks folder, while it runs
-  ops::ControlServer control_;
-  ops::MetricsTextfile metrics_;
-  std::unique_ptr<LoopTimer> tick_;
-  std::unique_ptr<LoopTimer> save_timer_;
-  std::unique_ptr<LoopTimer> watchdog_;
-  std::unique_ptr<IdleMemory> idle_memory_;  // what work used, handed back once it settled
-  std::vector<UvHandle<uv_signal_t>> signals_;
-  bool stopping_ = false;
-  bool guest_ = false;  // wrap beside a daemon that holds the state_dir
-  bool stop_after_settle_ = false;
-  bool said_waiting_ = false;  // wrap: "waiting for hooks" was logged
-  int exit_code_ = 0;
-  std::uint64_t setups_applied_ = 0;        // the start and each reload
-  bool reloading_ = false;                  // examples of a reload are being checked on the pool
-  bool reload_again_ = false;               // a SIGHUP came meanwhile
-  std::vector<ReloadDone> reload_waiters_;  // for the reload under way
-  std::vector<ReloadDone> queued_waiters_;  // for the one after it (reload_again_)
-  std::string last_status_;
-  SteadyTime started_;
-  WallTime started_wall_;
-};
+}  // namespace
 
 void Daemon::SaveState() {
   if (guest_ || !sources_) {
@@ -173,108 +88,6 @@ Status Daemon::Apply(rules::ConfiguredRules setup, bool initial, Result<Prepared
   return Status::Ok();
 }
 
-void Daemon::Reload(ReloadDone done) {
-  if (reloading_) {
-    // The reload under way may have read the files before they were changed.
-    reload_again_ = true;
-    if (done) {
-      queued_waiters_.push_back(std::move(done));
-    }
-    return;
-  }
-  if (done) {
-    reload_waiters_.push_back(std::move(done));
-  }
-  spdlog::info("reloading {}", setup_.config.file);
-  Result<rules::ConfiguredRules> setup = rules::LoadConfiguredRules(setup_.config.file);
-  if (!setup) {
-    spdlog::error("reload rejected, still running on the previous config and rules:\n{}",
-                  setup.error().message);
-    FinishReload(Error{"reload rejected, still running on the previous config and rules:\n" +
-                       setup.error().message});
-    return;
-  }
-  // A rule's examples are its tests (as `trainwatch check --config` runs them): a rule that
-  // no longer fires on its own `fires` lines would watch for nothing.
-  struct Checked {
-    rules::ConfiguredRules setup;
-    std::vector<Diagnostic> problems;
-    Result<PreparedSources> prepared;  // built when the examples behaved
-    std::vector<Diagnostic> notes;
-  };
-  if (guest_) {
-    LeaveToHost(setup->config);  // before its sources are built: they are the host's
-  }
-  auto checked = std::make_shared<Checked>(
-      Checked{std::move(*setup), {}, Error{"not built: an example did not behave"}, {}});
-  reloading_ = true;
-  env_->RunOnPool(
-      [checked, wrapping = !options_.wrap.empty(), cache_dir = setup_.config.state_dir + "/cache"] {
-        std::vector<Diagnostic> example_notes;
-        checked->problems = detect::CheckExamples(checked->setup.rules, &example_notes);
-        if (checked->problems.empty()) {
-          checked->prepared = PrepareSources(checked->setup.config, checked->setup.rules, wrapping,
-                                             cache_dir, checked->notes);
-        }
-      },
-      [this, checked] {
-        reloading_ = false;
-        if (stopping_) {
-          FinishReload(Error{"the daemon is stopping; the reload was not applied"});
-          return;
-        }
-        FinishReload(ApplyReload(std::move(checked->setup), checked->problems,
-                                 std::move(checked->prepared), checked->notes));
-        if (reload_again_) {
-          reload_again_ = false;
-          reload_waiters_ = std::move(queued_waiters_);
-          queued_waiters_.clear();
-          Reload();
-        }
-      });
-}
-
-void Daemon::FinishReload(const Result<std::string>& verdict) {
-  std::vector<ReloadDone> waiters = std::move(reload_waiters_);
-  reload_waiters_.clear();
-  for (const ReloadDone& done : waiters) {
-    done(verdict);
-  }
-}
-
-Result<std::string> Daemon::ApplyReload(rules::ConfiguredRules setup,
-                                        const std::vector<Diagnostic>& problems,
-                                        Result<PreparedSources> prepared,
-                                        const std::vector<Diagnostic>& notes) {
-  if (!problems.empty()) {
-    std::string text;
-    for (const Diagnostic& problem : problems) {
-      text += "\n";
-      text += FormatDiagnostic(problem);
-    }
-    const std::string message = fmt::format(
-        "reload rejected, still running on the previous config and rules: {} rule "
-        "example(s) did not behave:{}",
-        problems.size(), text);
-    spdlog::error("{}", message);
-    return Error{message};
-  }
-  const std::size_t rules = setup.rules.size();
-  if (Status applied = Apply(std::move(setup), /*initial=*/false, std::move(prepared), notes);
-      !applied) {
-    const std::string message =
-        "reload rejected, still running on the previous config and rules: " +
-        applied.error().message;
-    spdlog::error("{}", message);
-    return Error{message};
-  }
-  std::string running = fmt::format("{} sources, {} rules", sources_->size(), rules);
-  spdlog::info("reloaded: {}", running);
-  idle_memory_->AfterWork();
-  UpdateStatus();
-  return running;
-}
-
 void Daemon::Stop(int exit_code) {
   if (stopping_) {
     return;
@@ -300,20 +113,6 @@ void Daemon::Stop(int exit_code) {
   }
   signals_.clear();
   child_.reset();
-}
-
-void Daemon::LeaveToHost(config::DaemonConfig& config) {
-  // The sources are the host daemon's. So are the shared directory's outbox and the
-  // Alertmanager store in the state_dir: a second writer of them would post the host's
-  // alerts again after it ended them, and capture for peers twice on this node.
-  config.sources.clear();
-  if (!config.cluster.shared_dir.empty() || !config.alertmanager.urls.empty()) {
-    spdlog::info(
-        "beside the daemon of this state_dir, the command's incidents are recorded but not "
-        "published to the shared directory or posted to Alertmanager");
-  }
-  config.cluster.shared_dir.clear();
-  config.alertmanager.urls.clear();
 }
 
 void Daemon::OnSignal(int signum) {
@@ -486,122 +285,6 @@ void Daemon::Tick() {
   WriteMetrics(/*now=*/false);
 }
 
-void Daemon::UpdateStatus() {
-  std::string status = "watching " + std::to_string(sources_->files()) + " files in " +
-                       std::to_string(sources_->size()) + " sources; " +
-                       std::to_string(incidents_->written()) + " incidents";
-  if (!incidents_->last_incident().empty()) {
-    status += " (last " + incidents_->last_incident() + ")";
-  }
-  if (status != last_status_) {
-    ops::NotifyServiceManager("STATUS=" + status);
-    last_status_ = status;
-  }
-}
-
-ops::DaemonSnapshot Daemon::Snapshot() {
-  const SteadyTime now = env_->SteadyNow();
-  ops::DaemonSnapshot snapshot;
-  snapshot.version = TRAINWATCH_VERSION;
-  snapshot.pid = ::getpid();
-  snapshot.config = setup_.config.file;
-  snapshot.state_dir = setup_.config.state_dir;
-  snapshot.uptime_seconds =
-      std::chrono::duration_cast<std::chrono::seconds>(now - started_).count();
-  snapshot.started = started_wall_;
-  snapshot.taken = env_->WallNow();
-  for (const rules::Rule& rule : setup_.rules) {
-    snapshot.rules.push_back(rule.id);
-  }
-  incidents_->FillSnapshot(snapshot);
-  snapshot.sources = sources_->Snapshot(now, env_->WallNow());
-  RedactBars(snapshot);
-  return snapshot;
-}
-
-void Daemon::RedactBars(ops::DaemonSnapshot& snapshot) {
-  // A bar's label and key are log text (a tqdm desc may quote a URL): status and the metrics'
-  // labels get them redacted. The redactor is fetched only when there is a bar.
-  std::shared_ptr<const collect::Redactor> redactor;
-  collect::RedactionCounts redacted;
-  for (ops::SourceSnapshot& source : snapshot.sources) {
-    for (auto* streams : {&source.files, &source.streams}) {
-      for (ops::StreamSnapshot& stream : *streams) {
-        for (ops::BarSnapshot& bar : stream.bars) {
-          if (!redactor) {
-            redactor = incidents_->redactor_for_text();
-          }
-          std::string label = bar.label;
-          redactor->RedactText(label, redacted);
-          if (label != bar.label) {
-            // The key is made from the label, some digits spelled '#', which can hide a
-            // secret's shape from the patterns: it is made again from the redacted label.
-            bar.key.resize(bar.key.find(':') + 1);
-            bar.key += label;
-            bar.label = std::move(label);
-          } else {
-            redactor->RedactText(bar.key, redacted);
-          }
-        }
-      }
-    }
-  }
-}
-
-std::uint64_t Daemon::MetricsActivity() const {
-  // Every number the file holds moves with one of these (a bar only with its stream's lines).
-  return setups_applied_ * 1000003 + incidents_->Activity() * 31 + sources_->Activity();
-}
-
-void Daemon::WriteMetrics(bool now) {
-  auto render = [this] { return ops::PrometheusText(ops::DaemonMetricFamilies(Snapshot())); };
-  if (now) {
-    metrics_.Write(MetricsActivity(), render);
-  } else {
-    metrics_.Tick(env_->SteadyNow(), MetricsActivity(), render);
-  }
-}
-
-void Daemon::HandleControl(const std::string& request, const ops::ControlServer::Reply& reply) {
-  Result<ops::ControlCommand> command = ops::ParseControlRequest(request);
-  if (!command) {
-    reply(command.error().message);
-    return;
-  }
-  if (command->kind == ops::ControlCommand::Kind::kReload) {
-    Reload([reply](const Result<std::string>& verdict) { reply(ops::ReloadReply(verdict)); });
-    return;
-  }
-  if (command->kind == ops::ControlCommand::Kind::kAck) {
-    reply(ops::AckReply(incidents_->Acknowledge(command->id, command->reason)));
-    return;
-  }
-  if (command->kind == ops::ControlCommand::Kind::kStatus) {
-    // The job's ranks from /proc, on the pool; the rest of the status when they are known.
-    capture::CaptureRequest known;
-    sources_->FillCapture(known);
-    auto map = std::make_shared<collect::RankMap>();
-    env_->RunOnPool(
-        [map, pids = std::vector<pid_t>(known.pids.begin(), known.pids.end()),
-         pattern = setup_.config.capture.process_pattern,
-         proc_root = env_->proc_root()] { *map = collect::MapRanks(pids, pattern, proc_root); },
-        [this, map, reply] {
-          ops::DaemonSnapshot snapshot = Snapshot();
-          snapshot.ranks = ops::RankSnapshots(*map);
-          snapshot.job = incidents_->JobOf(nullptr);
-          reply(ops::StatusJson(snapshot).dump(-1, ' ', false, json::error_handler_t::replace));
-        });
-    return;
-  }
-  IncidentFlow::ManualOptions options{command->container, command->logs, command->copy};
-  // The answer waits for the bundle: the caller wants its path.
-  incidents_->Manual(
-      command->reason, options,
-      [reply, file = incidents_->incidents_file()](const capture::CaptureOutcome& outcome) {
-        reply(ops::SnapshotReply(outcome, file));
-      });
-}
-
 int Daemon::Run() {
   Result<rules::ConfiguredRules> setup =
       rules::LoadConfiguredRules(config::ConfigPath(options_.config_path));
@@ -766,8 +449,6 @@ int Daemon::Run() {
   }
   return exit_code_;
 }
-
-}  // namespace
 
 int RunDaemon(const DaemonOptions& options) {
   // Before anything opens a descriptor: one per followed file adds up past a soft 1024.

@@ -1,0 +1,136 @@
+// The Daemon's answers: the control socket's requests, its status line and the metrics
+// textfile (see app/running_daemon.h).
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "app/running_daemon.h"
+#include "collect/rank_map.h"
+#include "collect/redactor.h"
+#include "ops/control_request.h"
+#include "ops/daemon_metrics.h"
+#include "ops/service_notify.h"
+
+namespace trainwatch::app {
+
+using json = nlohmann::json;
+
+void Daemon::UpdateStatus() {
+  std::string status = "watching " + std::to_string(sources_->files()) + " files in " +
+                       std::to_string(sources_->size()) + " sources; " +
+                       std::to_string(incidents_->written()) + " incidents";
+  if (!incidents_->last_incident().empty()) {
+    status += " (last " + incidents_->last_incident() + ")";
+  }
+  if (status != last_status_) {
+    ops::NotifyServiceManager("STATUS=" + status);
+    last_status_ = status;
+  }
+}
+
+ops::DaemonSnapshot Daemon::Snapshot() {
+  const SteadyTime now = env_->SteadyNow();
+  ops::DaemonSnapshot snapshot;
+  snapshot.version = TRAINWATCH_VERSION;
+  snapshot.pid = ::getpid();
+  snapshot.config = setup_.config.file;
+  snapshot.state_dir = setup_.config.state_dir;
+  snapshot.uptime_seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(now - started_).count();
+  snapshot.started = started_wall_;
+  snapshot.taken = env_->WallNow();
+  for (const rules::Rule& rule : setup_.rules) {
+    snapshot.rules.push_back(rule.id);
+  }
+  incidents_->FillSnapshot(snapshot);
+  snapshot.sources = sources_->Snapshot(now, env_->WallNow());
+  RedactBars(snapshot);
+  return snapshot;
+}
+
+void Daemon::RedactBars(ops::DaemonSnapshot& snapshot) {
+  // A bar's label and key are log text (a tqdm desc may quote a URL): status and the metrics'
+  // labels get them redacted. The redactor is fetched only when there is a bar.
+  std::shared_ptr<const collect::Redactor> redactor;
+  collect::RedactionCounts redacted;
+  for (ops::SourceSnapshot& source : snapshot.sources) {
+    for (auto* streams : {&source.files, &source.streams}) {
+      for (ops::StreamSnapshot& stream : *streams) {
+        for (ops::BarSnapshot& bar : stream.bars) {
+          if (!redactor) {
+            redactor = incidents_->redactor_for_text();
+          }
+          std::string label = bar.label;
+          redactor->RedactText(label, redacted);
+          if (label != bar.label) {
+            // The key is made from the label, some digits spelled '#', which can hide a
+            // secret's shape from the patterns: it is made again from the redacted label.
+            bar.key.resize(bar.key.find(':') + 1);
+            bar.key += label;
+            bar.label = std::move(label);
+          } else {
+            redactor->RedactText(bar.key, redacted);
+          }
+        }
+      }
+    }
+  }
+}
+
+std::uint64_t Daemon::MetricsActivity() const {
+  // Every number the file holds moves with one of these (a bar only with its stream's lines).
+  return setups_applied_ * 1000003 + incidents_->Activity() * 31 + sources_->Activity();
+}
+
+void Daemon::WriteMetrics(bool now) {
+  auto render = [this] { return ops::PrometheusText(ops::DaemonMetricFamilies(Snapshot())); };
+  if (now) {
+    metrics_.Write(MetricsActivity(), render);
+  } else {
+    metrics_.Tick(env_->SteadyNow(), MetricsActivity(), render);
+  }
+}
+
+void Daemon::HandleControl(const std::string& request, const ops::ControlServer::Reply& reply) {
+  Result<ops::ControlCommand> command = ops::ParseControlRequest(request);
+  if (!command) {
+    reply(command.error().message);
+    return;
+  }
+  if (command->kind == ops::ControlCommand::Kind::kReload) {
+    Reload([reply](const Result<std::string>& verdict) { reply(ops::ReloadReply(verdict)); });
+    return;
+  }
+  if (command->kind == ops::ControlCommand::Kind::kAck) {
+    reply(ops::AckReply(incidents_->Acknowledge(command->id, command->reason)));
+    return;
+  }
+  if (command->kind == ops::ControlCommand::Kind::kStatus) {
+    // The job's ranks from /proc, on the pool; the rest of the status when they are known.
+    capture::CaptureRequest known;
+    sources_->FillCapture(known);
+    auto map = std::make_shared<collect::RankMap>();
+    env_->RunOnPool(
+        [map, pids = std::vector<pid_t>(known.pids.begin(), known.pids.end()),
+         pattern = setup_.config.capture.process_pattern,
+         proc_root = env_->proc_root()] { *map = collect::MapRanks(pids, pattern, proc_root); },
+        [this, map, reply] {
+          ops::DaemonSnapshot snapshot = Snapshot();
+          snapshot.ranks = ops::RankSnapshots(*map);
+          snapshot.job = incidents_->JobOf(nullptr);
+          reply(ops::StatusJson(snapshot).dump(-1, ' ', false, json::error_handler_t::replace));
+        });
+    return;
+  }
+  IncidentFlow::ManualOptions options{command->container, command->logs, command->copy};
+  // The answer waits for the bundle: the caller wants its path.
+  incidents_->Manual(
+      command->reason, options,
+      [reply, file = incidents_->incidents_file()](const capture::CaptureOutcome& outcome) {
+        reply(ops::SnapshotReply(outcome, file));
+      });
+}
+
+}  // namespace trainwatch::app

@@ -1,0 +1,113 @@
+// The Daemon behind RunDaemon (app/daemon.h), declared here so that its concerns live in files
+// of their own: daemon.cpp (start-up, the loop, stop, the state_dir, wrap), daemon_reload.cpp
+// (SIGHUP and `trainwatch reload`), daemon_control.cpp (the control socket, status, the
+// metrics textfile). Only those files include it. Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/daemon.h"
+#include "app/incident_flow.h"
+#include "app/sources.h"
+#include "app/state_dir_guard.h"
+#include "app/wrap_python_hook.h"
+#include "core/idle_memory.h"
+#include "core/posix_env.h"
+#include "core/result.h"
+#include "core/uv_handle.h"
+#include "ops/control_server.h"
+#include "ops/metrics_textfile.h"
+#include "ops/status_json.h"
+#include "rules/configured_rules.h"
+#include "source/wrapped_child.h"
+
+namespace trainwatch::app {
+
+class Daemon {
+ public:
+  explicit Daemon(DaemonOptions options) : options_(std::move(options)) {}
+  int Run();
+
+ private:
+  // `prepared`: the sources built for `setup` (their rules compiled), with `notes` on them.
+  Status Apply(rules::ConfiguredRules setup, bool initial, Result<PreparedSources> prepared,
+               const std::vector<Diagnostic>& notes);
+  // SIGHUP: the config and rules are read on the loop (tens of milliseconds); the rules'
+  // examples run and the new sources' rules are compiled on the pool (hundreds of
+  // milliseconds, seconds for a thousand rules: they would stall every file and the control
+  // socket); the new setup is applied on the loop. A SIGHUP meanwhile reloads once more after.
+  // `done` (a control client's `reload`, which systemd's ExecReload= waits for) gets the
+  // verdict of the reload that reads the files as they are now.
+  using ReloadDone = std::function<void(const Result<std::string>& verdict)>;
+  void Reload(ReloadDone done = nullptr);
+  // What now runs ("3 sources, 85 rules"), or why the old config and rules stay.
+  Result<std::string> ApplyReload(rules::ConfiguredRules setup,
+                                  const std::vector<Diagnostic>& problems,
+                                  Result<PreparedSources> prepared,
+                                  const std::vector<Diagnostic>& notes);
+  void FinishReload(const Result<std::string>& verdict);
+  void Stop(int exit_code);
+  // SIGTERM: a capture under way may finish first, within the config's stop_grace.
+  void StopAfterCaptures(int exit_code);
+  // Each second and before each incident record: the state_dir is still ours (state_dir_guard.h).
+  void GuardStateDir();
+  void OnSignal(int signum);
+  void Tick();
+  // A guest (a wrap beside the daemon of its state_dir) leaves these to that daemon.
+  static void LeaveToHost(config::DaemonConfig& config);
+  void SaveState();
+  void StartWrap();
+  void OnChildEnd(const source::ChildEnd& end);
+  // wrap: stops once the command ended and its incident, bundle and hooks are done.
+  void StopIfWrapDone();
+  void UpdateStatus();
+  void HandleControl(const std::string& request, const ops::ControlServer::Reply& reply);
+  ops::DaemonSnapshot Snapshot();
+  void RedactBars(ops::DaemonSnapshot& snapshot);
+  std::uint64_t MetricsActivity() const;
+  void WriteMetrics(bool now);
+
+  DaemonOptions options_;
+  uv_loop_t loop_{};
+  std::unique_ptr<PosixEnv> env_;  // on loop_
+  rules::ConfiguredRules setup_;
+  std::vector<source::SavedTail> saved_;
+  bool first_start_ = true;
+  std::unique_ptr<StateDirGuard> state_guard_;  // none for a wrap beside a daemon
+  std::unique_ptr<LoopTimer> stop_grace_;
+  bool state_dir_taken_ = false;   // by another daemon, after ours was deleted
+  bool draining_ = false;          // SIGTERM came; waiting for the captures under way
+  std::string state_dir_trouble_;  // the last "cannot restore" said, so it is said once
+  std::unique_ptr<IncidentFlow> incidents_;
+  std::unique_ptr<Sources> sources_;
+  std::unique_ptr<source::WrappedChild> child_;
+  std::unique_ptr<WrapPythonHook> python_hook_;  // wrap: its stacks folder, while it runs
+  ops::ControlServer control_;
+  ops::MetricsTextfile metrics_;
+  std::unique_ptr<LoopTimer> tick_;
+  std::unique_ptr<LoopTimer> save_timer_;
+  std::unique_ptr<LoopTimer> watchdog_;
+  std::unique_ptr<IdleMemory> idle_memory_;  // what work used, handed back once it settled
+  std::vector<UvHandle<uv_signal_t>> signals_;
+  bool stopping_ = false;
+  bool guest_ = false;  // wrap beside a daemon that holds the state_dir
+  bool stop_after_settle_ = false;
+  bool said_waiting_ = false;  // wrap: "waiting for hooks" was logged
+  int exit_code_ = 0;
+  std::uint64_t setups_applied_ = 0;        // the start and each reload
+  bool reloading_ = false;                  // examples of a reload are being checked on the pool
+  bool reload_again_ = false;               // a SIGHUP came meanwhile
+  std::vector<ReloadDone> reload_waiters_;  // for the reload under way
+  std::vector<ReloadDone> queued_waiters_;  // for the one after it (reload_again_)
+  std::string last_status_;
+  SteadyTime started_;
+  WallTime started_wall_;
+};
+
+}  // namespace trainwatch::app
