@@ -15,7 +15,9 @@
 
 namespace trainwatch::app {
 
+namespace {
 using json = nlohmann::json;
+}  // namespace
 
 void Daemon::UpdateStatus() {
   std::string status = "watching " + std::to_string(sources_->files()) + " files in " +

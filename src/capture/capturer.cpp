@@ -491,7 +491,7 @@ void Capturer::OnWritten() {
     outcome.path = job->early_written->path;
     outcome.bytes = job->early_written->bytes;
     outcome.error = "the complete bundle was not written (" + job->written.error().message +
-                    "); the early one, without the ranks' stacks, stays";
+                    "); the early one stays (" + job->early_why + ")";
   } else {
     outcome.error = job->written.error().message;
   }

@@ -1,4 +1,5 @@
-// WriteFileAtomically: replaces a file whole, through a temporary (`path`.tmp) and a rename, so a
+// WriteFileAtomically: replaces a file whole, through a temporary (`path`.tmp unless told
+// otherwise) and a rename, so a
 // reader (or the daemon itself after a kill -9) sees the old content or the new, never half. No
 // fsync: what must survive is a crash of this process, not of the machine. Any thread.
 #pragma once

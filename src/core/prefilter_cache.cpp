@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "core/atomic_file.h"
@@ -112,9 +113,14 @@ void StoreCachedBytes(const std::string& dir, std::uint64_t key, std::string_vie
   fs::create_directories(dir, ec);
   // A cache: a failed write only means compiling again at the next start.
   // Concurrent `scan`s share the cache: each writer its own temporary.
+  // Concurrent writers may share a pid (containers, each its pid 1, sharing a mounted cache):
+  // a random part too.
+  static const unsigned process_tag = std::random_device{}();
   static std::atomic<unsigned> writes{0};
   std::string suffix(".");  // appended piece by piece: "." + ... trips GCC 12's -Wrestrict
   suffix += std::to_string(::getpid());
+  suffix += '-';
+  suffix += std::to_string(process_tag);
   suffix += '-';
   suffix += std::to_string(writes.fetch_add(1));
   suffix += ".tmp";

@@ -35,6 +35,7 @@ struct HelperSetting {
   std::mutex mutex;
   std::vector<std::string> command;
   std::chrono::milliseconds deadline{0};
+  bool gave_up = false;  // a helper missed its deadline: compile here from then on
 };
 
 HelperSetting& Setting() {
@@ -328,6 +329,7 @@ void CompilePrefiltersWith(std::vector<std::string> command, std::chrono::millis
   const std::lock_guard lock(setting.mutex);
   setting.command = std::move(command);
   setting.deadline = deadline;
+  setting.gave_up = false;
 }
 
 std::string EncodePrefilterRequest(const PrefilterCompileRequest& request) {
@@ -349,8 +351,10 @@ PrefilterCompileResult CompilePrefilter(const PrefilterCompileRequest& request) 
   {
     HelperSetting& setting = Setting();
     const std::lock_guard lock(setting.mutex);
-    command = setting.command;
-    deadline = setting.deadline;
+    if (!setting.gave_up) {
+      command = setting.command;
+      deadline = setting.deadline;
+    }
   }
   if (command.empty()) {
     return CompileHere(request);
@@ -369,6 +373,11 @@ PrefilterCompileResult CompilePrefilter(const PrefilterCompileRequest& request) 
       return std::move(*answered);
     }
     run.problem = command[0] + " answered something that is not a compiled prefilter";
+  }
+  if (run.timed_out) {
+    HelperSetting& setting = Setting();
+    const std::lock_guard lock(setting.mutex);
+    setting.gave_up = true;
   }
   spdlog::warn("prefilter compile helper failed ({}); compiling in this process instead",
                run.problem);

@@ -32,9 +32,11 @@ struct PrefilterCompileResult {
 // (the helper's argv, e.g. {"/proc/self/exe", "compile-prefilter"}) runs each compile; empty
 // (the default): compile in this process. A helper that cannot run, crashes, answers
 // nonsense or is still at work past `deadline` (it is killed then) costs the memory it was to
-// save, not the prefilter: the compile is done here then, with a warning in the log.
+// save, not the prefilter: the compile is done here then, with a warning in the log. After a
+// helper missed its deadline, later compiles are done here too (a start compiles one set per
+// source, and the whole start must stay within systemd's 90 s TimeoutStartSec).
 void CompilePrefiltersWith(std::vector<std::string> command,
-                           std::chrono::milliseconds deadline = std::chrono::minutes(5));
+                           std::chrono::milliseconds deadline = std::chrono::seconds(30));
 
 // Compiles in block mode, in the helper when one is set. Any thread.
 PrefilterCompileResult CompilePrefilter(const PrefilterCompileRequest& request);
