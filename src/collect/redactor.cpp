@@ -187,6 +187,9 @@ Result<std::shared_ptr<const Redactor>> Redactor::Create(const RedactionRules& e
     options.first_candidate_only = true;
     options.prefilter = matching == RedactorMatching::kPrefiltered;
     options.cache_dir = cache_dir;
+    // Built on the loop at the first firing, where a helper process would stall every file
+    // for its start-up (seconds on a loaded machine); a small set, and cached after that once.
+    options.compile_in_helper = false;
     impl->regexes = MultiRegex::Build(std::move(patterns), options);
     return std::shared_ptr<const Redactor>(new Redactor(std::move(impl)));
   } catch (const std::exception& e) {

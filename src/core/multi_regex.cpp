@@ -35,14 +35,14 @@ struct CompileAttempt {
 
 CompileAttempt TryCompile(const std::vector<const char*>& expressions,
                           const std::vector<unsigned>& flags, const std::vector<unsigned>& ids,
-                          const std::string& cache_dir) {
+                          const std::string& cache_dir, bool in_helper) {
   CompileAttempt attempt;
   const std::uint64_t key = DatabaseKey(expressions, flags, ids);
   if (HsDatabase cached = LoadCachedDatabase(cache_dir, key)) {
     attempt.database = std::move(cached);
     return attempt;
   }
-  PrefilterCompileResult compiled = CompilePrefilter({expressions, flags, ids});
+  PrefilterCompileResult compiled = CompilePrefilter({expressions, flags, ids}, in_helper);
   if (compiled.database) {
     if (compiled.serialized.empty()) {
       StoreCachedDatabase(cache_dir, key, compiled.database.get());
@@ -102,7 +102,8 @@ MultiRegex MultiRegex::Build(std::vector<RegexPattern> patterns, const MultiRege
       ids.push_back(static_cast<unsigned>(index));
     }
     const std::vector<unsigned> flags(expressions.size(), FlagsFor(options));
-    CompileAttempt attempt = TryCompile(expressions, flags, ids, options.cache_dir);
+    CompileAttempt attempt =
+        TryCompile(expressions, flags, ids, options.cache_dir, options.compile_in_helper);
     if (attempt.database) {
       set.database_ = std::move(attempt.database);
       for (std::size_t index : candidates) {

@@ -42,6 +42,9 @@ struct MultiRegexOptions {
   // Where compiled databases are loaded from and saved to (core/prefilter_cache.h); empty:
   // always compile.
   std::string cache_dir;
+  // false: compile in this process even where a compile helper is set
+  // (core/prefilter_compiler.h), for a small set needed at once.
+  bool compile_in_helper = true;
 };
 
 class MultiRegex {

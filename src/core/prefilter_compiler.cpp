@@ -345,7 +345,7 @@ std::string EncodePrefilterRequest(const PrefilterCompileRequest& request) {
   return out;
 }
 
-PrefilterCompileResult CompilePrefilter(const PrefilterCompileRequest& request) {
+PrefilterCompileResult CompilePrefilter(const PrefilterCompileRequest& request, bool in_helper) {
   std::vector<std::string> command;
   std::chrono::milliseconds deadline{0};
   {
@@ -356,7 +356,7 @@ PrefilterCompileResult CompilePrefilter(const PrefilterCompileRequest& request) 
       deadline = setting.deadline;
     }
   }
-  if (command.empty()) {
+  if (command.empty() || !in_helper) {
     return CompileHere(request);
   }
   const auto started = std::chrono::steady_clock::now();

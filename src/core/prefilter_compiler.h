@@ -38,8 +38,9 @@ struct PrefilterCompileResult {
 void CompilePrefiltersWith(std::vector<std::string> command,
                            std::chrono::milliseconds deadline = std::chrono::seconds(30));
 
-// Compiles in block mode, in the helper when one is set. Any thread.
-PrefilterCompileResult CompilePrefilter(const PrefilterCompileRequest& request);
+// Compiles in block mode, in the helper when one is set and `in_helper`. Any thread.
+PrefilterCompileResult CompilePrefilter(const PrefilterCompileRequest& request,
+                                        bool in_helper = true);
 
 // The helper's side: reads one request from `in_fd` until end of file, compiles it, writes the
 // answer to `out_fd`. Returns the process's exit code: 0 when the answer (a database or the

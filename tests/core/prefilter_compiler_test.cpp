@@ -139,6 +139,20 @@ TEST_F(PrefilterCompilerTest, AHelperPastItsDeadlineIsKilledAndTheCompileIsDoneH
   EXPECT_EQ(testing::ReadFile(started_log), "started\n") << "one helper started, not two";
 }
 
+// A set asked for at once on the loop (the redactor) is compiled here even with a helper set.
+TEST_F(PrefilterCompilerTest, ASetCanAskToBeCompiledHere) {
+  testing::TempDir dir;
+  const std::string started_log = dir.PathOf("started");
+  CompilePrefiltersWith({"/bin/sh", "-c", "echo started >> '" + started_log + "'; exit 1"});
+  MultiRegexOptions options;
+  options.compile_in_helper = false;
+  const MultiRegex set = BuildSet({"boom"}, options);
+  EXPECT_TRUE(set.prefiltered(0));
+  EXPECT_FALSE(std::filesystem::exists(started_log)) << "no helper started";
+  BuildSet({"bang"}, {});
+  EXPECT_TRUE(std::filesystem::exists(started_log)) << "the default asks the helper";
+}
+
 TEST_F(PrefilterCompilerTest, TheHelperRefusesWhatIsNotARequest) {
   testing::TempDir dir;
   const PrefilterCompileRequest request = Request({"boom"});
