@@ -32,14 +32,18 @@ std::string PythonOf(pid_t pid, const std::string& proc_root) {
 }
 
 // The remembered writers that are gone now and had a rank of the same kind as the map's ranks,
-// which none of those has: the ranks that exited (crashed) before the capture.
+// which none of those has: the ranks that exited (crashed) before the capture. One still in
+// the tree but unreadable is exiting: gone too (else a rank that crashed a moment before the
+// capture would be in neither list).
 std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterProcess>& remembered,
                                               const collect::ProcessTree& tree,
                                               const collect::RankMap& map) {
   std::vector<collect::RankProcess> exited;
   for (const source::WriterProcess& writer : remembered) {
     const collect::RankIdentity identity = collect::ParseRankIdentity(writer.environ);
-    if (tree.Find(writer.pid) != nullptr || !identity.rank ||
+    const bool exiting =
+        std::find(map.unreadable.begin(), map.unreadable.end(), writer.pid) != map.unreadable.end();
+    if ((tree.Find(writer.pid) != nullptr && !exiting) || !identity.rank ||
         (!map.ranks.empty() && map.ranks.front().rank_source != identity.rank_source)) {
       continue;
     }

@@ -65,6 +65,7 @@ RankMap BuildRankMap(const std::vector<pid_t>& seeds, const ProcessTree& tree,
     } else if (tree.Find(pid) != nullptr) {
       map.notes.push_back(std::string("pid ") + std::to_string(pid) + ": " +
                           environ.error().message);
+      map.unreadable.push_back(pid);
     }
     return facts.emplace(pid, std::move(read_facts)).first->second;
   };

@@ -32,6 +32,9 @@ struct RankMap {
   std::vector<RankProcess> ranks;  // by rank, the unknown ones last by pid
   std::vector<pid_t> launchers;
   std::vector<std::string> notes;  // what could not be read: "pid 12: environ: Permission denied"
+  // Processes in the tree whose environment could not be read: most often one exiting (its
+  // memory already gone, ESRCH), which a remembered rank is then taken to have done.
+  std::vector<pid_t> unreadable;
 };
 
 // Whether `cmdline` (arguments joined by spaces) is that of a launcher of ranks.

@@ -149,6 +149,22 @@ TEST(BuildRankMap, LeavesZombiesOut) {
   EXPECT_TRUE(ReadCpuTicks(401, proc.root()).has_value());
 }
 
+// A rank exiting at the moment of the capture is still in the tree but its environment is
+// gone (the kernel answers ESRCH): the map names it unreadable, so the capture can take it
+// for the exited rank it was remembered as.
+TEST(BuildRankMap, NamesTheProcessesItCouldNotRead) {
+  FakeProc proc;
+  proc.Add(500, 1, 10, {"/usr/bin/python3", "launch.py"}, {});
+  proc.Add(501, 500, 11, {"/usr/bin/python3", "launch.py"}, {"RANK=0"});
+  proc.Add(502, 500, 12, {"/usr/bin/python3", "launch.py"}, {"RANK=1"});
+  std::filesystem::remove(proc.root() + "/502/environ");
+  const RankMap map = proc.Map({500});
+  EXPECT_EQ(Labels(map), std::vector<std::string>{"rank 0=501"});
+  EXPECT_EQ(map.unreadable, std::vector<pid_t>{502});
+  ASSERT_EQ(map.notes.size(), 1u);
+  EXPECT_EQ(map.notes[0].rfind("pid 502: ", 0), 0u) << map.notes[0];
+}
+
 TEST(BuildRankMap, FallsBackToTheSeedsThemselves) {
   FakeProc proc;
   proc.Add(300, 1, 10, {"/usr/bin/python3", "train.py"}, {});
