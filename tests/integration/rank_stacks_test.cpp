@@ -223,7 +223,9 @@ TEST_F(RankStacksTest, AWrappedJobsStacksComeFromThePythonHookWithoutADebugger) 
 }
 
 TEST_F(RankStacksTest, ACrashWhileOtherRanksLiveTakesTheSurvivorsStacksAndNamesTheDead) {
-  WriteConfig({.capture = "capture: {commands: [], habana_logs: none}\n"});
+  // The product's default settle (2 s), not the fixture's 300 ms: a torch rank takes a moment
+  // to exit after its traceback (seconds on a loaded machine), and the capture must come after.
+  WriteConfig({.settle = "3s", .capture = "capture: {commands: [], habana_logs: none}\n"});
   StartDaemon();
   JobProcess job(JobScript("independent_ranks.py"), {"--ranks", "3", "--crash-at", "3"},
                  Dir("logs/ranks.log"));
