@@ -27,6 +27,10 @@ namespace {
 // fraction of a second, unless the device is wedged) before it is written without them.
 constexpr auto kEarlyWait = std::chrono::seconds(1);
 
+bundle::RetentionPolicy RetentionOf(const config::CaptureConfig& config) {
+  return {config.max_count, config.max_bytes, config.min_free_bytes, config.min_free_percent};
+}
+
 }  // namespace
 
 struct Capturer::Job {
@@ -305,12 +309,16 @@ void Capturer::MaybeWrite() {
   }
 }
 
-void Capturer::WriteEarlyBundle() {
-  Job& job = *job_;
-  job.early_started = true;
+void Capturer::StopEarlyWait() {
   if (early_timer_) {
     early_timer_->Stop();
   }
+}
+
+void Capturer::WriteEarlyBundle() {
+  Job& job = *job_;
+  job.early_started = true;
+  StopEarlyWait();
   std::string pending = job.commands_done ? "" : "the tools' outputs";
   if (!job.ranks_done) {
     pending += pending.empty() ? "the ranks' stacks" : " and the ranks' stacks";
@@ -323,8 +331,7 @@ void Capturer::WriteEarlyBundle() {
   std::uint64_t estimate = 0;
   std::vector<collect::Artifact> artifacts =
       CopySmallArtifacts(job.builtins, job.commands, estimate);
-  const bundle::RetentionPolicy policy{job.config.max_count, job.config.max_bytes,
-                                       job.config.min_free_bytes, job.config.min_free_percent};
+  const bundle::RetentionPolicy policy = RetentionOf(job.config);
   std::error_code ignored;
   std::filesystem::create_directories(job.dir, ignored);
   bundle::RemovePartialBundles(job.dir);
@@ -373,15 +380,12 @@ void Capturer::OnBuiltinsDone() {
 void Capturer::WriteBundle() {
   Job& job = *job_;
   job.complete_started = true;
-  if (early_timer_) {
-    early_timer_->Stop();
-  }
+  StopEarlyWait();
   if (job.ranks && !job.ranks->ranks.empty()) {
     job.builtins.push_back(std::move(job.ranks->result));
   }
   const std::uint64_t estimate = ArtifactBytes(job.builtins, job.commands);
-  const bundle::RetentionPolicy policy{job.config.max_count, job.config.max_bytes,
-                                       job.config.min_free_bytes, job.config.min_free_percent};
+  const bundle::RetentionPolicy policy = RetentionOf(job.config);
   std::error_code ignored;
   std::filesystem::create_directories(job.dir, ignored);
   bundle::RemovePartialBundles(job.dir);

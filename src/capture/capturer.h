@@ -120,6 +120,7 @@ class Capturer {
   // node goes down before the rest is.
   void MaybeWrite();
   void WriteEarlyBundle();
+  void StopEarlyWait();  // once an early or the complete bundle is under way
   void OnEarlyWritten();
   void WriteBundle();
   // On the pool: the bundle (or the early one) from `artifacts`; `collectors` and
