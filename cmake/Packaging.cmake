@@ -25,8 +25,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.85.0), libarchive13 (>= 3.6.2)")
 # zstd opens bundles (tar --zstd); procps and pciutils are the ps and lspci collectors (the
 # job's Python packages are read without pip: src/collect/python_packages.h).
-# gdb with python3.11-dbg (py-bt) and elfutils (eu-stack): the ranks' stacks at a hang.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "zstd, procps, gdb, python3.11-dbg, elfutils")
+# gdb with python3.11-dbg (py-bt) and elfutils (eu-stack): the ranks' stacks at a hang; libdw1
+# (loaded at run time) reads build ids, so gdb loads only the helper of the exact interpreter.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "zstd, procps, gdb, python3.11-dbg, elfutils, libdw1")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pciutils")
 
 # The install runs with prefix /usr under DESTDIR, so that InstallSystemFiles.cmake puts the

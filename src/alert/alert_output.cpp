@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/atomic_file.h"
+#include "core/printable.h"
 
 namespace trainwatch::alert {
 
@@ -33,8 +34,12 @@ std::uint32_t AlertOutput::AllUrls() const {
 void AlertOutput::Configure(const config::AlertmanagerConfig& config) {
   const bool urls_changed = config.urls != config_.urls;
   if (urls_changed && !config.urls.empty()) {
+    std::vector<std::string> shown;
+    for (const std::string& url : config.urls) {
+      shown.push_back(ShownUrl(url));  // never a password in the log
+    }
     spdlog::info("incidents are posted to Alertmanager at {}",
-                 fmt::format("{}", fmt::join(config.urls, ", ")));
+                 fmt::format("{}", fmt::join(shown, ", ")));
   }
   config_ = config;
   ++generation_;  // the URLs' indices may mean other instances now
@@ -242,9 +247,9 @@ void AlertOutput::OnPosted(std::uint64_t generation, std::size_t url, const std:
       spdlog::error(
           "alerts: Alertmanager {} did not take them: {}; retried (2 s doubling to 60 s), "
           "kept across restarts in {}",
-          address, result.error, store_path_);
+          ShownUrl(address), result.error, store_path_);
     }
-    state_.error = address + ": " + result.error;
+    state_.error = ShownUrl(address) + ": " + result.error;
     cycle_failed_ = true;
   }
   if (in_flight_ > 0 || stopped_) {

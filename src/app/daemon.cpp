@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -15,6 +16,7 @@
 #include "app/running_daemon.h"
 #include "app/sources.h"
 #include "app/state_dir_guard.h"
+#include "core/trusted_path.h"
 #include "app/wrap_python_hook.h"
 #include "collect/redactor.h"
 #include "collect/stray_processes.h"
@@ -451,6 +453,18 @@ int Daemon::Run() {
 }
 
 int RunDaemon(const DaemonOptions& options) {
+  if (::geteuid() == 0) {
+    // Every tool (hl-smi, docker, gdb) is found on PATH and run as root: a directory in it
+    // that another user may write would let them plant one.
+    std::vector<std::string> dropped;
+    const char* path = std::getenv("PATH");
+    const std::string trusted =
+        TrustedSearchPath(path != nullptr ? path : "/usr/sbin:/usr/bin:/sbin:/bin", 0, dropped);
+    for (const std::string& why : dropped) {
+      spdlog::warn("PATH: {}: not searched for the tools the daemon runs as root", why);
+    }
+    ::setenv("PATH", trusted.empty() ? "/usr/sbin:/usr/bin:/sbin:/bin" : trusted.c_str(), 1);
+  }
   // Before anything opens a descriptor: one per followed file adds up past a soft 1024.
   const OpenFileLimit limit = RaiseOpenFileLimit();
   if (!limit.error.empty()) {

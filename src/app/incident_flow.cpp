@@ -235,10 +235,12 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
 detect::JobIdentity IncidentFlow::JobOf(const detect::Incident* incident) const {
   // The incident's own writers first: on a node running two jobs, it is theirs.
   std::vector<std::string_view> environs;
+  std::vector<std::optional<uid_t>> uids;
   if (incident != nullptr) {
     for (const detect::Firing& firing : incident->firings) {
       for (const source::WriterProcess& writer : firing.writers) {
         environs.push_back(writer.environ);
+        uids.push_back(writer.uid);
       }
     }
   }
@@ -246,8 +248,9 @@ detect::JobIdentity IncidentFlow::JobOf(const detect::Incident* incident) const 
       wiring_.job_processes ? wiring_.job_processes() : std::vector<source::WriterProcess>{};
   for (const source::WriterProcess& writer : others) {
     environs.push_back(writer.environ);
+    uids.push_back(writer.uid);
   }
-  return capture::IdentifyJob(environs, config_.cluster, host_);
+  return capture::IdentifyJob(environs, config_.cluster, host_, uids);
 }
 
 void IncidentFlow::PublishToPeers(const detect::Incident& incident) {
@@ -314,11 +317,18 @@ std::vector<std::string> IncidentFlow::JobsHere() {
   }
   // Each process on its own: a node may run two jobs.
   std::set<int> without_job;
+  job_uids_.clear();
   for (const source::WriterProcess& writer : wiring_.job_processes()) {
-    detect::JobIdentity job = capture::IdentifyJob({writer.environ}, config_.cluster, host_);
+    detect::JobIdentity job =
+        capture::IdentifyJob({writer.environ}, config_.cluster, host_, {writer.uid});
     if (job.id.empty()) {
       without_job.insert(writer.pid);
-    } else if (std::find(jobs.begin(), jobs.end(), job.id) == jobs.end()) {
+      continue;
+    }
+    if (job.uid && job_uids_.size() < cluster::PeerWatcher::kMaxJobs) {
+      job_uids_[job.id].insert(*job.uid);
+    }
+    if (std::find(jobs.begin(), jobs.end(), job.id) == jobs.end()) {
       jobs.push_back(std::move(job.id));
     }
   }
@@ -342,6 +352,16 @@ std::vector<std::string> IncidentFlow::JobsHere() {
 std::string IncidentFlow::NoPeerCaptureBecause(const cluster::PeerRecord& record) const {
   if (!config_.cluster.peer_capture) {
     return "cluster.peer_capture is off";
+  }
+  // Who may speak for a job: a record is acted on only when its job's processes there run as
+  // the same user as this node's processes of that job. Anyone can set a job id; only root
+  // (the publishing daemon) sets the uid.
+  if (const auto here = job_uids_.find(record.job_id);
+      record.uid && here != job_uids_.end() && !here->second.contains(*record.uid)) {
+    return fmt::format(
+        "its record says job {} runs as uid {} on {}, but it runs as uid {} here: another "
+        "user's claim to the job, not acted on",
+        record.job_id, *record.uid, record.node, *here->second.begin());
   }
   if (const std::optional<Duration> ago = jobs_.CapturedAgo(record.job_id, env_.SteadyNow())) {
     // One capture per job failure: the first node's, or the peer capture for it already made.

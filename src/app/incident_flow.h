@@ -155,6 +155,8 @@ class IncidentFlow {
   Duration job_scan_every_{0};
   std::set<int> writers_without_job_;
   bool said_no_job_ = false;
+  // The owners of this node's processes of each job (JobsHere): whose records are acted on.
+  std::map<std::string, std::set<uid_t>> job_uids_;
   std::unique_ptr<capture::Capturer> capturer_;
   ops::HookRunner hook_runner_;
   std::unique_ptr<LoopTimer> settle_;

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/trusted_path.h"
+
 namespace trainwatch::app {
 
 namespace {
@@ -43,7 +45,18 @@ Result<bool> StateDirGuard::Acquire() {
   if (made) {
     return Error{dir_ + ": " + made.message()};
   }
-  UniqueFd fd(::open(LockPath().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  // The state_dir holds what the daemon trusts (its offsets, its compiled rules, its socket):
+  // a directory another user may write, or could swap (one above it theirs), is refused.
+  for (const std::string& dir : {dir_, dir_ + "/cache"}) {
+    if (Status trusted = CheckTrustedPath(dir, ::geteuid());
+        !trusted.ok() && (dir == dir_ || std::filesystem::exists(dir))) {
+      return Error{trusted.error().message +
+                   ": a state_dir (and its cache) must be this daemon's alone, owned by root "
+                   "or uid " +
+                   std::to_string(::geteuid()) + " and writable by no other user"};
+    }
+  }
+  UniqueFd fd(::open(LockPath().c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (fd.get() < 0) {
     return Error{NotWritable(dir_, LockPath(), errno)};
   }

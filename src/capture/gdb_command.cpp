@@ -31,15 +31,24 @@ config::CommandConfig GdbCommand(const GdbRequest& request) {
   const std::string pid = std::to_string(request.pid);
   config::CommandConfig command;
   command.name = "gdb";
-  // -nx: no ~/.gdbinit; the auto-load path lets the CPython helpers (python3.X-dbg's
-  // python3.X-gdb.py) load; debuginfod would go to the network.
+  // -nx: no init file (~/.gdbinit, /etc/gdb). Nothing the traced program's owner can write is
+  // loaded: no auto-loaded script of any object file, libthread_db only from the system's own
+  // directories ($sdir: never "$pdir", beside the inferior's libc). debuginfod would go to the
+  // network.
   command.argv = {"gdb",
                   "-batch",
                   "-nx",
                   "-iex",
-                  "set auto-load safe-path /",
+                  "set auto-load off",
+                  "-iex",
+                  "set auto-load safe-path /nonexistent",
+                  "-iex",
+                  "set libthread-db-search-path $sdir",
                   "-iex",
                   "set debuginfod enabled off"};
+  if (request.python && !request.python_helper.empty()) {
+    command.argv.insert(command.argv.end(), {"-iex", "source " + request.python_helper});
+  }
   if (!request.index_dir.empty()) {
     command.argv.insert(command.argv.end(),
                         {"-iex", "set index-cache directory " + request.index_dir, "-iex",

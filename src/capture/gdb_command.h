@@ -1,7 +1,10 @@
-// How RankCapture runs gdb on a rank: the command line (py-bt with the CPython helpers, bt
+// How RankCapture runs gdb on a rank: the command line (py-bt with the CPython helper, bt
 // where eu-stack is missing, gdb's symbol index in the cache), in its two forms — attach at
 // once, or read the interpreter's symbols and the types py-bt needs while the rank runs and
-// attach only when a go file appears — and the go folders a killed daemon left behind.
+// attach only when a go file appears — and the go folders a killed daemon left behind. gdb runs
+// as root against a user's process: no init file, no auto-loaded script (a "-gdb.py" beside
+// the user's interpreter, a .debug_gdb_scripts section, a libthread_db beside its libc), only
+// Debian's root-owned CPython helper, named by the caller after checking it.
 // Stateless; any thread.
 #pragma once
 
@@ -18,6 +21,9 @@ struct GdbRequest {
   pid_t pid = 0;
   std::string proc_root;  // "/proc" but in tests
   bool python = false;    // thread apply all py-bt
+  // The CPython helper gdb sources for py-bt (TrustedPythonHelper); nothing else is loaded:
+  // auto-loading is off. REQUIRES: set when `python` is.
+  std::string python_helper;
   bool native = false;    // thread apply all bt (eu-stack is not installed)
   std::string index_dir;  // gdb's index cache; empty: none
   // Empty: attach at once. Else: read the symbols first, attach when this file exists, give

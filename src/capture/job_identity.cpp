@@ -12,38 +12,45 @@ namespace trainwatch::capture {
 namespace {
 
 // The first environment that sets `variable` (to something other than torchrun's "none").
-std::string FirstSet(const std::vector<std::string_view>& environs, std::string_view variable) {
-  for (const std::string_view environ : environs) {
-    std::string value = collect::EnvironVariable(environ, variable);
+std::string FirstSet(const std::vector<std::string_view>& environs, std::string_view variable,
+                     std::size_t* at = nullptr) {
+  for (std::size_t i = 0; i < environs.size(); ++i) {
+    std::string value = collect::EnvironVariable(environs[i], variable);
     if (!value.empty() && !(variable == "TORCHELASTIC_RUN_ID" && value == "none")) {
+      if (at != nullptr) {
+        *at = i;
+      }
       return value;
     }
   }
   return {};
 }
 
-void FindJobId(const std::vector<std::string_view>& environs, const config::ClusterConfig& cluster,
-               detect::JobIdentity& job) {
+// The index of the environment the id came from (0 for the config's).
+std::size_t FindJobId(const std::vector<std::string_view>& environs,
+                      const config::ClusterConfig& cluster, detect::JobIdentity& job) {
   if (!cluster.job_id.empty()) {
     job.id = cluster.job_id;
     job.id_from = "config";
-    return;
+    return 0;
   }
+  std::size_t at = 0;
   std::vector<std::string> variables = cluster.job_id_variables;
   variables.insert(variables.end(), std::begin(kJobIdVariables), std::end(kJobIdVariables));
   for (const std::string& variable : variables) {
-    if (std::string value = FirstSet(environs, variable); !value.empty()) {
+    if (std::string value = FirstSet(environs, variable, &at); !value.empty()) {
       job.id = std::move(value);
       job.id_from = variable;
-      return;
+      return at;
     }
   }
-  const std::string addr = FirstSet(environs, "MASTER_ADDR");
+  const std::string addr = FirstSet(environs, "MASTER_ADDR", &at);
   const std::string port = FirstSet(environs, "MASTER_PORT");
   if (!addr.empty() && !port.empty()) {
     job.id = addr + ":" + port;
     job.id_from = "MASTER_ADDR:MASTER_PORT";
   }
+  return at;
 }
 
 }  // namespace
@@ -68,9 +75,13 @@ std::pair<std::string, std::string> NodeName(const config::ClusterConfig& cluste
 }
 
 detect::JobIdentity IdentifyJob(const std::vector<std::string_view>& environs,
-                                const config::ClusterConfig& cluster, std::string_view hostname) {
+                                const config::ClusterConfig& cluster, std::string_view hostname,
+                                const std::vector<std::optional<uid_t>>& uids) {
   detect::JobIdentity job;
-  FindJobId(environs, cluster, job);
+  const std::size_t from = FindJobId(environs, cluster, job);
+  if (!job.id.empty() && from < uids.size()) {
+    job.uid = uids[from];
+  }
   std::tie(job.node, job.node_from) = NodeName(cluster, hostname);
   std::set<int> ranks;
   for (const std::string_view environ : environs) {

@@ -26,8 +26,11 @@ inline constexpr const char* kJobIdVariables[] = {"TRAINWATCH_JOB_ID", "TORCHELA
 
 // `environs`: the training processes' environments (NUL-separated, as /proc/PID/environ),
 // those the incident names first.
+// `uids[i]`, where given, owns `environs[i]`: the job's uid is that of the process its id was
+// read from (the first process's, for an id from the config).
 detect::JobIdentity IdentifyJob(const std::vector<std::string_view>& environs,
-                                const config::ClusterConfig& cluster, std::string_view hostname);
+                                const config::ClusterConfig& cluster, std::string_view hostname,
+                                const std::vector<std::optional<uid_t>>& uids = {});
 
 // This machine's hostname ("unknown-host" when it cannot be read).
 std::string Hostname();

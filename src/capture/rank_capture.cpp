@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <fstream>
 
 #include "capture/gdb_command.h"
+#include "capture/gdb_python_helper.h"
 #include "collect/device_utilization.h"
 #include "collect/flight_recorder.h"
 #include "collect/python_hook.h"
@@ -69,6 +71,33 @@ std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterPr
   return exited;
 }
 
+// Keeps the first `max_ranks` of the map's ranks (by rank, those without one last) and names
+// the others in its notes: a job of hundreds of processes on a node (or a user's fork bomb
+// posing as ranks) must not hold the capture, and every later capture, for minutes.
+void SkipRanksPastTheCap(collect::RankMap& map, std::size_t max_ranks) {
+  if (map.ranks.size() <= max_ranks) {
+    return;
+  }
+  std::stable_sort(map.ranks.begin(), map.ranks.end(),
+                   [](const collect::RankProcess& a, const collect::RankProcess& b) {
+                     return a.rank.value_or(INT_MAX) < b.rank.value_or(INT_MAX);
+                   });
+  std::string skipped;
+  for (std::size_t i = max_ranks; i < map.ranks.size(); ++i) {
+    if (i - max_ranks < 16) {
+      const collect::RankProcess& rank = map.ranks[i];
+      skipped += (skipped.empty() ? "" : ", ") +
+                 (rank.rank ? "rank " + std::to_string(*rank.rank) : std::string("a process")) +
+                 " (pid " + std::to_string(rank.pid) + ")";
+    }
+  }
+  const std::size_t over = map.ranks.size() - max_ranks;
+  map.notes.push_back(std::to_string(over) + " of " + std::to_string(map.ranks.size()) +
+                      " ranks not captured, past capture.max_ranks (" +
+                      std::to_string(max_ranks) + "): " + skipped + (over > 16 ? ", ..." : ""));
+  map.ranks.resize(max_ranks);
+}
+
 }  // namespace
 
 struct RankCapture::Job {
@@ -77,6 +106,7 @@ struct RankCapture::Job {
   std::vector<collect::RankProcess> exited;  // ranks gone before the capture
   diagnose::JobClues clues;
   std::string gdb_index_dir;  // gdb's index cache; empty: none
+  std::size_t max_ranks = 16;
   std::shared_ptr<const collect::Redactor> redactor;
   Done done;
   SteadyTime started;
@@ -95,6 +125,10 @@ struct RankCapture::Job {
   std::vector<std::optional<collect::FlightRecorderTarget>> recorders;
   std::vector<std::string> recorder_why;
   std::vector<std::optional<std::string>> recorder_dumps;
+  // Per rank: the CPython helper gdb may source for py-bt (empty: none; its Python stacks then
+  // come from py-spy or the hook, or not at all), and why there is none.
+  std::vector<std::string> python_helpers;
+  std::vector<std::string> python_helper_why;
   // Per rank: the Python hook found (or why not), and what it wrote when signalled.
   std::vector<std::optional<collect::PythonHook>> hooks;
   std::vector<std::string> hook_why;
@@ -158,6 +192,7 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
   auto job = std::make_shared<Job>();
   job->clues = std::move(clues);
   job->gdb_index_dir = gdb_index_dir_;
+  job->max_ranks = max_ranks_;
   job->pids = std::move(pids);
   job->remembered = std::move(remembered);
   job->redactor = std::move(redactor);
@@ -169,6 +204,7 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
       [job, &env = env_] {
         const collect::ProcessTree tree = collect::ProcessTree::Read(job->proc_root);
         job->map = collect::BuildRankMap(job->pids, tree, job->proc_root);
+        SkipRanksPastTheCap(job->map, job->max_ranks);
         job->report.launchers = job->map.launchers;
         job->report.notes = job->map.notes;
         job->exited = ExitedRanks(job->remembered, tree, job->map);
@@ -202,6 +238,12 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
           job->hook_why.emplace_back();
           job->hooks.push_back(collect::FindPythonHook(rank.pid, rank.environ, job->proc_root,
                                                        job->hook_why.back()));
+        }
+        for (const collect::RankProcess& rank : job->map.ranks) {
+          std::string why;
+          job->python_helpers.push_back(
+              TrustedPythonHelper(ProcPath(job->proc_root, rank.pid, "exe"), why).value_or(""));
+          job->python_helper_why.push_back(std::move(why));
         }
         job->py_spy_installed = OnPath("py-spy");
         job->native_by_gdb = !OnPath("eu-stack");
@@ -444,8 +486,11 @@ config::CommandConfig RankCapture::GdbCommand(std::size_t rank_index, bool pytho
   GdbRequest request;
   request.pid = rank.process.pid;
   request.proc_root = job_->proc_root;
-  request.python = python;
-  request.native = job_->native_by_gdb;
+  // Without a helper it may load, gdb has no py-bt: it prints the native stacks, and the
+  // report says why the Python ones are missing.
+  request.python_helper = job_->python_helpers[rank_index];
+  request.python = python && !request.python_helper.empty();
+  request.native = job_->native_by_gdb || (python && !request.python);
   request.index_dir = job_->gdb_index_dir;
   request.go_file = go_file;
   request.go_wait = kGoWait;
@@ -496,15 +541,23 @@ void RankCapture::Finish() {
         std::vector<RankToolResults> tools(job->report.ranks.size());
         job->recorder_dumps.resize(tools.size());
         std::vector<std::string> pythons;
+        // The dumps' budget over all ranks: a rank can make its dump as large as the cap.
+        std::size_t dump_budget = collect::kMaxFlightRecorderDumps;
         for (std::size_t i = 0; i < tools.size(); ++i) {
           tools[i].native = i < job->native.size() ? &job->native[i] : nullptr;
           tools[i].py_spy = i < job->py_spy.size() ? &job->py_spy[i] : nullptr;
           tools[i].gdb = i < job->gdb.size() && job->gdb[i] ? &*job->gdb[i] : nullptr;
           if (i < job->recorders.size()) {
             if (job->recorders[i]) {
-              job->recorder_dumps[i] = collect::ReadFlightRecorderDump(*job->recorders[i]);
-              if (!job->recorder_dumps[i]) {
-                job->recorder_why[i] = "poked, but no new dump in " + job->recorders[i]->dump;
+              const std::size_t cap = std::min(collect::kMaxFlightRecorderDump, dump_budget);
+              job->recorder_dumps[i] =
+                  collect::ReadFlightRecorderDump(*job->recorders[i], cap, job->recorder_why[i]);
+              if (job->recorder_dumps[i]) {
+                dump_budget -= job->recorder_dumps[i]->size();
+              } else if (cap < collect::kMaxFlightRecorderDump) {
+                job->recorder_why[i] += " (the capture's budget for dumps, " +
+                                        std::to_string(collect::kMaxFlightRecorderDumps >> 20) +
+                                        " MiB, is spent but " + std::to_string(cap) + " bytes)";
               }
             }
             tools[i].flight_recorder = &job->recorder_dumps[i];
@@ -513,6 +566,9 @@ void RankCapture::Finish() {
           if (i < job->hook_dumps.size()) {
             tools[i].faulthandler = &job->hook_dumps[i];
             tools[i].hook_why = job->hook_why[i];
+          }
+          if (i < job->python_helper_why.size()) {
+            tools[i].python_helper_why = job->python_helper_why[i];
           }
           pythons.push_back(PythonOf(job->report.ranks[i].process.pid, job->proc_root));
         }

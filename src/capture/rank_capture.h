@@ -56,6 +56,8 @@ class RankCapture {
            diagnose::JobClues clues, std::shared_ptr<const collect::Redactor> redactor, Done done);
   // Where gdb keeps its symbol index between captures (made when missing); empty: none.
   void set_gdb_index_dir(std::string dir) { gdb_index_dir_ = std::move(dir); }
+  // The ranks one capture takes at most; the others are named in the report's notes.
+  void set_max_ranks(std::size_t max_ranks) { max_ranks_ = max_ranks; }
   // Kills the tools that run; `done` is not called.
   void Abort();
 
@@ -88,6 +90,7 @@ class RankCapture {
   std::unique_ptr<LoopTimer> hook_timer_;  // from signalling the hooks to reading them
   std::shared_ptr<Job> job_;
   std::string gdb_index_dir_;
+  std::size_t max_ranks_ = 16;
 };
 
 }  // namespace trainwatch::capture

@@ -179,6 +179,9 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
           state.python = std::move(python);
         } else if (tool.gdb->status != CollectorStatus::kOk) {
           rank.route_notes.push_back("gdb: " + Why(*tool.gdb));
+        } else if (!tool.python_helper_why.empty()) {
+          rank.route_notes.push_back("gdb: no py-bt, native stacks only: " +
+                                     tool.python_helper_why);
         } else if (output.find("Undefined command: \"py-bt\"") != std::string_view::npos) {
           rank.route_notes.push_back(fmt::format(
               "gdb: it has no py-bt: install {}-dbg (the CPython gdb helpers)", pythons[i]));

@@ -8,6 +8,7 @@
 #include "cli/cli_config.h"
 #include "cli/commands.h"
 #include "config/daemon_config.h"
+#include "core/printable.h"
 #include "core/split.h"
 #include "ops/control_server.h"
 #include "ops/incident_log.h"
@@ -48,9 +49,11 @@ Result<std::vector<json>> ReadRecords(const IncidentsOptions& options, std::ostr
   return ReadIncidentRecords(text.str());
 }
 
+// A field as the terminal shows it: a log line's escape sequences made visible, never run.
 std::string Text(const json& record, const char* key) {
   const auto it = record.find(key);
-  return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
+  return it != record.end() && it->is_string() ? Printable(it->get<std::string>())
+                                               : std::string();
 }
 
 // "3rd" for a recurrence count above 1, else "".
@@ -209,7 +212,7 @@ int RunIncidentsList(const IncidentsOptions& options, std::ostream& out, std::os
     }
     out << "\n    " << State(record) << "\n";
     if (record.contains("bundle") && record["bundle"].is_string()) {
-      out << "    bundle " << record["bundle"].get<std::string>() << "\n";
+      out << "    bundle " << Text(record, "bundle") << "\n";
     }
   }
   return 0;

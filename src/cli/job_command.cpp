@@ -2,16 +2,18 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
+#include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <vector>
 
 #include "cli/cli_config.h"
 #include "cli/commands.h"
 #include "cluster/peer_record.h"
+#include "cluster/peer_watcher.h"
 #include "cluster/shared_listing.h"
+#include "core/printable.h"
 #include "core/time_format.h"
 
 namespace trainwatch::cli {
@@ -20,13 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using cluster::PeerRecord;
 using json = nlohmann::ordered_json;
-
-std::string ReadWhole(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string Clock(std::int64_t ms) {
   return FormatUtc(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
@@ -42,10 +37,16 @@ std::vector<PeerRecord> ReadJob(const fs::path& dir, std::ostream& err) {
     if (!cluster::IsPeerFileName(name)) {
       continue;
     }
-    Result<PeerRecord> record = cluster::ParsePeerRecord(ReadWhole(entry.path()));
+    if (records.size() == cluster::PeerWatcher::kMaxRecordsPerJob) {
+      err << "trainwatch job: " << Printable(dir.string()) << " holds more than "
+          << records.size() << " records; the rest are skipped\n";
+      break;
+    }
+    // Never a FIFO, a link or a file past the record's cap (a planted one must not hang or
+    // flood this command), and the message printable (a name may carry escapes).
+    Result<PeerRecord> record = cluster::ReadPeerRecordFile(entry.path().string());
     if (!record) {
-      err << "trainwatch job: " << entry.path().string() << ": " << record.error().message
-          << "; skipped\n";
+      err << "trainwatch job: " << Printable(record.error().message) << "; skipped\n";
       continue;
     }
     records.push_back(std::move(*record));
@@ -137,15 +138,48 @@ void PrintJob(const std::vector<PeerRecord>& records, const std::string& id, std
       break;
     }
   }
-  const PeerRecord* telling = &first;
+  // Who may speak for the job: anyone can set a job id, only root (the publishing daemon) the
+  // uid. Where records disagree, the uid of most nodes is the job's; the others are another
+  // user's claims, shown but kept out of the verdict and the suspects.
+  std::map<int, std::set<std::string>> nodes_by_uid;
   for (const PeerRecord& record : records) {
-    if (CauseRank(record.cause) > CauseRank(telling->cause)) {
+    if (record.uid) {
+      nodes_by_uid[*record.uid].insert(record.node);
+    }
+  }
+  std::optional<int> job_uid;
+  for (const auto& [uid, of] : nodes_by_uid) {
+    if (!job_uid || of.size() > nodes_by_uid[*job_uid].size()) {
+      job_uid = uid;
+    }
+  }
+  auto claimed = [&](const PeerRecord& record) {
+    return nodes_by_uid.size() > 1 && record.uid && record.uid != job_uid;
+  };
+  if (nodes_by_uid.size() > 1) {
+    out << "users      the records name " << nodes_by_uid.size()
+        << " users: the job's is uid " << *job_uid << " (most nodes); the others'";
+    for (const auto& [uid, of] : nodes_by_uid) {
+      if (uid != *job_uid) {
+        out << " uid " << uid << " (" << *of.begin() << (of.size() > 1 ? ", ..." : "") << ")";
+      }
+    }
+    out << " are another user's claim to the job: not in the verdict\n";
+  }
+  const PeerRecord* telling = nullptr;
+  for (const PeerRecord& record : records) {
+    if (!claimed(record) &&
+        (telling == nullptr || CauseRank(record.cause) > CauseRank(telling->cause))) {
       telling = &record;
     }
   }
+  telling = telling != nullptr ? telling : &first;
   out << "verdict    cause " << telling->cause << ", action " << telling->action << " (from "
       << telling->node << ": " << telling->verdict << ")\n";
   for (const PeerRecord& record : records) {
+    if (claimed(record)) {
+      continue;
+    }
     for (const cluster::PeerSuspect& suspect : record.suspects) {
       out << "suspect    " << record.node << " " << suspect.label << ": " << suspect.reason << "\n";
     }
@@ -154,7 +188,9 @@ void PrintJob(const std::vector<PeerRecord>& records, const std::string& id, std
   for (const PeerRecord& record : records) {
     out << "  " << Clock(record.opened_ms) << "  " << record.node
         << (record.node_rank ? " (node rank " + std::to_string(*record.node_rank) + ")" : "")
-        << "  " << record.kind << "  " << record.incident_id << "\n    " << record.summary
+        << "  " << record.kind << "  " << record.incident_id
+        << (record.uid ? "  uid " + std::to_string(*record.uid) : "")
+        << (claimed(record) ? "  (another user's claim)" : "") << "\n    " << record.summary
         << "\n    bundle " << (record.bundle.empty() ? "(not yet, or none)" : record.bundle)
         << "\n";
   }

@@ -2,6 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <climits>
+#include <cstdint>
+
+#include "core/printable.h"
+#include "core/untrusted_file.h"
 #include "detect/incident_json.h"
 #include "diagnose/suspects.h"
 
@@ -18,13 +23,43 @@ json Optional(const std::optional<int>& value) { return value ? json(*value) : j
 
 std::optional<int> IntOr(const json& object, const char* key) {
   const auto it = object.find(key);
-  return it != object.end() && it->is_number_integer() ? std::optional(it->get<int>())
-                                                       : std::nullopt;
+  if (it == object.end() || !it->is_number_integer() || *it < json(INT32_MIN) ||
+      *it > json(INT32_MAX)) {
+    return std::nullopt;
+  }
+  return it->get<int>();
 }
 
-std::string TextOr(const json& object, const char* key) {
+constexpr std::size_t kMaxIdBytes = 256;
+constexpr std::size_t kMaxTextBytes = 4096;
+constexpr std::size_t kMaxSuspects = 64;
+constexpr int kMaxRank = 1 << 20;
+
+// A field past its limit fails the whole record: a record is written by a trainwatch, and one
+// that breaks the schema is not one to act on.
+struct SchemaError {
+  std::string why;
+};
+
+std::string TextOr(const json& object, const char* key, std::size_t max_bytes = kMaxTextBytes) {
   const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  if (it == object.end() || !it->is_string()) {
+    return {};
+  }
+  const auto& text = it->get_ref<const std::string&>();
+  if (text.size() > max_bytes) {
+    throw SchemaError{std::string(key) + " is " + std::to_string(text.size()) +
+                      " bytes, over its limit of " + std::to_string(max_bytes)};
+  }
+  return Printable(text);
+}
+
+std::optional<int> RankOr(const json& object, const char* key) {
+  std::optional<int> value = IntOr(object, key);
+  if (value && (*value < 0 || *value > kMaxRank)) {
+    throw SchemaError{std::string(key) + " " + std::to_string(*value) + " is out of range"};
+  }
+  return value;
 }
 
 std::string SafeName(std::string_view text) {
@@ -40,6 +75,55 @@ std::string SafeName(std::string_view text) {
   return name;
 }
 
+// The record in `in` (a JSON object of the right version); throws SchemaError.
+Result<PeerRecord> RecordOf(const json& in) {
+  PeerRecord record;
+  record.job_id = TextOr(in, "job_id", kMaxIdBytes);
+  record.node = TextOr(in, "node", kMaxIdBytes);
+  record.incident_id = TextOr(in, "incident_id", kMaxIdBytes);
+  if (record.job_id.empty() || record.node.empty() || record.incident_id.empty()) {
+    return Error{"no job_id, node or incident_id"};
+  }
+  record.node_rank = RankOr(in, "node_rank");
+  record.uid = IntOr(in, "uid");
+  if (record.uid && *record.uid < 0) {
+    throw SchemaError{"uid " + std::to_string(*record.uid) + " is out of range"};
+  }
+  const json no_ranks = json::array();
+  const auto ranks = in.find("ranks");
+  for (const json& rank : ranks != in.end() && ranks->is_array() ? *ranks : no_ranks) {
+    if (!rank.is_number_integer() || rank < json(0) || rank > json(kMaxRank)) {
+      throw SchemaError{"ranks holds " + rank.dump().substr(0, 32) + ", not a rank"};
+    }
+    record.ranks.push_back(rank.get<int>());
+  }
+  record.kind = TextOr(in, "kind", kMaxIdBytes);
+  record.summary = TextOr(in, "summary");
+  record.cause = TextOr(in, "cause");
+  record.action = TextOr(in, "action");
+  record.verdict = TextOr(in, "verdict");
+  record.fingerprint = TextOr(in, "fingerprint");
+  const auto opened = in.find("opened_ms");
+  record.opened_ms =
+      opened != in.end() && opened->is_number_integer() ? opened->get<std::int64_t>() : 0;
+  record.first_rank = RankOr(in, "first_rank");
+  record.bundle = TextOr(in, "bundle");
+  const auto suspects = in.find("suspects");
+  for (const json& suspect : suspects != in.end() && suspects->is_array() ? *suspects : no_ranks) {
+    if (record.suspects.size() == kMaxSuspects) {
+      throw SchemaError{"more than " + std::to_string(kMaxSuspects) + " suspects"};
+    }
+    if (suspect.is_object()) {
+      record.suspects.push_back({RankOr(suspect, "rank"), TextOr(suspect, "label", kMaxIdBytes),
+                                 TextOr(suspect, "reason")});
+    }
+  }
+  const auto published = in.find("published_ms");
+  record.published_ms =
+      published != in.end() && published->is_number_integer() ? published->get<std::int64_t>() : 0;
+  return record;
+}
+
 }  // namespace
 
 PeerRecord PeerRecordOf(const detect::Incident& incident) {
@@ -48,6 +132,9 @@ PeerRecord PeerRecordOf(const detect::Incident& incident) {
   record.node = incident.job.node;
   record.node_rank = incident.job.node_rank;
   record.ranks = incident.job.ranks;
+  if (incident.job.uid) {
+    record.uid = static_cast<int>(*incident.job.uid);
+  }
   record.incident_id = incident.id;
   record.kind = detect::IncidentKindName(incident);
   record.summary = incident.summary;
@@ -80,6 +167,7 @@ std::string PeerRecordJson(const PeerRecord& record) {
                     {"node", record.node},
                     {"node_rank", Optional(record.node_rank)},
                     {"ranks", record.ranks},
+                    {"uid", Optional(record.uid)},
                     {"incident_id", record.incident_id},
                     {"kind", record.kind},
                     {"summary", record.summary},
@@ -101,42 +189,27 @@ Result<PeerRecord> ParsePeerRecord(std::string_view text) {
     return Error{"not a JSON object (a file still being written, or not trainwatch's)"};
   }
   if (IntOr(in, "version") != kPeerRecordVersion) {
-    return Error{"version " + (in.contains("version") ? in["version"].dump() : "missing") +
+    return Error{"version " + (in.contains("version") ? in["version"].dump().substr(0, 32) : "missing") +
                  ", not " + std::to_string(kPeerRecordVersion)};
   }
-  PeerRecord record;
-  record.job_id = TextOr(in, "job_id");
-  record.node = TextOr(in, "node");
-  record.incident_id = TextOr(in, "incident_id");
-  if (record.job_id.empty() || record.node.empty() || record.incident_id.empty()) {
-    return Error{"no job_id, node or incident_id"};
+  try {
+    return RecordOf(in);
+  } catch (const SchemaError& error) {
+    return Error{"not a record of the schema: " + error.why};
   }
-  record.node_rank = IntOr(in, "node_rank");
-  for (const json& rank : in.value("ranks", json::array())) {
-    if (rank.is_number_integer()) {
-      record.ranks.push_back(rank.get<int>());
-    }
+}
+
+Result<PeerRecord> ReadPeerRecordFile(const std::string& path) {
+  UntrustedPath how;
+  how.max_size = static_cast<off_t>(kMaxPeerRecordBytes);
+  Result<UntrustedText> text = ReadUntrusted(path, how, kMaxPeerRecordBytes);
+  if (!text) {
+    return text.error();
   }
-  record.kind = TextOr(in, "kind");
-  record.summary = TextOr(in, "summary");
-  record.cause = TextOr(in, "cause");
-  record.action = TextOr(in, "action");
-  record.verdict = TextOr(in, "verdict");
-  record.fingerprint = TextOr(in, "fingerprint");
-  const auto opened = in.find("opened_ms");
-  record.opened_ms =
-      opened != in.end() && opened->is_number_integer() ? opened->get<std::int64_t>() : 0;
-  record.first_rank = IntOr(in, "first_rank");
-  record.bundle = TextOr(in, "bundle");
-  for (const json& suspect : in.value("suspects", json::array())) {
-    if (suspect.is_object()) {
-      record.suspects.push_back(
-          {IntOr(suspect, "rank"), TextOr(suspect, "label"), TextOr(suspect, "reason")});
-    }
+  Result<PeerRecord> record = ParsePeerRecord(text->text);
+  if (!record) {
+    return Error{path + ": " + record.error().message};
   }
-  const auto published = in.find("published_ms");
-  record.published_ms =
-      published != in.end() && published->is_number_integer() ? published->get<std::int64_t>() : 0;
   return record;
 }
 

@@ -16,6 +16,9 @@
 namespace trainwatch::cluster {
 
 inline constexpr int kPeerRecordVersion = 1;
+// A record is metadata: a file larger than this is refused unread (one of 200 MB once took
+// every node's daemon to 5.4 GB), as are fields past their limits (ParsePeerRecord).
+inline constexpr std::size_t kMaxPeerRecordBytes = 64 * 1024;
 
 struct PeerSuspect {
   std::optional<int> rank;
@@ -28,6 +31,7 @@ struct PeerRecord {
   std::string node;
   std::optional<int> node_rank;
   std::vector<int> ranks;  // of the job, on that node
+  std::optional<int> uid;  // the owner of the job's processes there (detect::JobIdentity)
   std::string incident_id;
   std::string kind;
   std::string summary;
@@ -49,8 +53,15 @@ std::optional<int> FirstFailingRank(const detect::Incident& incident);
 
 // One line of JSON with "version".
 std::string PeerRecordJson(const PeerRecord& record);
-// Fails, saying why, on what is not a whole record of a known version.
+// Fails, saying why, on what is not a whole record of a known version, or one past the schema's
+// limits: ids and names of at most 256 bytes, texts of at most 4 KiB, at most 64 suspects,
+// ranks and node ranks in 0..2^20. Every text has its control characters made visible
+// (core/printable.h): a record is shown on terminals and logged.
 Result<PeerRecord> ParsePeerRecord(std::string_view text);
+// Reads and parses the record file `path`, refusing anything but a regular file reached
+// without a last link, of at most kMaxPeerRecordBytes: a FIFO planted in the shared directory
+// never blocks the reader, a link never leads it elsewhere. Errors name the path.
+Result<PeerRecord> ReadPeerRecordFile(const std::string& path);
 
 // A job id as a directory name: what is not [A-Za-z0-9._-] becomes '_', at most 128 bytes,
 // never "." or ".." ("10.0.0.1:29500" -> "10.0.0.1_29500").

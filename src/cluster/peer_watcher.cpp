@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "cluster/shared_listing.h"
@@ -23,6 +21,8 @@ struct JobPoll {
   std::vector<std::string> names;                           // peers' records listed
   std::vector<std::pair<std::string, PeerRecord>> records;  // listed name, read and parsed
   std::vector<std::string> other_jobs;  // records of another job id (same dir name)
+  bool over_cap = false;                // more records listed than kMaxRecordsPerJob
+  bool deferred = false;                // more new records than kMaxReadsPerPoll
   std::vector<std::pair<std::string, std::string>> unreadable;  // name, why
   std::string error;
 };
@@ -35,19 +35,6 @@ struct PeerWatcher::Poll {
 };
 
 namespace {
-
-Result<std::string> ReadRecordFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Error{std::string(std::strerror(errno))};
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    return Error{"read error"};
-  }
-  return text.str();
-}
 
 void PollJob(const std::string& shared_dir, const std::string& node_suffix, JobPoll& job,
              std::uint64_t& reads) {
@@ -63,22 +50,28 @@ void PollJob(const std::string& shared_dir, const std::string& node_suffix, JobP
     return;
   }
   job.listed = true;
+  std::size_t read_now = 0;
   for (const fs::directory_entry& entry : entries) {
     std::string name = entry.path().filename().string();
     if (!IsPeerFileName(name) || name.ends_with(node_suffix)) {
       continue;  // a temporary being written, or this node's own
     }
+    if (job.names.size() == PeerWatcher::kMaxRecordsPerJob) {
+      job.over_cap = true;  // a flood: the rest is not even remembered
+      break;
+    }
     job.names.push_back(name);
     if (job.seen->contains(name) || !job.read) {
       continue;
     }
-    ++reads;
-    Result<std::string> text = ReadRecordFile(entry.path());
-    if (!text) {
-      job.unreadable.emplace_back(name, text.error().message);
+    if (read_now == PeerWatcher::kMaxReadsPerPoll) {
+      job.deferred = true;  // read at the next polls
+      job.names.pop_back();
       continue;
     }
-    Result<PeerRecord> record = ParsePeerRecord(*text);
+    ++read_now;
+    ++reads;
+    Result<PeerRecord> record = ReadPeerRecordFile(entry.path().string());
     if (!record) {
       job.unreadable.emplace_back(name, record.error().message);
     } else if (record->job_id != job.job_id) {
@@ -186,6 +179,13 @@ void PeerWatcher::OnPolled(const std::shared_ptr<Poll>& poll) {
     }
     ++state_.listings;
     JobSeen& seen = seen_[job.job_id];
+    if (job.over_cap && !seen.warned_over_cap) {
+      spdlog::warn(
+          "shared directory: {}/jobs/{} lists more than {} records: only that many are "
+          "remembered (a flood, or a job that never ends); the rest are ignored",
+          poll->shared_dir, JobDirName(job.job_id), kMaxRecordsPerJob);
+    }
+    seen.warned_over_cap = job.over_cap;
     // Only the names still listed stay seen: the set never outgrows the directory.
     auto names = std::make_shared<std::set<std::string>>();
     for (const std::string& name : job.names) {

@@ -6,7 +6,10 @@
 // the new records. Never more than one worker: a shared directory that hangs costs that
 // worker, not the loop, and the next poll waits for it.
 //
-// What it tolerates: a record seen half-written (never, with the publisher's rename, but a
+// What it tolerates: a hostile or broken peer — a record file is read without following a link,
+// never when it is a FIFO (or anything but a regular file), never past kMaxPeerRecordBytes, and
+// only within the record schema (ParsePeerRecord); a job's directory is listed up to
+// kMaxRecordsPerJob names and kMaxReadsPerPoll reads per poll. A record seen half-written (never, with the publisher's rename, but a
 // foreign writer may) or unparsable is read again at the next polls, and given up after
 // kUnreadableTries with one log line; a listing that errs keeps what was seen; attribute
 // caching (NFS, sshfs) only delays a record by the cache's lifetime (the README says which
@@ -46,6 +49,10 @@ class PeerWatcher {
   static constexpr std::chrono::minutes kFreshFor{10};
   static constexpr int kUnreadableTries = 3;
   static constexpr std::size_t kMaxJobs = 64;  // remembered jobs (seen records) at most
+  // Per job: records listed (and remembered) at most, and new ones read per poll at most (the
+  // rest wait for the next polls); a record file is read only up to kMaxPeerRecordBytes.
+  static constexpr std::size_t kMaxRecordsPerJob = 10000;
+  static constexpr std::size_t kMaxReadsPerPoll = 256;
 
   // Records new since the last poll, oldest first; `fresh` says whether each is recent
   // enough to act on (see above). Loop thread.
@@ -82,6 +89,7 @@ class PeerWatcher {
   struct JobSeen {
     std::shared_ptr<const std::set<std::string>> names = std::make_shared<std::set<std::string>>();
     std::map<std::string, int> tries;  // unreadable names, and how often they were tried
+    bool warned_over_cap = false;
     SteadyTime last_watched{};
   };
   void OnPolled(const std::shared_ptr<Poll>& poll);

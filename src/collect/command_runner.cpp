@@ -108,7 +108,9 @@ void CommandRunner::Run(std::vector<config::CommandConfig> commands, Done done) 
     std::vector<std::string> extra_env = raw->command.env;
     extra_env.push_back(raw->mark);
     Result<std::unique_ptr<ChildProcess>> process =
-        env_.Spawn({raw->command.argv, std::move(extra_env)}, std::move(events));
+        // In "/": a tool never starts in a directory a user may own (the daemon started by
+        // hand from a home directory), where gdb's Python or a shell would look for modules.
+        env_.Spawn({raw->command.argv, std::move(extra_env), "/"}, std::move(events));
     if (!process) {
       const bool missing = process.error().message == Env::kNotInstalled;
       result.status =

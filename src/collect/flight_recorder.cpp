@@ -7,11 +7,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "collect/rank_identity.h"
 #include "core/proc_files.h"
+#include "core/untrusted_file.h"
 #include "core/unique_fd.h"
 
 namespace trainwatch::collect {
@@ -27,12 +26,25 @@ std::string First(std::string_view environ, std::initializer_list<std::string_vi
   return {};
 }
 
-std::int64_t MtimeNs(const std::string& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) {
-    return -1;
-  }
+std::int64_t MtimeNs(const struct stat& info) {
   return static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
+}
+
+// How the rank's files are opened: inside its root, as the rank's own.
+struct RankRoot {
+  UniqueFd fd;
+  UntrustedPath How(const FlightRecorderTarget& target, mode_t type) const {
+    UntrustedPath how;
+    how.dir_fd = fd.get();
+    how.in_root = true;
+    how.type = type;
+    how.owner = target.owner;
+    return how;
+  }
+};
+
+RankRoot OpenRoot(const FlightRecorderTarget& target) {
+  return {UniqueFd(::open(target.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC))};
 }
 
 }  // namespace
@@ -55,23 +67,47 @@ std::optional<FlightRecorderTarget> FindFlightRecorder(pid_t pid, int rank,
   if (temp.empty()) {
     temp = "/tmp/nccl_trace_rank_";  // PyTorch's default
   }
-  const std::string root = ProcPath(proc_root, pid, "root");
+  const std::optional<uid_t> owner = ProcessOwner(proc_root, pid);
+  if (!owner) {
+    why = "the rank is gone";
+    return std::nullopt;
+  }
   FlightRecorderTarget target;
-  target.pipe = root + stem + std::to_string(rank) + ".pipe";
-  target.dump = root + temp + std::to_string(rank);
-  target.dump_mtime_ns = MtimeNs(target.dump);
+  target.root = ProcPath(proc_root, pid, "root");
+  target.pipe = stem + std::to_string(rank) + ".pipe";
+  target.dump = temp + std::to_string(rank);
+  target.owner = *owner;
+  const RankRoot root = OpenRoot(target);
+  if (root.fd.get() < 0) {
+    why = target.root + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  UntrustedPath how = root.How(target, S_IFREG);
+  if (Result<UniqueFd> old = OpenUntrusted(target.dump, how, O_RDONLY); old) {
+    struct stat info {};
+    if (::fstat(old->get(), &info) == 0) {
+      target.dump_mtime_ns = MtimeNs(info);
+    }
+  }
   return target;
 }
 
 bool PokeFlightRecorder(const FlightRecorderTarget& target, std::string& why) {
-  // O_NONBLOCK: a FIFO nobody reads fails with ENXIO instead of blocking the open.
-  UniqueFd fd(::open(target.pipe.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
-  if (fd.get() < 0) {
-    why = errno == ENXIO ? "nobody reads " + target.pipe + " (the rank's dump thread is gone?)"
-                         : target.pipe + ": " + std::strerror(errno);
+  const RankRoot root = OpenRoot(target);
+  if (root.fd.get() < 0) {
+    why = target.root + ": " + std::strerror(errno);
     return false;
   }
-  if (::write(fd.get(), "1\n", 2) != 2) {
+  // Opened O_NONBLOCK (once it is known to be the rank's FIFO): a FIFO nobody reads fails with
+  // ENXIO instead of blocking the open.
+  Result<UniqueFd> fd = OpenUntrusted(target.pipe, root.How(target, S_IFIFO), O_WRONLY);
+  if (!fd) {
+    why = fd.error().message.ends_with(std::strerror(ENXIO))
+              ? "nobody reads " + target.pipe + " (the rank's dump thread is gone?)"
+                         : fd.error().message + "; not poked";
+    return false;
+  }
+  if (::write(fd->get(), "1\n", 2) != 2) {
     why = target.pipe + ": " + std::strerror(errno);
     return false;
   }
@@ -79,17 +115,31 @@ bool PokeFlightRecorder(const FlightRecorderTarget& target, std::string& why) {
 }
 
 std::optional<std::string> ReadFlightRecorderDump(const FlightRecorderTarget& target,
-                                                  std::size_t max_bytes) {
-  const std::int64_t mtime = MtimeNs(target.dump);
-  if (mtime < 0 || mtime == target.dump_mtime_ns) {
+                                                  std::size_t max_bytes, std::string& why) {
+  const RankRoot root = OpenRoot(target);
+  if (root.fd.get() < 0) {
+    why = target.root + ": " + std::strerror(errno);
     return std::nullopt;
   }
-  std::ifstream in(target.dump, std::ios::binary);
-  std::string dump;
-  dump.resize(max_bytes);
-  in.read(dump.data(), static_cast<std::streamsize>(max_bytes));
-  dump.resize(static_cast<std::size_t>(in.gcount()));
-  return dump;
+  UntrustedPath how = root.How(target, S_IFREG);
+  how.max_size = static_cast<off_t>(max_bytes);
+  Result<UntrustedText> dump = ReadUntrusted(target.dump, how, max_bytes);
+  if (!dump) {
+    why = dump.error().message.ends_with(std::strerror(ENOENT))
+              ? "poked, but no dump in " + target.dump
+                          : "poked, but its dump is refused: " + dump.error().message;
+    return std::nullopt;
+  }
+  if (MtimeNs(dump->info) == target.dump_mtime_ns) {
+    why = "poked, but no new dump in " + target.dump;
+    return std::nullopt;
+  }
+  if (dump->truncated) {  // it grew past the cap while read
+    why = "poked, but its dump " + target.dump + " is over the cap of " +
+          std::to_string(max_bytes) + " bytes";
+    return std::nullopt;
+  }
+  return std::move(dump->text);
 }
 
 }  // namespace trainwatch::collect

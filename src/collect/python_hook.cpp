@@ -4,12 +4,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 
 #include "collect/rank_identity.h"
 #include "core/proc_files.h"
+#include "core/untrusted_file.h"
 #include "core/unique_fd.h"
 
 namespace trainwatch::collect {
@@ -27,6 +30,19 @@ bool Catches(pid_t pid, int signal, const std::string& proc_root) {
   }
   const unsigned long long mask = std::strtoull(status->text.c_str() + at + 7, nullptr, 16);
   return signal >= 1 && signal <= 64 && ((mask >> (signal - 1)) & 1ULL) != 0;
+}
+
+// The stacks file, opened inside the rank's root as the rank's own regular file.
+Result<UniqueFd> OpenHookFile(const PythonHook& hook) {
+  const UniqueFd root(::open(hook.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (root.get() < 0) {
+    return Error{hook.root + ": " + std::strerror(errno)};
+  }
+  UntrustedPath how;
+  how.dir_fd = root.get();
+  how.in_root = true;
+  how.owner = hook.owner;
+  return OpenUntrusted(hook.file, how, O_RDONLY);
 }
 
 }  // namespace
@@ -54,10 +70,19 @@ std::optional<PythonHook> FindPythonHook(pid_t pid, std::string_view environ,
   PythonHook hook;
   hook.signal = std::atoi(EnvironVariable(environ, kStacksSignalVariable).c_str());
   // Through the process's own root: a sidecar sees the job's files there.
-  hook.file = ProcPath(proc_root, pid, "root") + dir + "/" + std::to_string(pid) + ".stacks";
+  hook.root = ProcPath(proc_root, pid, "root");
+  hook.file = dir + "/" + std::to_string(pid) + ".stacks";
+  const std::optional<uid_t> owner = ProcessOwner(proc_root, pid);
+  if (!owner) {
+    why = "the rank is gone";
+    return std::nullopt;
+  }
+  hook.owner = *owner;
+  Result<UniqueFd> file = OpenHookFile(hook);
   struct stat info {};
-  if (::stat(hook.file.c_str(), &info) != 0) {
-    why = "the Python hook did not load (no " + dir + "/" + std::to_string(pid) + ".stacks)";
+  if (!file || ::fstat(file->get(), &info) != 0) {
+    why = "the Python hook did not load (" +
+          (file ? hook.file + ": " + std::strerror(errno) : file.error().message) + ")";
     return std::nullopt;
   }
   if (hook.signal <= 0 || !Catches(pid, hook.signal, proc_root)) {
@@ -69,12 +94,12 @@ std::optional<PythonHook> FindPythonHook(pid_t pid, std::string_view environ,
 }
 
 std::string ReadHookDump(const PythonHook& hook, std::size_t max_bytes) {
-  UniqueFd fd(::open(hook.file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0) {
+  Result<UniqueFd> fd = OpenHookFile(hook);
+  if (!fd) {
     return {};
   }
   std::string dump(max_bytes, '\0');
-  const ssize_t got = ::pread(fd.get(), dump.data(), dump.size(), static_cast<off_t>(hook.size));
+  const ssize_t got = ::pread(fd->get(), dump.data(), dump.size(), static_cast<off_t>(hook.size));
   dump.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
   return dump;
 }

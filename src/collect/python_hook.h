@@ -31,7 +31,9 @@ std::vector<std::string> PythonHookEnvironment(const std::string& hook_dir,
                                                const std::string& pythonpath);
 
 struct PythonHook {
-  std::string file;  // as this process reaches it: through /proc/PID/root
+  std::string root;  // the rank's root as this process reaches it: /proc/PID/root
+  std::string file;  // as the rank names it (inside its root)
+  uid_t owner = 0;   // the rank's uid: the file must be its, a regular file
   int signal = 0;
   std::uint64_t size = 0;  // before the signal: the dump is what comes after
 };
@@ -42,7 +44,9 @@ struct PythonHook {
 std::optional<PythonHook> FindPythonHook(pid_t pid, std::string_view environ,
                                          const std::string& proc_root, std::string& why);
 
-// What the hook wrote after `hook.size`, up to `max_bytes`.
+// What the hook wrote after `hook.size`, up to `max_bytes`. The file is the rank's to name:
+// resolved inside its root, its last link never followed, read only when it is a regular file
+// the rank owns (never a FIFO, never /etc/shadow).
 std::string ReadHookDump(const PythonHook& hook, std::size_t max_bytes = 1 << 20);
 
 }  // namespace trainwatch::collect

@@ -25,11 +25,13 @@ constexpr std::string_view kSecretParts[] = {"TOKEN",
                                              "CONNECTION_STRING",
                                              "CONNECTIONSTRING",
                                              "CONN_STR",
-                                             "COOKIE"};
+                                             "COOKIE",
+                                             "SSHPASS"};
 
-// DB_PASS, OPENAI_KEY, SIGNING_KEY; a harmless *_KEY (GPG_KEY, a public fingerprint in Python
-// images) is over-redacted, which only hides a value nobody debugging a training job needs.
-constexpr std::string_view kSecretSuffixes[] = {"_PASS", "_KEY"};
+// DB_PASS, OPENAI_KEY, SIGNING_KEY, MYSQL_PWD, DB_PWD; a harmless *_KEY (GPG_KEY, a public
+// fingerprint in Python images) is over-redacted, which only hides a value nobody debugging a
+// training job needs. (OLDPWD and PWD have no underscore before PWD: they stay.)
+constexpr std::string_view kSecretSuffixes[] = {"_PASS", "_KEY", "_PWD"};
 
 // Negated classes spell out \x0b because RE2's \s lacks the vertical tab that Hyperscan's
 // (PCRE's) \s has, and \v means different things in the two. Later patterns do not match
@@ -73,6 +75,12 @@ constexpr BuiltinPattern kBuiltins[] = {
      R"re((?i)secret[_-]?access[_-]?key["']?(?:[ \t]*[:=][ \t]*|[ \t]+)["']?([A-Za-z0-9/+]{40}))re",
      ""},
     {"hf_token", R"re(\bhf_[A-Za-z0-9]{30,}\b)re", ""},
+    // GitLab's personal, deploy, runner, trigger and OAuth tokens; Google's API keys; PyPI's
+    // upload tokens (a macaroon); NVIDIA's NGC and build.nvidia.com keys.
+    {"gitlab_token", R"re(\bgl(?:pat|dt|rt|ptt|soat|cbt)-[A-Za-z0-9_-]{20,})re", ""},
+    {"google_api_key", R"re(\b(AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$))re", "AIza"},
+    {"pypi_token", R"re(\bpypi-[A-Za-z0-9_-]{50,})re", ""},
+    {"nvidia_key", R"re(\bnvapi-[A-Za-z0-9_-]{30,})re", ""},
     {"github_token", R"re(\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b)re", ""},
     // OpenAI's project, service-account and admin keys (sk-proj-...), the older 48-character
     // sk-..., Anthropic's sk-ant-..., OpenRouter's sk-or-v1-.... Not any "sk-" word: the
@@ -99,6 +107,11 @@ constexpr BuiltinPattern kBuiltins[] = {
     // "Bearer" stays. Tokens shorter than 8 characters are left alone so that prose ("a
     // bearer token", "Bearer auth failed") is not redacted; real tokens are far longer.
     {"bearer", R"re((?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{8,}=*))re", ""},
+    // Authorization: Basic/Digest/Token ... (an HTTP header, a curl -H): the scheme stays.
+    {"authorization",
+     R"re((?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:basic|digest|token)[ \t]+)re"
+     R"re(([A-Za-z0-9+/._~-]{8,}=*))re",
+     R"re((?i)authorization)re"},
     // Incoming-webhook URLs are credentials in their path: the host stays, the path goes.
     {"webhook_url",
      R"re((?i)\b(?:hooks\.slack\.com/(?:services|workflows|triggers))re"
@@ -110,6 +123,12 @@ constexpr BuiltinPattern kBuiltins[] = {
      R"re(([A-Za-z0-9+/%]{16,}={0,2}))re",
      ""},
     {"azure_key", R"re([?&]sig=([A-Za-z0-9%+/=]{16,}))re", ""},
+    // A credential in a URL's query: ?access_token=..., &api_key=..., &password=....
+    {"query_secret",
+     R"re([?&](?i:(?:access|refresh|id|auth)_?token|token|api_?key|apikey|key|password|passwd)re"
+     R"re(|secret|client_secret)=([^&\s"'\\#\[][^&\s"'\\#]*))re",
+     R"re([?&](?i:(?:access|refresh|id|auth)_?token|token|api_?key|apikey|key|password|passwd)re"
+     R"re(|secret|client_secret)=)re"},
     // scheme://user:password@host: only the password goes. The user may be empty
     // (redis://:pw@host); the password runs to the last '@' before the path, so one with an
     // unencoded '@' is not half left.
@@ -132,13 +151,29 @@ constexpr BuiltinPattern kBuiltins[] = {
      R"re((?:passw(?:or)?d|passphrase|secret))re"},
     {"secret_option",
      R"re((?:^|[\s"'])--?(?:[a-z0-9]+[-_])*(?:api[-_]?key|apikey|access[-_]?key|private[-_]?key)re"
-     R"re(|credentials?)(?:=|[ \t]+))re"
+     R"re(|credentials?|auth|key)(?:=|[ \t]+))re"
      R"re((?:'([^'\n\[][^'\n]*)'|"([^"\n\[][^"\n]*)"|([^\s"'\\\[][^\s"'\\]*)))re",
-     R"re((?:api[-_]?key|apikey|access[-_]?key|private[-_]?key|credential))re"},
+     R"re((?:api[-_]?key|apikey|access[-_]?key|private[-_]?key|credential|-auth[= \t])re"
+     R"re(|[-_]key[= \t]))re"},
+    // mysql -pPASSWORD (and its tools): the password glued to -p.
+    {"secret_option",
+     R"re(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?[ \t]-p)re"
+     R"re(([^\s"'\\\[-][^\s"'\\]*))re",
+     R"re((?:mysql|mariadb)[^\n]*[ \t]-p[^\s])re"},
     {"secret_option",
      R"re((?:^|[\s"'])--?(?:[a-z0-9]+[-_])*token(?:=|[ \t]+))re"
      R"re((?:'([^'\n\[][^'\n]*)'|"([^"\n\[][^"\n]*)"|([^\s"'\\\[][^\s"'\\]*)))re",
      R"re([-_]token[= \t])re"},
+    // api_key = ..., "client_secret": "...", SECRET_KEY=...: a name that says what the value
+    // is, in code, config or JSON.
+    {"key_field",
+     R"re((?i)\b[A-Za-z0-9_]*(?:api_?key|secret_?key|access_?key|private_?key|client_secret))re"
+     R"re(["']?[ \t]*[=:][ \t]*["']?([^\s"'\\\[;&,][^\s"'\\;&,]*))re",
+     R"re((?i)(?:api_?key|secret_?key|access_?key|private_?key|client_secret)["']?[ \t]*[=:])re"},
+    // A JSON member whose name ends in token, secret or auth: "auth_token": "...".
+    {"key_field",
+     R"re((?i)"[A-Za-z0-9_-]*(?:token|secret|auth)"[ \t]*:[ \t]*"([^"\\\[][^"\\]*)")re",
+     R"re((?i)(?:token|secret|auth)"[ \t]*:)re"},
     // password=..., DB_PASSWORD: ..., "password": "...", Password=...; in a connection string.
     {"password_field",
      R"re((?i)\b[A-Za-z0-9_]*pass(?:word|wd)["']?[ \t]*[=:][ \t]*["']?)re"

@@ -38,7 +38,8 @@ class CaptureParser {
         node,
         {"enabled", "bundles_dir", "max_count", "max_bytes", "min_free", "log_tail_bytes",
          "habana_logs", "habana_logs_max_bytes", "extra_paths", "extra_max_bytes",
-         "process_pattern", "stacks", "redact", "commands", "compression_level", "stop_grace"},
+         "process_pattern", "stacks", "max_ranks", "redact", "commands", "compression_level",
+         "stop_grace"},
         "capture");
     if (const YAML::Node grace = node["stop_grace"]) {
       if (auto value = yaml_.DurationField(grace, "capture stop_grace")) {
@@ -66,6 +67,11 @@ class CaptureParser {
     if (const YAML::Node count = node["max_count"]) {
       if (auto value = Count(count, "capture max_count", 1, 100000)) {
         out.max_count = *value;
+      }
+    }
+    if (const YAML::Node ranks = node["max_ranks"]) {
+      if (auto value = Count(ranks, "capture max_ranks", 1, 4096)) {
+        out.max_ranks = *value;
       }
     }
     Size(node["max_bytes"], "capture max_bytes", out.max_bytes);

@@ -58,6 +58,10 @@ struct CaptureConfig {
   // At every capture, the rank map, each rank's Python and native stacks (py-spy, gdb,
   // eu-stack: each pauses a rank for its run) and the suspects (capture/rank_capture.h).
   bool stacks = true;
+  // The ranks one capture takes stacks of at most (8-16 accelerators per node is common); the
+  // rest are listed as skipped. Each rank costs its tools' time: 200 once took 14 s and made
+  // another job's capture wait.
+  std::size_t max_ranks = 16;
   // Where gdb keeps its symbol index between captures (<state_dir>/cache; not a config key):
   // a rank is paused half as long once the job's libraries are indexed.
   std::string cache_dir;

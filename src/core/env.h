@@ -61,6 +61,8 @@ struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is looked up on PATH
   // Added to the daemon's environment, replacing same-named entries ("NAME=value").
   std::vector<std::string> extra_env;
+  // Where it starts; empty: the daemon's own working directory.
+  std::string cwd;
 };
 
 // What a child tells its parent, on the loop. Output comes in pieces as it is written; the

@@ -37,7 +37,7 @@ CompileAttempt TryCompile(const std::vector<const char*>& expressions,
                           const std::vector<unsigned>& flags, const std::vector<unsigned>& ids,
                           const std::string& cache_dir, bool in_helper) {
   CompileAttempt attempt;
-  const std::uint64_t key = DatabaseKey(expressions, flags, ids);
+  const DatabaseKey key = DatabaseKeyOf(expressions, flags, ids);
   if (HsDatabase cached = LoadCachedDatabase(cache_dir, key)) {
     attempt.database = std::move(cached);
     return attempt;

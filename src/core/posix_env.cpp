@@ -274,6 +274,7 @@ class UvChild final : public ChildProcess {
     spawn.env = env.empty() ? nullptr : env.data();
     spawn.stdio = stdio;
     spawn.stdio_count = 3;
+    spawn.cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
     // Its own session and so its own process group: a deadline kills everything it started
     // (a shell's children, docker's helpers), not only the leader.
     spawn.flags = UV_PROCESS_DETACHED;

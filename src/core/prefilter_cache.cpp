@@ -1,6 +1,7 @@
 #include "core/prefilter_cache.h"
 
 #include <hs/hs.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,17 +9,22 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/untrusted_file.h"
 
 namespace trainwatch {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A cached file: this line, the source's length and a newline, the source, the database.
+constexpr std::string_view kFormat = "trainwatch prefilter 2\n";
+// Far more than any rule set's database (1,000 operator rules: a few MiB).
+constexpr std::size_t kMaxCachedBytes = 256 << 20;
 
 void Mix(std::uint64_t& hash, std::string_view bytes) {
   for (unsigned char c : bytes) {
@@ -57,32 +63,41 @@ void Prune(const std::string& dir) {
 
 }  // namespace
 
-std::uint64_t DatabaseKey(const std::vector<const char*>& expressions,
+DatabaseKey DatabaseKeyOf(const std::vector<const char*>& expressions,
                           const std::vector<unsigned>& flags, const std::vector<unsigned>& ids) {
-  std::uint64_t hash = 14695981039346656037ull;
-  Mix(hash, hs_version());  // a database is only valid for the library that wrote it
+  DatabaseKey key;
+  // A database is only valid for the library that wrote it.
+  key.source = std::string("hyperscan ") + hs_version() + "\n";
   for (std::size_t i = 0; i < expressions.size(); ++i) {
-    Mix(hash, expressions[i]);
-    Mix(hash, std::to_string(flags[i]) + "/" + std::to_string(ids[i]));
+    key.source += std::to_string(ids[i]) + " " + std::to_string(flags[i]) + " " +
+                  std::to_string(std::strlen(expressions[i])) + " " + expressions[i] + "\n";
   }
-  return hash;
+  key.hash = 14695981039346656037ull;
+  Mix(key.hash, key.source);
+  return key;
 }
 
-HsDatabase LoadCachedDatabase(const std::string& dir, std::uint64_t key) {
+HsDatabase LoadCachedDatabase(const std::string& dir, const DatabaseKey& key) {
   if (dir.empty()) {
     return nullptr;
   }
-  const std::string path = PathOf(dir, key);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const std::string path = PathOf(dir, key.hash);
+  UntrustedPath how;
+  how.owner = ::geteuid();
+  Result<UntrustedText> file = ReadUntrusted(path, how, kMaxCachedBytes);
+  if (!file || file->truncated || (file->info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     return nullptr;
   }
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  const std::string data = bytes.str();
+  const std::string& data = file->text;
+  const std::string header = std::string(kFormat) + std::to_string(key.source.size()) + "\n";
+  if (!data.starts_with(header) ||
+      data.compare(header.size(), key.source.size(), key.source) != 0) {
+    return nullptr;  // another format, or compiled from other rules: compiled again
+  }
+  const std::size_t at = header.size() + key.source.size();
   hs_database_t* db = nullptr;
   // Hyperscan checks the platform and version recorded in the bytes, and refuses others.
-  if (hs_deserialize_database(data.data(), data.size(), &db) != HS_SUCCESS) {
+  if (hs_deserialize_database(data.data() + at, data.size() - at, &db) != HS_SUCCESS) {
     std::error_code ec;
     fs::remove(path, ec);
     return nullptr;
@@ -92,7 +107,7 @@ HsDatabase LoadCachedDatabase(const std::string& dir, std::uint64_t key) {
   return HsDatabase(db);
 }
 
-void StoreCachedDatabase(const std::string& dir, std::uint64_t key, const hs_database* db) {
+void StoreCachedDatabase(const std::string& dir, const DatabaseKey& key, const hs_database* db) {
   if (dir.empty()) {
     return;
   }
@@ -105,7 +120,8 @@ void StoreCachedDatabase(const std::string& dir, std::uint64_t key, const hs_dat
   StoreCachedBytes(dir, key, std::string_view(bytes, length));
 }
 
-void StoreCachedBytes(const std::string& dir, std::uint64_t key, std::string_view serialized) {
+void StoreCachedBytes(const std::string& dir, const DatabaseKey& key,
+                      std::string_view serialized) {
   if (dir.empty()) {
     return;
   }
@@ -124,7 +140,10 @@ void StoreCachedBytes(const std::string& dir, std::uint64_t key, std::string_vie
   suffix += '-';
   suffix += std::to_string(writes.fetch_add(1));
   suffix += ".tmp";
-  (void)WriteFileAtomically(PathOf(dir, key), serialized, 0600, suffix);
+  std::string file = std::string(kFormat) + std::to_string(key.source.size()) + "\n";
+  file += key.source;
+  file += serialized;
+  (void)WriteFileAtomically(PathOf(dir, key.hash), file, 0600, suffix);
   Prune(dir);
 }
 

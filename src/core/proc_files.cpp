@@ -35,15 +35,23 @@ Result<ProcText> ReadProcFileAt(int dir_fd, const std::string& path, std::size_t
   if (fd.get() < 0) {
     return Error{path + ": " + std::strerror(errno)};
   }
+  Result<ProcText> text = ReadToEnd(fd.get(), max_bytes);
+  if (!text) {
+    return Error{path + text.error().message};
+  }
+  return text;
+}
+
+Result<ProcText> ReadToEnd(int fd, std::size_t max_bytes) {
   ProcText out;
   char buffer[16384];
   while (true) {
-    ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0) {
       if (errno == EINTR) {
         continue;
       }
-      return Error{path + ": " + std::strerror(errno)};
+      return Error{std::string(": ") + std::strerror(errno)};
     }
     if (n == 0) {
       break;

@@ -31,6 +31,10 @@ Result<ProcText> ReadProcFile(const std::string& path, std::size_t max_bytes = k
 Result<ProcText> ReadProcFileAt(int dir_fd, const std::string& name,
                                 std::size_t max_bytes = kMaxProcFileBytes);
 
+// The same for an open descriptor, from where it stands; errors read ": <strerror>" (the caller
+// puts the name before it).
+Result<ProcText> ReadToEnd(int fd, std::size_t max_bytes = kMaxProcFileBytes);
+
 // "<proc_root>/<pid>/<name>": "/proc/42/status".
 std::string ProcPath(const std::string& proc_root, pid_t pid, std::string_view name);
 

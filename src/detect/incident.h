@@ -3,6 +3,8 @@
 // incidents.jsonl records and what the capture stage turns into a bundle. Value type.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -54,6 +56,9 @@ struct JobIdentity {
   std::string node_from;  // "config", "NODE_NAME", "hostname"
   std::optional<int> node_rank;
   std::vector<int> ranks;  // of the job, on this node; sorted
+  // The owner of the process the id was read from: only that user's processes elsewhere are
+  // acted on for this job (a peer record of another uid is another user's claim).
+  std::optional<uid_t> uid;
 };
 
 // What a peer incident answers: another node's incident of the same job, read from the shared

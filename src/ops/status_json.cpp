@@ -1,5 +1,6 @@
 #include "ops/status_json.h"
 
+#include "core/printable.h"
 #include "core/time_format.h"
 #include "detect/incident_json.h"
 
@@ -124,7 +125,11 @@ json StatusJson(const DaemonSnapshot& snapshot) {
   }
   if (snapshot.alertmanager) {
     const auto& am = *snapshot.alertmanager;
-    status["alertmanager"] = {{"urls", am.urls},
+    std::vector<std::string> urls;
+    for (const std::string& url : am.urls) {
+      urls.push_back(ShownUrl(url));  // status is read by whoever may run the CLI
+    }
+    status["alertmanager"] = {{"urls", urls},
                               {"open", am.open},
                               {"ends_unsent", am.ends_unsent},
                               {"posts_ok", am.posts_ok},

@@ -12,6 +12,7 @@
 
 #include "core/directory.h"
 #include "core/proc_files.h"
+#include "core/untrusted_file.h"
 #include "core/unique_fd.h"
 
 namespace trainwatch::source {
@@ -146,6 +147,7 @@ std::string TextOrEmpty(Result<ProcText> read) {
 void RememberProcess(WriterProcess& process, const std::string& proc_root) {
   process.cmdline = TextOrEmpty(ReadProcCmdline(process.pid, proc_root, kRememberedBytes));
   process.environ = TextOrEmpty(ReadProcEnviron(process.pid, proc_root, kRememberedBytes));
+  process.uid = ProcessOwner(proc_root, process.pid);
 }
 
 }  // namespace trainwatch::source

@@ -25,6 +25,9 @@ struct WriterProcess {
   // the capture redacts them before they are written anywhere.
   std::string cmdline;  // NUL-separated, as /proc has it
   std::string environ;  // NUL-separated
+  // Its owner, read with them: who may speak for the job its environment names (a user can
+  // set any job id; only root sets the uid).
+  std::optional<uid_t> uid;
   bool operator==(const WriterProcess&) const = default;
 };
 

@@ -122,3 +122,45 @@ TEST(StateDirGuard, ADirectoryOfAnotherUserIsSaidWithItsOwnerAndMode) {
 
 }  // namespace
 }  // namespace trainwatch::app
+
+namespace trainwatch::app {
+namespace {
+
+// Security round 3: a root daemon refuses a state_dir (or its cache) that another user owns or
+// may write: a planted compiled-rules database there once blinded detection.
+TEST(StateDirGuard, AStateDirAnotherUserCouldWriteIsRefused) {
+  if (::geteuid() != 0) {
+    GTEST_SKIP() << "needs root (chown)";
+  }
+  testing::TempDir temp;
+  fs::permissions(temp.path(), fs::perms::owner_all | fs::perms::group_read |
+                                   fs::perms::group_exec | fs::perms::others_read |
+                                   fs::perms::others_exec);
+  const std::string dir = temp.PathOf("state");
+  fs::create_directories(dir);
+  ASSERT_EQ(::chown(dir.c_str(), 4242, 4242), 0);
+  Result<bool> taken = StateDirGuard(dir).Acquire();
+  ASSERT_FALSE(taken.ok());
+  EXPECT_NE(taken.error().message.find("owned by uid 4242"), std::string::npos)
+      << taken.error().message;
+  ASSERT_EQ(::chown(dir.c_str(), 0, 0), 0);
+  fs::permissions(dir, fs::perms::all);
+  taken = StateDirGuard(dir).Acquire();
+  ASSERT_FALSE(taken.ok());
+  EXPECT_NE(taken.error().message.find("writable by everyone"), std::string::npos)
+      << taken.error().message;
+  fs::permissions(dir, fs::perms::owner_all);
+  fs::create_directories(dir + "/cache");
+  ASSERT_EQ(::chown((dir + "/cache").c_str(), 4242, 4242), 0);
+  taken = StateDirGuard(dir).Acquire();
+  ASSERT_FALSE(taken.ok());
+  EXPECT_NE(taken.error().message.find("cache: owned by uid 4242"), std::string::npos)
+      << taken.error().message;
+  ASSERT_EQ(::chown((dir + "/cache").c_str(), 0, 0), 0);
+  taken = StateDirGuard(dir).Acquire();
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  EXPECT_TRUE(*taken);
+}
+
+}  // namespace
+}  // namespace trainwatch::app

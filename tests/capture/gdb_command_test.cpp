@@ -23,11 +23,14 @@ TEST(GdbCommand, AttachesAtOnceWithoutAGoFile) {
   GdbRequest request;
   request.pid = 42;
   request.python = true;
+  request.python_helper = "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py";
   request.as = "ranks/3/gdb.txt";
   const config::CommandConfig command = GdbCommand(request);
   const std::string text = Joined(command);
   EXPECT_NE(text.find("\n-p\n42\n"), std::string::npos) << text;
   EXPECT_NE(text.find("thread apply all py-bt"), std::string::npos);
+  EXPECT_NE(text.find("\nsource /usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py\n"),
+            std::string::npos);
   EXPECT_EQ(text.find("thread apply all bt"), std::string::npos);
   EXPECT_EQ(text.find("index-cache"), std::string::npos);
   EXPECT_TRUE(command.env.empty());
@@ -59,6 +62,25 @@ TEST(GdbCommand, WithAGoFileReadsTheExecutableFirstAndAttachesInPython) {
   EXPECT_EQ(command.argv.back(), "detach");
   EXPECT_EQ(command.env, (std::vector<std::string>{"TRAINWATCH_GDB_GO=" + request.go_file}));
   EXPECT_EQ(command.timeout, request.timeout + request.go_wait);
+}
+
+TEST(GdbCommand, LoadsNothingTheTracedProgramsOwnerCanWrite) {
+  GdbRequest request;
+  request.pid = 42;
+  request.native = true;
+  request.python_helper = "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py";
+  const std::string text = Joined(GdbCommand(request));
+  EXPECT_NE(text.find("\n-nx\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nset auto-load off\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nset libthread-db-search-path $sdir\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("safe-path /\n"), std::string::npos) << text;
+  // The helper is sourced only where py-bt is asked.
+  EXPECT_EQ(text.find("source "), std::string::npos) << text;
+  // The options come before anything is loaded: every -iex precedes the first -ex and the pid.
+  const auto argv = GdbCommand(request).argv;
+  const auto last_iex = std::find(argv.rbegin(), argv.rend(), "-iex");
+  const auto first_p = std::find(argv.begin(), argv.end(), "-p");
+  EXPECT_LT(std::distance(argv.begin(), last_iex.base()), std::distance(argv.begin(), first_p));
 }
 
 }  // namespace

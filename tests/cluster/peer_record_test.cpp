@@ -54,6 +54,59 @@ TEST(PeerRecord, WhatIsNotAWholeRecordSaysWhy) {
             std::string::npos);
 }
 
+TEST(PeerRecord, ARecordPastTheSchemasLimitsIsRefused) {
+  const std::string head = R"({"version": 1, "job_id": "j", "node": "n", "incident_id": "i")";
+  EXPECT_TRUE(ParsePeerRecord(head + "}").ok());
+  const auto refused = [&](const std::string& rest) {
+    Result<PeerRecord> record = ParsePeerRecord(head + rest + "}");
+    return record.ok() ? std::string("accepted") : record.error().message;
+  };
+  EXPECT_NE(refused(R"(, "summary": ")" + std::string(5000, 'x') + "\"").find("over its limit"),
+            std::string::npos);
+  EXPECT_NE(refused(R"(, "ranks": [1, -3])").find("not a rank"), std::string::npos);
+  EXPECT_NE(refused(R"(, "ranks": [1, "x"])").find("not a rank"), std::string::npos);
+  EXPECT_NE(refused(R"(, "node_rank": 99999999)").find("out of range"), std::string::npos);
+  std::string suspects = R"(, "suspects": [)";
+  for (int i = 0; i < 65; ++i) {
+    suspects += std::string(i == 0 ? "" : ",") + R"({"label": "x"})";
+  }
+  EXPECT_NE(refused(suspects + "]").find("suspects"), std::string::npos);
+  EXPECT_NE(ParsePeerRecord(R"({"version": ")" + std::string(100000, '9') + "\"}")
+                .error()
+                .message.size(),
+            0u);
+  EXPECT_LT(ParsePeerRecord(R"({"version": ")" + std::string(100000, '9') + "\"}")
+                .error()
+                .message.size(),
+            100u);  // never the whole value
+}
+
+TEST(PeerRecord, TheJobsUidTravelsWithTheRecord) {
+  detect::Incident incident;
+  incident.id = "i";
+  incident.job.id = "llama";
+  incident.job.node = "gpu-1";
+  incident.job.uid = 1000;
+  const PeerRecord record = PeerRecordOf(incident);
+  EXPECT_EQ(record.uid, 1000);
+  Result<PeerRecord> back = ParsePeerRecord(PeerRecordJson(record));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->uid, 1000);
+  EXPECT_FALSE(
+      ParsePeerRecord(R"({"version": 1, "job_id": "j", "node": "n", "incident_id": "i", "uid": -1})")
+          .ok());
+}
+
+TEST(PeerRecord, TextsHaveTheirEscapesMadeVisible) {
+  Result<PeerRecord> record = ParsePeerRecord(
+      R"({"version": 1, "job_id": "j", "node": "n\u001b[2J", "incident_id": "i",)"
+      R"( "summary": "boom\u001b]0;owned\u0007", "suspects": [{"reason": "\u009b2J"}]})");
+  ASSERT_TRUE(record.ok()) << record.error().message;
+  EXPECT_EQ(record->node, "n\\x1b[2J");
+  EXPECT_EQ(record->summary, "boom\\x1b]0;owned\\x07");
+  EXPECT_EQ(record->suspects.at(0).reason, "\\x9b2J");
+}
+
 TEST(PeerRecord, NamesAreSafeFileNames) {
   EXPECT_EQ(JobDirName("10.0.0.1:29500"), "10.0.0.1_29500");
   EXPECT_EQ(JobDirName("../etc"), ".._etc");

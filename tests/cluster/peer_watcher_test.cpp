@@ -3,6 +3,7 @@
 #include "cluster/peer_watcher.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -173,6 +174,44 @@ TEST_F(PeerWatcherTest, ARecordIsSeenByItsFileNameWhateverItSays) {
   env_.Advance(milliseconds(2000));
   EXPECT_EQ(found_.size(), 1u);
   EXPECT_EQ(watcher->state().reads, 1u);
+}
+
+// The red team's hostile peer: a FIFO, a link to a root-only file and a 200 MB record in the
+// shared directory. None blocks the worker, none is followed, none is read past the cap; the
+// honest record beside them is still found.
+TEST_F(PeerWatcherTest, AFifoALinkAndAHugeRecordAreRefusedAndTheRestIsRead) {
+  auto watcher = Watcher({"job"});
+  const std::string dir = Shared() + "/jobs/job";
+  fs::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir + "/fifo@gpu-6.json").c_str(), 0600), 0);
+  const std::string secret = temp_.Write("secret", "{}");
+  fs::create_symlink(secret, dir + "/link@gpu-7.json");
+  {
+    std::ofstream huge(dir + "/huge@gpu-8.json", std::ios::binary);
+    huge << "{\"version\": 1, \"job_id\": \"job\", \"node\": \"gpu-8\", \"incident_id\": "
+            "\"i\", \"summary\": \"";
+    huge << std::string(8 << 20, 'x') << "\"}";
+  }
+  Publish("job", "gpu-1", "honest", NowMs());
+  env_.Advance(milliseconds(2000));  // FakeEnv runs the worker inline: a block would hang here
+  ASSERT_EQ(found_.size(), 1u);
+  EXPECT_EQ(found_[0].record.incident_id, "honest");
+  env_.Advance(milliseconds(2000 * PeerWatcher::kUnreadableTries));
+  EXPECT_EQ(found_.size(), 1u);
+}
+
+TEST_F(PeerWatcherTest, AFloodOfRecordsIsReadAFewHundredAPoll) {
+  auto watcher = Watcher({"job"});
+  const std::size_t flood = PeerWatcher::kMaxReadsPerPoll + 10;
+  for (std::size_t i = 0; i < flood; ++i) {
+    Publish("job", "gpu-1", "r" + std::to_string(i), NowMs());
+  }
+  env_.Advance(milliseconds(2000));
+  EXPECT_EQ(found_.size(), PeerWatcher::kMaxReadsPerPoll);
+  env_.Advance(milliseconds(2000));
+  EXPECT_EQ(found_.size(), flood);  // the rest at the next poll, none twice
+  env_.Advance(milliseconds(2000));
+  EXPECT_EQ(found_.size(), flood);
 }
 
 TEST_F(PeerWatcherTest, NoJobHereListsNothing) {

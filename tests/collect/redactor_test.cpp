@@ -117,7 +117,32 @@ INSTANTIATE_TEST_SUITE_P(
                     "machine api.wandb.ai login user password [REDACTED]", "pattern:wandb_key"},
         PatternCase{"machine api.wandb.ai\n  login user\n  password "s + kWandbKey + "\n",
                     "machine api.wandb.ai\n  login user\n  password [REDACTED]\n",
-                    "pattern:wandb_key"}));
+                    "pattern:wandb_key"},
+        // The red team's gaps (security round 3).
+        PatternCase{"mysql -uroot -pS3cr3tPw db", "mysql -uroot -p[REDACTED] db",
+                    "pattern:secret_option"},
+        PatternCase{"serve --auth hunter2xyz --port 80", "serve --auth [REDACTED] --port 80",
+                    "pattern:secret_option"},
+        PatternCase{"upload --key 9f8e7d6c5b4a", "upload --key [REDACTED]",
+                    "pattern:secret_option"},
+        PatternCase{"Authorization: Basic dXNlcjpwYXNzd29yZA==\r\n",
+                    "Authorization: Basic [REDACTED]\r\n", "pattern:authorization"},
+        PatternCase{"CI_TOKEN glpat-abcdefghij0123456789xyz ok", "CI_TOKEN [REDACTED] ok",
+                    "pattern:gitlab_token"},
+        PatternCase{"maps AIzaSyA1234567890abcdefghijklmnopqrstuv end", "maps [REDACTED] end",
+                    "pattern:google_api_key"},
+        PatternCase{"twine pypi-AgEIcHlwaS5vcmcCJGFiY2RlZmdoLWlqa2wtbW5vcC1xcnN0LXV2d3h5ejEyMzQ1 x",
+                    "twine [REDACTED] x", "pattern:pypi_token"},
+        PatternCase{"NGC nvapi-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-ab end",
+                    "NGC [REDACTED] end", "pattern:nvidia_key"},
+        PatternCase{"GET /v1/data?access_token=abc123def&page=2 200",
+                    "GET /v1/data?access_token=[REDACTED]&page=2 200", "pattern:query_secret"},
+        PatternCase{R"({"api_key": "abcdef123456", "model": "llama"})",
+                    R"({"api_key": "[REDACTED]", "model": "llama"})", "pattern:key_field"},
+        PatternCase{R"({"auth_token": "xyz98765", "step": 3})",
+                    R"({"auth_token": "[REDACTED]", "step": 3})", "pattern:key_field"},
+        PatternCase{"epoch 3:  40%|####  | desc=run api_key=sk1234abcd",
+                    "epoch 3:  40%|####  | desc=run api_key=[REDACTED]", "pattern:key_field"}));
 
 class RedactorHarmlessTest : public ::testing::TestWithParam<std::string> {};
 
@@ -146,7 +171,7 @@ INSTANTIATE_TEST_SUITE_P(
         "expected -----BEGIN PRIVATE KEY----- in the file", "",
         // 40 hex digits after a key word but nowhere near "wandb": the fast pass proposes it,
         // the regex turns it down.
-        "api_key = 0123456789abcdef0123456789abcdef01234567",
+        "key = 0123456789abcdef0123456789abcdef01234567",
         "[2024-05-01 12:00:01,123] [INFO] step=1234 loss=2.3456 lr=3e-4 grad_norm=0.98"));
 
 TEST(RedactorText, SeveralSecretsOfSeveralKindsOnOneLine) {
@@ -265,7 +290,8 @@ INSTANTIATE_TEST_SUITE_P(RedactorBuiltins, RedactorSecretNameTest,
                                            "PROXY_AUTH", "GOOGLE_APPLICATION_CREDENTIALS",
                                            "SSH_PRIVATE_KEY", "FLASK_SESSION_SECRET_KEY",
                                            "AWS_SESSIONKEY", "DB_PASS", "SIGNING_KEY",
-                                           "GPG_PASSPHRASE", "wandb_api_key", "Hf_Token"));
+                                           "GPG_PASSPHRASE", "wandb_api_key", "Hf_Token",
+                                           "MYSQL_PWD", "SSHPASS", "DB_PWD"));
 
 // TOKENIZERS_PARALLELISM (Hugging Face's true/false switch) contains TOKEN: it is exempt,
 // as every TOKENIZ... name is, because its value explains how a job ran and hides nothing.

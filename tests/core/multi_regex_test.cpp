@@ -1,6 +1,8 @@
 #include "core/multi_regex.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -231,8 +233,6 @@ TEST(MultiRegexCache, ALaterBuildLoadsTheDatabaseInsteadOfCompiling) {
   EXPECT_TRUE(files[0].filename().string().starts_with("hs-"));
   const std::string boom_bytes = testing::ReadFile(files[0].string());
 
-  // Put the "boom" database where the one for "bang" will be looked for: a Build that loads
-  // it proposes "boom", one that compiled would propose "bang".
   const MultiRegex bang = BuildSet({"bang"}, options);
   std::filesystem::path bang_file;
   for (const auto& entry : std::filesystem::directory_iterator(options.cache_dir)) {
@@ -242,16 +242,57 @@ TEST(MultiRegexCache, ALaterBuildLoadsTheDatabaseInsteadOfCompiling) {
   }
   ASSERT_FALSE(bang_file.empty());
   EXPECT_EQ(Proposed(bang, "bang"), (std::set<std::uint32_t>{0}));
+  // A later build of the same rules loads the file (a compile would rename a new one in).
+  struct stat before {};
+  ::stat(bang_file.c_str(), &before);
+  EXPECT_EQ(Proposed(BuildSet({"bang"}, options), "bang"), (std::set<std::uint32_t>{0}));
+  struct stat after {};
+  ::stat(bang_file.c_str(), &after);
+  EXPECT_EQ(before.st_ino, after.st_ino);
+
+  // The red team's attack: the "boom" database planted where the one for "bang" is looked
+  // for. It is matched by its content, not its name: refused, and "bang" compiled again.
   dir.Write(std::filesystem::relative(bang_file, dir.path()).string(), boom_bytes);
   const MultiRegex loaded = BuildSet({"bang"}, options);
-  EXPECT_EQ(Proposed(loaded, "bang"), (std::set<std::uint32_t>{}));
-  EXPECT_EQ(Proposed(loaded, "boom"), (std::set<std::uint32_t>{0}));
+  EXPECT_EQ(Proposed(loaded, "bang"), (std::set<std::uint32_t>{0}));
+  EXPECT_EQ(Proposed(loaded, "boom"), (std::set<std::uint32_t>{}));
 
   // A damaged file is dropped and compiled again.
   dir.Write(std::filesystem::relative(bang_file, dir.path()).string(), "not a database");
   const MultiRegex recompiled = BuildSet({"bang"}, options);
   EXPECT_EQ(Proposed(recompiled, "bang"), (std::set<std::uint32_t>{0}));
   EXPECT_NE(testing::ReadFile(bang_file.string()), "not a database");
+}
+
+// The right content is not enough either: a file another user owns, that others may write, or
+// a link to one, is never loaded (each is compiled again, and the cache's own file replaces it).
+TEST(MultiRegexCache, AFileOthersCouldHaveWrittenIsNeverLoaded) {
+  testing::TempDir dir;
+  MultiRegexOptions options;
+  options.cache_dir = dir.PathOf("cache");
+  BuildSet({"boom"}, options);
+  const std::string boom =
+      std::filesystem::directory_iterator(options.cache_dir)->path().string();
+  const std::string good = testing::ReadFile(boom);
+  auto loads = [&] {
+    // The file's inode before the build: a build that compiles renames a new one into place.
+    struct stat before {};
+    ::lstat(boom.c_str(), &before);
+    BuildSet({"boom"}, options);
+    struct stat after {};
+    ::lstat(boom.c_str(), &after);
+    return before.st_ino == after.st_ino;
+  };
+  EXPECT_TRUE(loads());
+  ::chmod(boom.c_str(), 0666);
+  EXPECT_FALSE(loads());
+  ::chown(boom.c_str(), ::geteuid() + 4242, -1);
+  EXPECT_FALSE(loads());
+  const std::string elsewhere = dir.Write("elsewhere.db", good);
+  std::filesystem::remove(boom);
+  std::filesystem::create_symlink(elsewhere, boom);
+  EXPECT_FALSE(loads());
+  EXPECT_FALSE(std::filesystem::is_symlink(boom));
 }
 
 TEST(MultiRegexCache, KeepsTheMostRecentDatabasesOnly) {

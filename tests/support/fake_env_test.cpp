@@ -243,7 +243,7 @@ TEST(FakeEnv, FilePollsReportChangesAtTheirInterval) {
 TEST(FakeEnv, ChildrenAreScripted) {
   FakeEnv env;
   env.not_installed.insert("py-spy");
-  EXPECT_EQ(env.Spawn({{"py-spy", "dump"}, {}}, {}).error().message, Env::kNotInstalled);
+  EXPECT_EQ(env.Spawn({{"py-spy", "dump"}, {}, {}}, {}).error().message, Env::kNotInstalled);
 
   std::string out;
   std::vector<std::string> events;
@@ -255,7 +255,7 @@ TEST(FakeEnv, ChildrenAreScripted) {
   handlers.on_exit = [&](std::int64_t status, int signal) {
     events.push_back("exit " + std::to_string(status) + " " + std::to_string(signal));
   };
-  Result<std::unique_ptr<ChildProcess>> child = env.Spawn({{"hl-smi", "-q"}, {"A=1"}}, handlers);
+  Result<std::unique_ptr<ChildProcess>> child = env.Spawn({{"hl-smi", "-q"}, {"A=1"}, {}}, handlers);
   ASSERT_TRUE(child.ok());
   FakeEnv::Child& script = *env.children().back();
   EXPECT_EQ(script.options.extra_env, std::vector<std::string>{"A=1"});

@@ -1,0 +1,29 @@
+// Which CPython helper gdb may load for a rank (the py-bt command and its pretty printers). gdb
+// runs as root with auto-loading off: a helper "<interpreter>-gdb.py" beside a user's copy of
+// python, a venv made with --copies or a conda env would otherwise run as root. The one loaded
+// is Debian's own, root-owned helper (python3.X-dbg's, under /usr/share/gdb/auto-load), and
+// only for the exact interpreter it was made for: the rank's executable must have the GNU build
+// id of /usr/bin/python3.X, whose helper it is. A copy of that interpreter anywhere (a venv)
+// still gets its Python stacks; any other interpreter gets native stacks only. Blocking file
+// reads; any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace trainwatch::capture {
+
+struct PythonHelperDirs {
+  std::string auto_load = "/usr/share/gdb/auto-load";  // Debian's helpers: <here>/usr/bin/X-gdb.py
+  std::string interpreters = "/usr/bin";               // the interpreters they belong to
+};
+
+// The helper for the rank whose executable is `exe` (/proc/PID/exe); nullopt with `why`
+// when there is none it may load.
+std::optional<std::string> TrustedPythonHelper(const std::string& exe, std::string& why,
+                                               const PythonHelperDirs& dirs = {});
+
+// The executable's GNU build id in hex; empty when it has none or cannot be read.
+std::string BuildIdOf(const std::string& path);
+
+}  // namespace trainwatch::capture

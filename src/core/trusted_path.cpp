@@ -1,0 +1,74 @@
+#include "core/trusted_path.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "core/split.h"
+
+namespace trainwatch {
+namespace {
+
+Status CheckOne(const std::filesystem::path& path, uid_t owner) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) {
+    return Error{path.string() + ": " + std::strerror(errno)};
+  }
+  if (info.st_uid != 0 && info.st_uid != owner) {
+    return Error{path.string() + ": owned by uid " + std::to_string(info.st_uid)};
+  }
+  const bool sticky_dir = S_ISDIR(info.st_mode) && (info.st_mode & S_ISVTX) != 0;
+  // Group root's members are administrators: its write bit (a umask of 002) is no user's.
+  const mode_t others = info.st_gid == 0 ? S_IWOTH : S_IWGRP | S_IWOTH;
+  if ((info.st_mode & others) != 0 && !sticky_dir) {
+    return Error{path.string() + ": writable by " +
+                 ((info.st_mode & S_IWOTH) != 0 ? "everyone" : "its group " +
+                                                                  std::to_string(info.st_gid))};
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckTrustedPath(const std::string& path, uid_t owner) {
+  std::error_code error;
+  const std::filesystem::path real = std::filesystem::canonical(path, error);
+  if (error) {
+    return Error{path + ": " + error.message()};
+  }
+  // The path itself, then each directory up to /.
+  for (std::filesystem::path at = real;; at = at.parent_path()) {
+    if (Status status = CheckOne(at, owner); !status.ok()) {
+      return status;
+    }
+    if (at == at.root_path() || at.empty()) {
+      return Status::Ok();
+    }
+  }
+}
+
+std::string TrustedSearchPath(const std::string& path, uid_t owner,
+                              std::vector<std::string>& dropped) {
+  std::string kept;
+  ForEachPiece(path, ':', [&](std::string_view piece) {
+    const std::string dir(piece);
+    if (dir.empty() || dir.front() != '/') {
+      dropped.push_back((dir.empty() ? "\"\"" : dir) +
+                        ": relative (the current directory is anybody's)");
+      return;
+    }
+    if (Status status = CheckTrustedPath(dir, owner); !status.ok()) {
+      // An absent one is dropped too, unsaid: whoever creates it later is not asked.
+      if (!status.error().message.ends_with(std::strerror(ENOENT))) {
+        dropped.push_back(status.error().message);
+      }
+      return;
+    }
+    kept += (kept.empty() ? "" : ":") + dir;
+  });
+  return kept;
+}
+
+}  // namespace trainwatch
