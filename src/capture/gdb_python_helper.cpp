@@ -33,9 +33,10 @@ const ElfLibrary* LoadElf() {
     Result<SharedLibrary> dw = SharedLibrary::Open("libdw.so.1", "libdw1");
     ElfLibrary elf;
     // libdw links libelf: its functions are found through libdw's handle.
-    if (!dw || !(dw->Find("elf_version", elf.version) && dw->Find("elf_begin", elf.begin) &&
-                 dw->Find("elf_end", elf.end) && dw->Find("elf_kind", elf.kind) &&
-                 dw->Find("dwelf_elf_gnu_build_id", elf.build_id)) ||
+    if (!dw ||
+        !(dw->Find("elf_version", elf.version) && dw->Find("elf_begin", elf.begin) &&
+          dw->Find("elf_end", elf.end) && dw->Find("elf_kind", elf.kind) &&
+          dw->Find("dwelf_elf_gnu_build_id", elf.build_id)) ||
         elf.version(EV_CURRENT) == EV_NONE) {
       return std::nullopt;
     }
@@ -108,12 +109,11 @@ std::optional<std::string> TrustedPythonHelper(const std::string& exe, std::stri
     }
     return it->path().string();
   }
-  why = !untrusted.empty()
-            ? "the CPython helper for its interpreter is not root's alone (" + untrusted +
-                  "): not loaded"
-            : "its interpreter (build id " + id + ") is none of this host's " +
-                  dirs.interpreters + "/python3.X with a CPython helper in " + helpers.string() +
-                  " (python3.X-dbg installs it)";
+  why = !untrusted.empty() ? "the CPython helper for its interpreter is not root's alone (" +
+                                 untrusted + "): not loaded"
+                           : "its interpreter (build id " + id + ") is none of this host's " +
+                                 dirs.interpreters + "/python3.X with a CPython helper in " +
+                                 helpers.string() + " (python3.X-dbg installs it)";
   return std::nullopt;
 }
 

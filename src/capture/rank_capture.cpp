@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -93,8 +93,8 @@ void SkipRanksPastTheCap(collect::RankMap& map, std::size_t max_ranks) {
   }
   const std::size_t over = map.ranks.size() - max_ranks;
   map.notes.push_back(std::to_string(over) + " of " + std::to_string(map.ranks.size()) +
-                      " ranks not captured, past capture.max_ranks (" +
-                      std::to_string(max_ranks) + "): " + skipped + (over > 16 ? ", ..." : ""));
+                      " ranks not captured, past capture.max_ranks (" + std::to_string(max_ranks) +
+                      "): " + skipped + (over > 16 ? ", ..." : ""));
   map.ranks.resize(max_ranks);
 }
 

@@ -53,7 +53,7 @@ struct RankToolResults {
   collect::CollectorResult* gdb = nullptr;
   const std::string* faulthandler = nullptr;  // what the Python hook wrote when signalled
   std::string hook_why;                       // why there is no Python hook
-  std::string python_helper_why;  // why gdb may load no CPython helper (empty: it may)
+  std::string python_helper_why;              // why gdb may load no CPython helper (empty: it may)
   const std::optional<std::string>* flight_recorder = nullptr;  // its dump, when it made one
   std::string flight_recorder_why;                              // why there is none
 };

@@ -52,8 +52,7 @@ Result<std::vector<json>> ReadRecords(const IncidentsOptions& options, std::ostr
 // A field as the terminal shows it: a log line's escape sequences made visible, never run.
 std::string Text(const json& record, const char* key) {
   const auto it = record.find(key);
-  return it != record.end() && it->is_string() ? Printable(it->get<std::string>())
-                                               : std::string();
+  return it != record.end() && it->is_string() ? Printable(it->get<std::string>()) : std::string();
 }
 
 // "3rd" for a recurrence count above 1, else "".

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "cli/cli_config.h"
@@ -38,8 +38,8 @@ std::vector<PeerRecord> ReadJob(const fs::path& dir, std::ostream& err) {
       continue;
     }
     if (records.size() == cluster::PeerWatcher::kMaxRecordsPerJob) {
-      err << "trainwatch job: " << Printable(dir.string()) << " holds more than "
-          << records.size() << " records; the rest are skipped\n";
+      err << "trainwatch job: " << Printable(dir.string()) << " holds more than " << records.size()
+          << " records; the rest are skipped\n";
       break;
     }
     // Never a FIFO, a link or a file past the record's cap (a planted one must not hang or
@@ -157,8 +157,8 @@ void PrintJob(const std::vector<PeerRecord>& records, const std::string& id, std
     return nodes_by_uid.size() > 1 && record.uid && record.uid != job_uid;
   };
   if (nodes_by_uid.size() > 1) {
-    out << "users      the records name " << nodes_by_uid.size()
-        << " users: the job's is uid " << *job_uid << " (most nodes); the others'";
+    out << "users      the records name " << nodes_by_uid.size() << " users: the job's is uid "
+        << *job_uid << " (most nodes); the others'";
     for (const auto& [uid, of] : nodes_by_uid) {
       if (uid != *job_uid) {
         out << " uid " << uid << " (" << *of.begin() << (of.size() > 1 ? ", ..." : "") << ")";

@@ -1,9 +1,8 @@
 #include "cluster/peer_record.h"
 
-#include <nlohmann/json.hpp>
-
 #include <climits>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 
 #include "core/printable.h"
 #include "core/untrusted_file.h"
@@ -189,7 +188,8 @@ Result<PeerRecord> ParsePeerRecord(std::string_view text) {
     return Error{"not a JSON object (a file still being written, or not trainwatch's)"};
   }
   if (IntOr(in, "version") != kPeerRecordVersion) {
-    return Error{"version " + (in.contains("version") ? in["version"].dump().substr(0, 32) : "missing") +
+    return Error{"version " +
+                 (in.contains("version") ? in["version"].dump().substr(0, 32) : "missing") +
                  ", not " + std::to_string(kPeerRecordVersion)};
   }
   try {

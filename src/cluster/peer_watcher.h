@@ -9,13 +9,13 @@
 // What it tolerates: a hostile or broken peer — a record file is read without following a link,
 // never when it is a FIFO (or anything but a regular file), never past kMaxPeerRecordBytes, and
 // only within the record schema (ParsePeerRecord); a job's directory is listed up to
-// kMaxRecordsPerJob names and kMaxReadsPerPoll reads per poll. A record seen half-written (never, with the publisher's rename, but a
-// foreign writer may) or unparsable is read again at the next polls, and given up after
-// kUnreadableTries with one log line; a listing that errs keeps what was seen; attribute
-// caching (NFS, sshfs) only delays a record by the cache's lifetime (the README says which
-// mount options keep it within the interval); clock skew, by judging freshness generously:
-// records opened on their node's clock more than kFreshFor before this node's now are taken
-// as seen (an old failure of a job that runs again under the same id), all others are new.
+// kMaxRecordsPerJob names and kMaxReadsPerPoll reads per poll. A record seen half-written (never,
+// with the publisher's rename, but a foreign writer may) or unparsable is read again at the next
+// polls, and given up after kUnreadableTries with one log line; a listing that errs keeps what was
+// seen; attribute caching (NFS, sshfs) only delays a record by the cache's lifetime (the README
+// says which mount options keep it within the interval); clock skew, by judging freshness
+// generously: records opened on their node's clock more than kFreshFor before this node's now are
+// taken as seen (an old failure of a job that runs again under the same id), all others are new.
 // This node's own records (its file suffix) and peer captures (never published) are skipped.
 // Loop thread only, but for the worker.
 #pragma once

@@ -10,8 +10,8 @@
 
 #include "collect/rank_identity.h"
 #include "core/proc_files.h"
-#include "core/untrusted_file.h"
 #include "core/unique_fd.h"
+#include "core/untrusted_file.h"
 
 namespace trainwatch::collect {
 namespace {
@@ -104,7 +104,7 @@ bool PokeFlightRecorder(const FlightRecorderTarget& target, std::string& why) {
   if (!fd) {
     why = fd.error().message.ends_with(std::strerror(ENXIO))
               ? "nobody reads " + target.pipe + " (the rank's dump thread is gone?)"
-                         : fd.error().message + "; not poked";
+              : fd.error().message + "; not poked";
     return false;
   }
   if (::write(fd->get(), "1\n", 2) != 2) {
@@ -127,7 +127,7 @@ std::optional<std::string> ReadFlightRecorderDump(const FlightRecorderTarget& ta
   if (!dump) {
     why = dump.error().message.ends_with(std::strerror(ENOENT))
               ? "poked, but no dump in " + target.dump
-                          : "poked, but its dump is refused: " + dump.error().message;
+              : "poked, but its dump is refused: " + dump.error().message;
     return std::nullopt;
   }
   if (MtimeNs(dump->info) == target.dump_mtime_ns) {

@@ -6,14 +6,14 @@
 
 #include <cerrno>
 #include <csignal>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "collect/rank_identity.h"
 #include "core/proc_files.h"
-#include "core/untrusted_file.h"
 #include "core/unique_fd.h"
+#include "core/untrusted_file.h"
 
 namespace trainwatch::collect {
 namespace {

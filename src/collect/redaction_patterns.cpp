@@ -165,11 +165,12 @@ constexpr BuiltinPattern kBuiltins[] = {
      R"re((?:'([^'\n\[][^'\n]*)'|"([^"\n\[][^"\n]*)"|([^\s"'\\\[][^\s"'\\]*)))re",
      R"re([-_]token[= \t])re"},
     // api_key = ..., "client_secret": "...", SECRET_KEY=...: a name that says what the value
-    // is, in code, config or JSON.
+    // is, in code, config or JSON. Not a "$VARIABLE" or "${...}" (a shell's reference), not a
+    // "-----BEGIN" (a key block, private_key's).
     {"key_field",
-     R"re((?i)\b[A-Za-z0-9_]*(?:api_?key|secret_?key|access_?key|private_?key|client_secret))re"
-     R"re(["']?[ \t]*[=:][ \t]*["']?([^\s"'\\\[;&,][^\s"'\\;&,]*))re",
-     R"re((?i)(?:api_?key|secret_?key|access_?key|private_?key|client_secret)["']?[ \t]*[=:])re"},
+     R"re((?i)\b[A-Za-z0-9_]*(?:api_?key|secret_?key|access_?key|client_secret))re"
+     R"re(["']?[ \t]*[=:][ \t]*["']?([^\s"'\\\[;&,$-][^\s"'\\;&,]*))re",
+     R"re((?i)(?:api_?key|secret_?key|access_?key|client_secret)["']?[ \t]*[=:])re"},
     // A JSON member whose name ends in token, secret or auth: "auth_token": "...".
     {"key_field",
      R"re((?i)"[A-Za-z0-9_-]*(?:token|secret|auth)"[ \t]*:[ \t]*"([^"\\\[][^"\\]*)")re",

@@ -34,13 +34,12 @@ class CaptureParser {
       yaml_.Fail(node, "'capture' must be a mapping {bundles_dir, max_count, commands, ...}");
       return;
     }
-    yaml_.CheckKeys(
-        node,
-        {"enabled", "bundles_dir", "max_count", "max_bytes", "min_free", "log_tail_bytes",
-         "habana_logs", "habana_logs_max_bytes", "extra_paths", "extra_max_bytes",
-         "process_pattern", "stacks", "max_ranks", "redact", "commands", "compression_level",
-         "stop_grace"},
-        "capture");
+    yaml_.CheckKeys(node,
+                    {"enabled", "bundles_dir", "max_count", "max_bytes", "min_free",
+                     "log_tail_bytes", "habana_logs", "habana_logs_max_bytes", "extra_paths",
+                     "extra_max_bytes", "process_pattern", "stacks", "max_ranks", "redact",
+                     "commands", "compression_level", "stop_grace"},
+                    "capture");
     if (const YAML::Node grace = node["stop_grace"]) {
       if (auto value = yaml_.DurationField(grace, "capture stop_grace")) {
         // systemd's TimeoutStopSec in the shipped unit is 30 s: past it the stop is a SIGKILL,

@@ -120,8 +120,7 @@ void StoreCachedDatabase(const std::string& dir, const DatabaseKey& key, const h
   StoreCachedBytes(dir, key, std::string_view(bytes, length));
 }
 
-void StoreCachedBytes(const std::string& dir, const DatabaseKey& key,
-                      std::string_view serialized) {
+void StoreCachedBytes(const std::string& dir, const DatabaseKey& key, std::string_view serialized) {
   if (dir.empty()) {
     return;
   }

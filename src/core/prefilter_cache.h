@@ -33,8 +33,7 @@ HsDatabase LoadCachedDatabase(const std::string& dir, const DatabaseKey& key);
 // kMaxCached most recently used databases. Written 0600, the source before the database.
 void StoreCachedDatabase(const std::string& dir, const DatabaseKey& key, const hs_database* db);
 // The same for a database already serialized (a compile helper's answer).
-void StoreCachedBytes(const std::string& dir, const DatabaseKey& key,
-                      std::string_view serialized);
+void StoreCachedBytes(const std::string& dir, const DatabaseKey& key, std::string_view serialized);
 
 inline constexpr std::size_t kMaxCached = 16;
 

@@ -23,9 +23,9 @@ Status CheckOne(const std::filesystem::path& path, uid_t owner) {
   // Group root's members are administrators: its write bit (a umask of 002) is no user's.
   const mode_t others = info.st_gid == 0 ? S_IWOTH : S_IWGRP | S_IWOTH;
   if ((info.st_mode & others) != 0 && !sticky_dir) {
-    return Error{path.string() + ": writable by " +
-                 ((info.st_mode & S_IWOTH) != 0 ? "everyone" : "its group " +
-                                                                  std::to_string(info.st_gid))};
+    return Error{
+        path.string() + ": writable by " +
+        ((info.st_mode & S_IWOTH) != 0 ? "everyone" : "its group " + std::to_string(info.st_gid))};
   }
   return Status::Ok();
 }

@@ -12,8 +12,8 @@
 
 #include "core/directory.h"
 #include "core/proc_files.h"
-#include "core/untrusted_file.h"
 #include "core/unique_fd.h"
+#include "core/untrusted_file.h"
 
 namespace trainwatch::source {
 namespace {
@@ -98,7 +98,8 @@ void ScanProcess(int proc_fd, const char* pid_name, pid_t pid, const std::set<Fi
       Result<std::string> read = ReadProcCommAt(pid_fd.get());
       comm = read.ok() ? std::move(*read) : std::string();
     }
-    writers.push_back({pid, *comm, /*cmdline=*/"", /*environ=*/""});  // see RememberProcess
+    writers.push_back(
+        {pid, *comm, /*cmdline=*/"", /*environ=*/"", /*uid=*/{}});  // see RememberProcess
   }
 }
 

@@ -82,7 +82,10 @@ TEST(StateDirGuard, ADirectoryOfAnotherUserIsSaidWithItsOwnerAndMode) {
   testing::TempDir temp;
   const std::string dir = temp.PathOf("state");
   fs::create_directories(dir);
-  fs::permissions(temp.path(), fs::perms::all);  // the child may reach it, not write it
+  // The child may reach it, not write it (a parent others may write is refused before that).
+  fs::permissions(temp.path(), fs::perms::owner_all | fs::perms::group_read |
+                                   fs::perms::group_exec | fs::perms::others_read |
+                                   fs::perms::others_exec);
   fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                            fs::perms::others_read | fs::perms::others_exec);
   int pipe_fds[2];

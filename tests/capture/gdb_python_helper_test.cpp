@@ -112,8 +112,7 @@ TEST(GdbPythonHelper, APlantedHelperBesideAUsersPythonNeverRuns) {
   ::kill(rank, SIGKILL);
   ::waitpid(rank, nullptr, 0);
   EXPECT_FALSE(fs::exists(marker)) << "the planted helper ran as root";
-  EXPECT_NE(run.out.find("waiting_in_the_users_python"), std::string::npos)
-      << run.out << run.err;
+  EXPECT_NE(run.out.find("waiting_in_the_users_python"), std::string::npos) << run.out << run.err;
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ TEST(PeerRecord, AnIncidentsRecordReadsBackWhole) {
   incident.verdict.why = "python.traceback (application)";
   incident.fingerprint = "0123456789abcdef";
   incident.opened = detect::WallTime(std::chrono::milliseconds(1764061920000));
-  incident.job = {"llama-7", "TORCHELASTIC_RUN_ID", "gpu-17", "hostname", 1, {2, 3}};
+  incident.job = {"llama-7", "TORCHELASTIC_RUN_ID", "gpu-17", "hostname", 1, {2, 3}, {}};
   detect::Firing warning;
   warning.event.kind = rules::RuleKind::kWarning;
   warning.event.text = "[rank0]: UserWarning: deprecated";
@@ -71,14 +71,12 @@ TEST(PeerRecord, ARecordPastTheSchemasLimitsIsRefused) {
     suspects += std::string(i == 0 ? "" : ",") + R"({"label": "x"})";
   }
   EXPECT_NE(refused(suspects + "]").find("suspects"), std::string::npos);
-  EXPECT_NE(ParsePeerRecord(R"({"version": ")" + std::string(100000, '9') + "\"}")
-                .error()
-                .message.size(),
-            0u);
-  EXPECT_LT(ParsePeerRecord(R"({"version": ")" + std::string(100000, '9') + "\"}")
-                .error()
-                .message.size(),
-            100u);  // never the whole value
+  EXPECT_NE(
+      ParsePeerRecord(R"({"version": ")" + std::string(100000, '9') + "\"}").error().message.size(),
+      0u);
+  EXPECT_LT(
+      ParsePeerRecord(R"({"version": ")" + std::string(100000, '9') + "\"}").error().message.size(),
+      100u);  // never the whole value
 }
 
 TEST(PeerRecord, TheJobsUidTravelsWithTheRecord) {
@@ -92,9 +90,9 @@ TEST(PeerRecord, TheJobsUidTravelsWithTheRecord) {
   Result<PeerRecord> back = ParsePeerRecord(PeerRecordJson(record));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->uid, 1000);
-  EXPECT_FALSE(
-      ParsePeerRecord(R"({"version": 1, "job_id": "j", "node": "n", "incident_id": "i", "uid": -1})")
-          .ok());
+  EXPECT_FALSE(ParsePeerRecord(
+                   R"({"version": 1, "job_id": "j", "node": "n", "incident_id": "i", "uid": -1})")
+                   .ok());
 }
 
 TEST(PeerRecord, TextsHaveTheirEscapesMadeVisible) {

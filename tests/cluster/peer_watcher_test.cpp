@@ -204,7 +204,7 @@ TEST_F(PeerWatcherTest, AFloodOfRecordsIsReadAFewHundredAPoll) {
   auto watcher = Watcher({"job"});
   const std::size_t flood = PeerWatcher::kMaxReadsPerPoll + 10;
   for (std::size_t i = 0; i < flood; ++i) {
-    Publish("job", "gpu-1", "r" + std::to_string(i), NowMs());
+    Publish("job", "gpu-1", std::string("r") += std::to_string(i), NowMs());
   }
   env_.Advance(milliseconds(2000));
   EXPECT_EQ(found_.size(), PeerWatcher::kMaxReadsPerPoll);

@@ -159,11 +159,12 @@ TEST_F(FlightRecorderAttack, ARankInAnotherRootCannotLeadOutOfIt) {
   ASSERT_EQ(::symlink(secret_.c_str(), (proc.path() / "42/root/x/p_0.pipe").c_str()), 0);
   ASSERT_EQ(::symlink("/../../../../../../..", (proc.path() / "42/root/x/up").c_str()), 0);
   std::string why;
-  const auto target = FindFlightRecorder(
-      42, 0,
-      "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/x/p_\0TORCH_NCCL_TRACE_BUFFER_SIZE=20\0"
-      "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=/x/up" + secret_ + "_no_such\0"s,
-      proc.path().string(), why);
+  const auto target =
+      FindFlightRecorder(42, 0,
+                         "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/x/p_\0TORCH_NCCL_TRACE_BUFFER_SIZE=20\0"
+                         "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=/x/up"s +
+                             secret_ + "_no_such\0"s,
+                         proc.path().string(), why);
   ASSERT_TRUE(target.has_value()) << why;
   EXPECT_FALSE(PokeFlightRecorder(*target, why));
   EXPECT_EQ(SecretNow(), "root's secret\n");

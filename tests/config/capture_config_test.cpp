@@ -52,6 +52,7 @@ TEST(CaptureConfig, ParsesEveryKey) {
       "  process_pattern: 'python.*train'\n"
       "  redact: {names: ['*_DSN'], patterns: ['corp-[0-9]+']}\n"
       "  stop_grace: 5s\n"
+      "  max_ranks: 8\n"
       "  commands:\n"
       "    - {name: smi, argv: [smi, -q], as: device/smi.txt, timeout: 3s, keep: tail,\n"
       "       max_output_bytes: 1KiB, when: [hang]}\n",
@@ -66,6 +67,7 @@ TEST(CaptureConfig, ParsesEveryKey) {
   EXPECT_EQ(capture.extra_paths, std::vector<std::string>{"/etc/tw/model.yaml"});
   EXPECT_EQ(capture.redact_names, std::vector<std::string>{"*_DSN"});
   EXPECT_EQ(capture.stop_grace, std::chrono::seconds(5));
+  EXPECT_EQ(capture.max_ranks, 8u);
   ASSERT_EQ(capture.commands.size(), 1u);
   const CommandConfig& command = capture.commands[0];
   EXPECT_EQ(command.argv, (std::vector<std::string>{"smi", "-q"}));
@@ -88,6 +90,7 @@ TEST(CaptureConfig, ReportsProblemsAtTheirPosition) {
       {"capture: {process_pattern: 'train(.py'}\n",
        "1:28: capture process_pattern: missing ): train(.py"},
       {"capture: {stop_grace: 1m}\n", "1:23: capture stop_grace must be at most 25s"},
+      {"capture: {max_ranks: 0}\n", "1:22: capture max_ranks must be a whole number from 1"},
   };
   for (const auto& [text, expected] : cases) {
     ConfigLoad load = ParseDaemonConfig(text, "c.yaml", Env());

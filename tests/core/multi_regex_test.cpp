@@ -271,8 +271,7 @@ TEST(MultiRegexCache, AFileOthersCouldHaveWrittenIsNeverLoaded) {
   MultiRegexOptions options;
   options.cache_dir = dir.PathOf("cache");
   BuildSet({"boom"}, options);
-  const std::string boom =
-      std::filesystem::directory_iterator(options.cache_dir)->path().string();
+  const std::string boom = std::filesystem::directory_iterator(options.cache_dir)->path().string();
   const std::string good = testing::ReadFile(boom);
   auto loads = [&] {
     // The file's inode before the build: a build that compiles renames a new one into place.

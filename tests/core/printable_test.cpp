@@ -9,8 +9,10 @@ TEST(Printable, EscapesEveryControlButTab) {
   EXPECT_EQ(Printable("plain\ttext é"), "plain\ttext é");
   EXPECT_EQ(Printable("\x1b]0;pwned\x07title"), "\\x1b]0;pwned\\x07title");
   EXPECT_EQ(Printable("a\nb\rc\x7f"), "a\\x0ab\\x0dc\\x7f");
-  EXPECT_EQ(Printable("\xc2\x9b" "2J"), "\\x9b2J");  // CSI, the C1 form
-  EXPECT_EQ(Printable("\xc2\xa0"), "\xc2\xa0");      // a no-break space stays
+  EXPECT_EQ(Printable("\xc2\x9b"
+                      "2J"),
+            "\\x9b2J");                          // CSI, the C1 form
+  EXPECT_EQ(Printable("\xc2\xa0"), "\xc2\xa0");  // a no-break space stays
   EXPECT_EQ(Printable(std::string("a\0b", 3)), "a\\x00b");
 }
 

@@ -54,8 +54,7 @@ TEST(TrustedPath, SearchPathKeepsOnlyTrustedAbsoluteDirectories) {
   ::chmod(dir.PathOf("planted").c_str(), 0777);
   std::vector<std::string> dropped;
   const std::string kept = TrustedSearchPath(
-      "/usr/bin:.:" + dir.PathOf("planted") + ":" + dir.PathOf("absent") + ":bin:/bin", 0,
-      dropped);
+      "/usr/bin:.:" + dir.PathOf("planted") + ":" + dir.PathOf("absent") + ":bin:/bin", 0, dropped);
   EXPECT_EQ(kept, "/usr/bin:/bin");
   ASSERT_EQ(dropped.size(), 3u);
   EXPECT_NE(dropped[0].find("relative"), std::string::npos) << dropped[0];

@@ -38,8 +38,7 @@ TEST(UntrustedFile, NeverFollowsTheLastLink) {
   std::filesystem::create_symlink(secret, dir.PathOf("link"));
   Result<UntrustedText> text = ReadUntrusted(dir.PathOf("link"), UntrustedPath{}, 100);
   ASSERT_FALSE(text.ok());
-  EXPECT_NE(text.error().message.find("symbolic link"), std::string::npos)
-      << text.error().message;
+  EXPECT_NE(text.error().message.find("symbolic link"), std::string::npos) << text.error().message;
 }
 
 TEST(UntrustedFile, NoSymlinksRefusesALinkAnywhereInThePath) {

@@ -45,7 +45,7 @@ DaemonSnapshot Snapshot() {
   live.lines = 100;
   live.offset = 5000;
   live.durable_offset = 4900;
-  live.writers = {{4242, "python3", "", ""}};
+  live.writers = {{4242, "python3", "", "", {}}};
   live.bars.push_back({"tqdm:", "", 41, 100, false, true, 12, kStart + seconds(60)});
   StreamSnapshot rotated = live;
   rotated.name = "/logs/rank0.log.1";

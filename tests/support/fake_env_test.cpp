@@ -255,7 +255,8 @@ TEST(FakeEnv, ChildrenAreScripted) {
   handlers.on_exit = [&](std::int64_t status, int signal) {
     events.push_back("exit " + std::to_string(status) + " " + std::to_string(signal));
   };
-  Result<std::unique_ptr<ChildProcess>> child = env.Spawn({{"hl-smi", "-q"}, {"A=1"}, {}}, handlers);
+  Result<std::unique_ptr<ChildProcess>> child =
+      env.Spawn({{"hl-smi", "-q"}, {"A=1"}, {}}, handlers);
   ASSERT_TRUE(child.ok());
   FakeEnv::Child& script = *env.children().back();
   EXPECT_EQ(script.options.extra_env, std::vector<std::string>{"A=1"});
@@ -278,7 +279,7 @@ TEST(FakeEnv, AChildInUninterruptibleSleepIgnoresSignals) {
   bool exited = false;
   ChildEvents handlers{[](bool, std::string_view) {}, [](bool) {},
                        [&](std::int64_t, int) { exited = true; }};
-  Result<std::unique_ptr<ChildProcess>> child = env.Spawn({{"hl-smi"}, {}}, handlers);
+  Result<std::unique_ptr<ChildProcess>> child = env.Spawn({{"hl-smi"}, {}, {}}, handlers);
   ASSERT_TRUE(child.ok());
   env.Signal(-(*child)->pid(), SIGKILL);
   env.RunUntilIdle();
