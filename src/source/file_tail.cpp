@@ -92,8 +92,28 @@ void FileTail::Drain(bool end_of_input, const Sink& sink) {
   }
 }
 
+trainwatch::Status FileTail::Reopen(const FileSystem& fs) {
+  Result<std::unique_ptr<ReadableFile>> file = fs.OpenForReading(path_);
+  if (!file) {
+    return file.error();
+  }
+  Result<FileStatus> info = (*file)->Status();
+  if (!info) {
+    return info.error();
+  }
+  if (FileId{info->device, info->inode} != id_) {
+    return Error{path_ + ": another file now (rotated or replaced)"};
+  }
+  file_ = std::move(*file);
+  return trainwatch::Status::Ok();
+}
+
 FileTail::ReadOutcome FileTail::Read(std::size_t budget, const Sink& sink) {
   ReadOutcome outcome;
+  if (!file_) {
+    outcome.error = path_ + ": not open (in turn)";
+    return outcome;
+  }
   const Result<FileStatus> info = file_->Status();
   if (!info) {
     outcome.error = info.error().message;
@@ -107,6 +127,10 @@ FileTail::ReadOutcome FileTail::Read(std::size_t budget, const Sink& sink) {
   if (size < read_offset_ || !HeadMatches(head)) {
     Restart();
     outcome.truncated = true;
+    if (stop_at_rewrite_) {
+      outcome.stopped = true;
+      return outcome;
+    }
   }
   if (head.size() > head_.length) {
     head_ = FingerprintOf(head);

@@ -58,6 +58,9 @@ class FileTail {
     std::uint64_t bytes = 0;
     bool more = false;       // stopped at the budget with more to read
     bool truncated = false;  // the content was replaced; reading restarted at 0 (see below)
+    // With stop_at_rewrite: truncated, and nothing read of the new content; the owner decides
+    // where to read it from.
+    bool stopped = false;
     std::string error;       // why the read failed (logged by the owner); empty if it did not
   };
   // Reads up to `budget` bytes, handing complete lines to `sink`. When the file shrank below
@@ -76,8 +79,21 @@ class FileTail {
   // lines that fired from the original before a restart must not fire again from the copy.
   const std::optional<FileId>& copy_of() const { return copy_of_; }
   void set_copy_of(FileId original) { copy_of_ = original; }
-  // The open file's status now (its size, and links: 0 once it is deleted).
-  Result<FileStatus> Status() const { return file_->Status(); }
+  // A file rewritten in place (a rotated copy made over the old copy: same inode, new content)
+  // may be a copy of what was read elsewhere: Read stops at the rewrite instead of reading the
+  // new content from its start.
+  void set_stop_at_rewrite(bool stop) { stop_at_rewrite_ = stop; }
+  // The open file's status now (its size, and links: 0 once it is deleted); an error while
+  // released.
+  Result<FileStatus> Status() const {
+    return file_ ? file_->Status() : Result<FileStatus>(Error{path_ + ": not open (in turn)"});
+  }
+  // Closes the descriptor, keeping where reading stands (offset, the unfinished last line, line
+  // numbers): a file past the descriptor budget is read in turn, opened only for its turn.
+  void Release() { file_.reset(); }
+  bool released() const { return file_ == nullptr; }
+  // Opens `path` again for a turn; fails when it is gone or is another file now (its id).
+  trainwatch::Status Reopen(const FileSystem& fs);
   // The fingerprint of its first `length` bytes now; nullopt when it is shorter.
   std::optional<Fingerprint> HeadFingerprint(std::uint32_t length) const {
     return ReadFingerprint(*file_, length);
@@ -113,6 +129,7 @@ class FileTail {
   // The first bytes read from offset 0 (up to kHeadBytes), as their fingerprint: 16 bytes per
   // followed file where the bytes themselves took 257 on the heap.
   Fingerprint head_ = FingerprintOf({});
+  bool stop_at_rewrite_ = false;
   TailPosition before_truncation_;
 };
 

@@ -11,7 +11,6 @@
 namespace trainwatch::source {
 namespace {
 
-constexpr std::size_t kChunkBytes = 256 * 1024;
 constexpr auto kRetiredFor = std::chrono::minutes(2);
 // A file gone from the globs is read for this long, then closed: a writer may still be
 // writing to the renamed file until it reopens its log.
@@ -139,6 +138,7 @@ void TailSet::Open(const std::string& path, std::optional<source::TailPosition> 
   DescriptorBudget::Lease descriptor;
   if (budget_ && !budget_->Take(descriptor)) {
     MarkUnwatched(path, BudgetSpent());
+    FollowInTurn(path, start);
     return;
   }
   Result<source::FileTail> tail = source::FileTail::Open(env_.fs(), path, start, kChunkBytes);
@@ -152,14 +152,20 @@ void TailSet::Open(const std::string& path, std::optional<source::TailPosition> 
   if (copy_of) {
     tail->set_copy_of(*copy_of);
   }
-  const source::FileId id = tail->id();
+  // Named as a rotated copy (of a file followed now, or one it continues): rewritten in place
+  // later, it is matched again rather than read from its start (ReadFile).
+  tail->set_stop_at_rewrite(copy_of.has_value() || !FollowedOriginalsOf(path).empty());
   auto file = std::make_unique<TailedFile>(std::move(*tail));
   file->descriptor = std::move(descriptor);
-  const source::Fingerprint fingerprint = file->tail.fingerprint();
   if (!hooks_.on_open(*file)) {
     return;
   }
-  fingerprints_[id] = fingerprint;
+  Adopt(path, std::move(file));
+}
+
+void TailSet::Adopt(const std::string& path, std::unique_ptr<TailedFile> file) {
+  const source::FileId id = file->tail.id();
+  fingerprints_[id] = file->tail.fingerprint();
   spdlog::info("source {}: following {} from byte {}", source_.name, path,
                file->tail.read_offset());
   TailedFile& opened = *file;
@@ -215,8 +221,8 @@ void TailSet::DrainQueue() {
 }
 
 void TailSet::ReadFile(TailedFile& file, std::size_t budget) {
-  if (file.queued) {
-    return;  // its turn comes from the queue, in order
+  if (file.queued || file.tail.released()) {
+    return;  // its turn comes from the queue, in order (or, past the budget, in TakeTurns)
   }
   const source::Fingerprint before = fingerprints_[file.tail.id()];
   const source::FileTail::ReadOutcome outcome =
@@ -225,6 +231,17 @@ void TailSet::ReadFile(TailedFile& file, std::size_t budget) {
       });
   if (!outcome.error.empty()) {
     spdlog::warn("source {}: reading failed: {}", source_.name, outcome.error);
+  }
+  if (outcome.stopped) {
+    // A rotated copy rewritten in place (logrotate's next copytruncate over train.log.1): its
+    // new content is a copy of what the original held, read there already. It is matched as a
+    // new file would be: continued where the original was, or held until the original is cut.
+    const std::string path = file.tail.path();
+    spdlog::info("source {}: {} was rewritten in place at byte {}: matched again as a rotated copy",
+                 source_.name, path, file.tail.before_truncation().offset);
+    CloseFile(file.tail.id());  // `file` is gone from here on
+    Follow(path);
+    return;
   }
   if (outcome.truncated) {
     spdlog::info("source {}: {} was truncated at byte {}; reading it from the start", source_.name,
@@ -241,7 +258,9 @@ void TailSet::ReadFile(TailedFile& file, std::size_t budget) {
     hooks_.on_pending(file);
   }
   if (outcome.more) {
-    Enqueue(file);
+    if (!file.in_turn) {  // one read budget a turn: the rest at its next turn
+      Enqueue(file);
+    }
   } else {
     file.caught_up = true;
     if (outcome.bytes == 0) {
@@ -255,6 +274,7 @@ void TailSet::Sweep(SteadyTime now) {
   // event queue, a file renamed out of the watched directories), cheap enough at the rescan
   // pace and too costly for an idle daemon each second.
   CloseDeleted();
+  TakeTurns(now);
   if (now - last_sweep_ < watch_.rescan_interval) {
     return;
   }
@@ -374,10 +394,24 @@ void TailSet::SaveTo(std::vector<source::SavedTail>& out) const {
     saved.fingerprint = file->tail.fingerprint();
     out.push_back(std::move(saved));
   }
+  for (const auto& [path, turn] : in_turn_) {
+    if (turn.file) {
+      out.push_back({source_.name, path, turn.file->tail.id(), turn.file->tail.fingerprint(),
+                     hooks_.durable(*turn.file)});
+    }
+  }
+  // Files truncated in the last minutes whose copy has not been found yet (copytruncate):
+  // where they were left, so that a restart in between (a kill -9 right after a rotation)
+  // still continues in the copy instead of reading it again from its start.
+  for (const Retired& retired : retired_) {
+    out.push_back({source_.name, (std::filesystem::path(retired.dir) / retired.name).string(),
+                   retired.id, retired.fingerprint, retired.position});
+  }
   // Files not seen since the restart keep their entries, so a file that is briefly missing
-  // (a remounted volume) still resumes.
+  // (a remounted volume) still resumes; but not one whose inode is followed now under other
+  // content (a truncated original's old entry, kept above while it mattered).
   for (std::size_t index = 0; index < saved_.size(); ++index) {
-    if (!saved_used_[index]) {
+    if (!saved_used_[index] && !files_.count(saved_[index].id)) {
       out.push_back(saved_[index]);
     }
   }
@@ -388,6 +422,13 @@ void TailSet::Close() {
     return;
   }
   closed_ = true;
+  for (auto& [path, turn] : in_turn_) {
+    if (turn.file) {
+      DropTurn(*turn.file);
+    }
+  }
+  in_turn_.clear();
+  turn_order_.clear();
   watches_.clear();
   // No flush: an unfinished last line is read again, whole, by the next start.
   files_.clear();

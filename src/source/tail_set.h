@@ -44,6 +44,8 @@ struct TailedFile {
   bool queued = false;
   // Read to its end once, or new since the start: what comes now is written live.
   bool caught_up = false;
+  // Past the descriptor budget: opened for its turn only (TailSet::TakeTurns).
+  bool in_turn = false;
 };
 
 class TailSet {
@@ -51,6 +53,10 @@ class TailSet {
   // Bytes read from one file per turn: enough to keep up with a fast writer, small enough that
   // one busy file cannot hold the loop (and the other files) for long.
   static constexpr std::size_t kReadBudget = 1 << 20;
+  // Files past the descriptor budget are read in turn: each second, up to this many of them
+  // are opened, read (one read budget each) and closed again, round robin. A line written in
+  // any of N such files is read within ceil(N / kTurnsPerSecond) seconds.
+  static constexpr std::size_t kTurnsPerSecond = 64;
   // What the owner is told of each followed file (its detection state lives there, keyed by
   // the file's id).
   struct Hooks {
@@ -114,8 +120,12 @@ class TailSet {
   // file (the same file before a restart, or the file it is a rotated copy of): the cost of
   // following N files must grow with N, not N squared.
   std::uint64_t origin_checks() const { return origin_checks_; }
+  // How many files are read in turn now (past the descriptor budget; also in unwatched()).
+  std::size_t in_turn() const { return in_turn_.size(); }
 
  private:
+  static constexpr std::size_t kChunkBytes = 256 * 1024;  // each file's framing buffer grows by
+
   // A file that was truncated: a copy of its old content may show up (copytruncate), and
   // continues from where it was.
   struct Retired {
@@ -134,6 +144,20 @@ class TailSet {
   void Follow(const std::string& path);
   void Open(const std::string& path, std::optional<source::TailPosition> start,
             std::optional<source::FileId> copy_of = std::nullopt);
+  // Makes an opened file (on_open said yes) a followed one, and reads it.
+  void Adopt(const std::string& path, std::unique_ptr<TailedFile> file);
+  // Past the descriptor budget (tail_set_in_turn.cpp): `path` is read in turn from `start`
+  // (nullopt: its end, as Open takes it); each turn opens,
+  // reads and closes it; once a descriptor is free, Promote makes it a followed file again.
+  void FollowInTurn(const std::string& path, std::optional<source::TailPosition> start);
+  // Where a file first met past the budget starts: its saved position (the same file before a
+  // restart), else as a new file does. (Rotated copies are not matched to their originals
+  // here: one read in turn is read from its start.)
+  std::optional<source::TailPosition> InTurnStart(const std::string& path, source::FileId id);
+  void TakeTurns(SteadyTime now);
+  bool Promote(const std::string& path, source::FileId id);
+  // Flushes and closes a file read in turn (it is gone, replaced, or the set closes).
+  void DropTurn(TailedFile& file);
   // Follows the copy of `original`, truncated, (`size` bytes) from where it was left.
   void OpenCopy(const std::string& path, source::FileId original, source::TailPosition position,
                 std::uint64_t size);
@@ -204,6 +228,13 @@ class TailSet {
   std::map<std::string, std::string> unwatched_;     // path -> why
   std::vector<std::string> newly_unwatched_;         // since the last report
   std::map<std::string, SteadyTime> deferred_;       // short new files that may be copies
+  struct InTurn {
+    std::unique_ptr<TailedFile> file;  // none until its first turn; its descriptor released
+    std::optional<source::TailPosition> start;  // where its first turn starts
+  };
+  std::map<std::string, InTurn> in_turn_;  // by path
+  std::deque<std::string> turn_order_;     // round robin
+  SteadyTime last_turns_{};
   std::deque<Retired> retired_;
   std::deque<source::FileId> queue_;         // files with more to read
   std::unique_ptr<LoopTimer> rescan_timer_;  // periodic rescan

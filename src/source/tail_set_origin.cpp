@@ -34,7 +34,13 @@ void TailSet::Follow(const std::string& path) {
   const source::FileId id{info->device, info->inode};
   if (budget_ && budget_->exhausted()) {
     MarkUnwatched(path, BudgetSpent());
+    if (!in_turn_.count(path)) {
+      FollowInTurn(path, InTurnStart(path, id));
+    }
     return;
+  }
+  if (Promote(path, id)) {
+    return;  // read in turn so far, followed from where its turns left it
   }
   const Result<std::unique_ptr<ReadableFile>> probe = env_.fs().OpenForReading(path);
   if (!probe) {

@@ -1,7 +1,7 @@
-// Files a TailSet cannot follow: past the descriptor budget, or refused by the file system
-// (permission denied, a descriptor limit hit anyway). They are listed (status shows them),
-// said once in the log — a summary when many come at once, not a line per file at every
-// rescan — and tried again at every rescan.
+// Files a TailSet cannot follow: past the descriptor budget (read in turn meanwhile:
+// tail_set_in_turn.cpp), or refused by the file system (permission denied, a descriptor limit
+// hit anyway). They are listed (status shows them), said once in the log — a summary when
+// many come at once, not a line per file at every rescan — and tried again at every rescan.
 #include <spdlog/spdlog.h>
 
 #include "source/tail_set.h"
@@ -11,8 +11,9 @@ namespace trainwatch::source {
 std::string TailSet::BudgetSpent() const {
   return fmt::format(
       "{} log files are open, the most the open-file limit allows beside the daemon's own "
-      "needs; raise LimitNOFILE",
-      budget_ ? budget_->limit() : 0);
+      "needs; raise LimitNOFILE. Read in turn meanwhile: {} files a second, each opened for "
+      "its turn",
+      budget_ ? budget_->limit() : 0, kTurnsPerSecond);
 }
 
 void TailSet::MarkUnwatched(const std::string& path, std::string why) {

@@ -287,6 +287,48 @@ TEST_F(TailSetTest, AShortNewFileThatNeverBecomesACopyIsReadAfterTheWait) {
   EXPECT_EQ(Text(), Lines(1, 20) + "a new rank\n");
 }
 
+// Security round 3, item 11: logrotate's second copytruncate copies over the existing
+// train.log.1 in place (same inode, truncated and refilled). That is a copy of what was read
+// from the original, not a file to read again from its start.
+TEST_F(TailSetTest, ASecondCopytruncateOverTheOldCopyInPlaceReadsNothingTwice) {
+  const auto writer = StartWithWriter(20);
+  env_.files().Copy("/logs/train.log", "/logs/train.log.1");
+  env_.files().Truncate("/logs/train.log");
+  env_.files().AppendHeld(writer, Lines(21, 40));
+  Settle();
+  ASSERT_TRUE(EachOnce(1, 40));
+  // The second rotation: the copy goes over train.log.1, then the original is cut.
+  env_.files().AppendHeld(writer, Line(41));
+  env_.files().Copy("/logs/train.log", "/logs/train.log.1");
+  Settle();
+  env_.files().Truncate("/logs/train.log");
+  env_.files().AppendHeld(writer, Line(42));
+  Settle();
+  env_.Advance(milliseconds(2100));  // past any wait for a copy still being written
+  EXPECT_TRUE(EachOnce(1, 42));
+}
+
+// Item 11 too: killed (kill -9) right after a copytruncate, before the copy was matched to its
+// original. The saved state still holds where the original was, so the restart continues in
+// the copy instead of reading it from its start.
+TEST_F(TailSetTest, AKillRightAfterACopytruncateLosesNoPositionAndRepeatsNothing) {
+  const auto writer = StartWithWriter(20);
+  env_.files().AppendHeld(writer, Line(21));
+  env_.files().Truncate("/logs/train.log");  // the original is cut first, as the daemon sees it
+  env_.files().AppendHeld(writer, Line(22));
+  Settle();  // the truncation is read: 22 from the new start; no copy yet
+  std::vector<SavedTail> saved;
+  tails_->SaveTo(saved);
+  tails_.reset();  // killed: what SaveTo wrote last is all there is
+  // The copy lands while the daemon is down (logrotate's copy was slower than the cut here).
+  env_.files().Append("/logs/train.log.1", Lines(1, 21));
+  Start({"/logs/train.log*"}, saved, /*first_start=*/false);
+  env_.files().AppendHeld(writer, Line(23));
+  Settle();
+  env_.Advance(milliseconds(2100));
+  EXPECT_TRUE(EachOnce(1, 23));
+}
+
 TEST_F(TailSetTest, ARestartResumesFromTheSavedPositionsWithoutRepeats) {
   const std::vector<SavedTail> saved = ReadThenStop(3);
   env_.files().Append("/logs/train.log", Lines(4, 5));  // written while the daemon was down
@@ -370,8 +412,20 @@ TEST_F(TailSetTest, FilesPastTheDescriptorBudgetAreListedAndFollowedWhenOneIsFre
   EXPECT_NE(tails_->unwatched().begin()->second.find("2 log files are open"), std::string::npos)
       << tails_->unwatched().begin()->second;
   EXPECT_TRUE(EachOnce(1, 2));
-  // One is deleted and finished: its descriptor goes to the file that waited, read from its
-  // start (it was never read).
+  // Meanwhile it is read in turn: opened for its turn each second, read, closed again.
+  EXPECT_EQ(tails_->in_turn(), 1u);
+  env_.Advance(milliseconds(1000));
+  tails_->Sweep(env_.SteadyNow());
+  EXPECT_TRUE(EachOnce(1, 3));
+  EXPECT_EQ(budget_->used(), 2u);
+  env_.files().Append("/logs/c.log", Line(4));
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 3)) << "not before its next turn";
+  env_.Advance(milliseconds(1000));
+  tails_->Sweep(env_.SteadyNow());
+  EXPECT_TRUE(EachOnce(1, 4));
+  // One is deleted and finished: its descriptor goes to the file that waited, followed from
+  // where its turns left it.
   env_.files().Remove("/logs/a.log");
   Settle();
   SweepLater();
@@ -379,8 +433,38 @@ TEST_F(TailSetTest, FilesPastTheDescriptorBudgetAreListedAndFollowedWhenOneIsFre
   Settle();
   EXPECT_EQ(closed_, std::vector<std::string>{"/logs/a.log"});
   EXPECT_TRUE(tails_->unwatched().empty());
+  EXPECT_EQ(tails_->in_turn(), 0u);
   EXPECT_EQ(budget_->used(), 2u);
-  EXPECT_TRUE(EachOnce(1, 3));
+  env_.files().Append("/logs/c.log", Line(5));
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 5)) << "followed now: read as it is written";
+}
+
+// Item 10: a crash line in any of many files past the budget is read within
+// ceil(N / kTurnsPerSecond) seconds, every line once, and their positions are saved.
+TEST_F(TailSetTest, ManyFilesPastTheBudgetAreEachReadWithinTheStatedDelay) {
+  budget_ = std::make_shared<DescriptorBudget>(2);
+  Start({"/logs/*.log"});
+  const int files = static_cast<int>(2 + 2 * TailSet::kTurnsPerSecond);  // two seconds' worth
+  for (int n = 0; n < files; ++n) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/logs/r%03d.log", n);
+    env_.files().Append(name, Line(n));
+  }
+  Settle();
+  EXPECT_EQ(tails_->in_turn(), static_cast<std::size_t>(files - 2));
+  for (int second = 0; second < 2; ++second) {
+    env_.Advance(milliseconds(1000));
+    tails_->Sweep(env_.SteadyNow());
+  }
+  EXPECT_TRUE(EachOnce(0, files - 1));
+  std::vector<SavedTail> saved;
+  tails_->SaveTo(saved);
+  EXPECT_EQ(saved.size(), static_cast<std::size_t>(files));
+  for (const SavedTail& each : saved) {
+    EXPECT_EQ(each.position.offset, Line(0).size()) << each.path;
+  }
+  EXPECT_EQ(budget_->used(), 2u);
 }
 
 TEST_F(TailSetTest, AFileThatCannotBeOpenedIsListedWithWhyAndTriedAgain) {
