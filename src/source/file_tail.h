@@ -61,7 +61,7 @@ class FileTail {
     // With stop_at_rewrite: truncated, and nothing read of the new content; the owner decides
     // where to read it from.
     bool stopped = false;
-    std::string error;       // why the read failed (logged by the owner); empty if it did not
+    std::string error;  // why the read failed (logged by the owner); empty if it did not
   };
   // Reads up to `budget` bytes, handing complete lines to `sink`. When the file shrank below
   // the read offset or its first bytes changed, the pending partial line is dropped,
