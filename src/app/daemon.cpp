@@ -115,6 +115,30 @@ void Daemon::Stop(int exit_code) {
   }
   signals_.clear();
   child_.reset();
+  int status = 0;
+  exit_timer_ = UvHandle<uv_timer_t>::Make(&loop_, status, uv_timer_init);
+  if (exit_timer_) {
+    exit_timer_->data = this;
+    uv_timer_start(
+        exit_timer_.get(),
+        [](uv_timer_t* timer) {
+          if (auto* self = static_cast<Daemon*>(timer->data)) {
+            self->ExitPastWedgedWorkers();
+          }
+        },
+        static_cast<std::uint64_t>(kStopWaitForWorkers.count()), 0);
+    uv_unref(exit_timer_.base());
+  }
+}
+
+void Daemon::ExitPastWedgedWorkers() {
+  const Env::PoolWork pool = env_->PoolWorkNow();
+  spdlog::error(
+      "stopping: {} thread-pool worker(s) still busy {} ms after the stop, the oldest for {} "
+      "ms (wedged on a hung file system or device?): exiting without them",
+      pool.running, kStopWaitForWorkers.count(), pool.oldest.count());
+  spdlog::shutdown();  // flushed: nothing after this returns
+  std::_Exit(exit_code_);
 }
 
 void Daemon::OnSignal(int signum) {
@@ -443,6 +467,8 @@ int Daemon::Run() {
                  setup_.rules.size(), incidents_->incidents_file());
   }
   uv_run(&loop_, UV_RUN_DEFAULT);
+  exit_timer_.Reset();  // not needed: every worker returned
+  uv_run(&loop_, UV_RUN_NOWAIT);
   // The components' handles are closed; their memory goes with the close callbacks, run above.
   const int closed = uv_loop_close(&loop_);
   if (closed != 0) {

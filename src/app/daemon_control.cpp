@@ -48,6 +48,10 @@ ops::DaemonSnapshot Daemon::Snapshot() {
   }
   incidents_->FillSnapshot(snapshot);
   snapshot.sources = sources_->Snapshot(now, env_->WallNow());
+  const Env::PoolWork pool = env_->PoolWorkNow();
+  snapshot.workers_busy = pool.running;
+  snapshot.oldest_work_seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(pool.oldest).count();
   RedactBars(snapshot);
   return snapshot;
 }

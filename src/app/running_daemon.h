@@ -6,6 +6,7 @@
 
 #include <uv.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -52,6 +53,11 @@ class Daemon {
                                   Result<PreparedSources> prepared,
                                   const std::vector<Diagnostic>& notes);
   void FinishReload(const Result<std::string>& verdict);
+  // The stop's last resort: a pool worker that never returns (a read on a hung network file
+  // system sleeps uninterruptibly) would hold the loop, and so the stop, for ever. The state
+  // is saved by then: log it and leave.
+  [[noreturn]] void ExitPastWedgedWorkers();
+  static constexpr std::chrono::milliseconds kStopWaitForWorkers{3000};
   void Stop(int exit_code);
   // SIGTERM: a capture under way may finish first, within the config's stop_grace.
   void StopAfterCaptures(int exit_code);
@@ -95,6 +101,9 @@ class Daemon {
   std::unique_ptr<LoopTimer> watchdog_;
   std::unique_ptr<IdleMemory> idle_memory_;  // what work used, handed back once it settled
   std::vector<UvHandle<uv_signal_t>> signals_;
+  // Set at the stop, unreferenced (it keeps nothing alive): past it, pool work still under
+  // way is a wedged worker, and the daemon exits without it (ExitPastWedgedWorkers).
+  UvHandle<uv_timer_t> exit_timer_;
   bool stopping_ = false;
   bool guest_ = false;  // wrap beside a daemon that holds the state_dir
   bool stop_after_settle_ = false;

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/standalone_snapshot.h"
 #include "config/daemon_config.h"
+#include "core/printable.h"
 #include "ops/control_server.h"
 
 namespace trainwatch::cli {
@@ -101,6 +102,10 @@ void PrintStatus(const json& status, std::ostream& out) {
                 : " (" + shared->value("watch_error", "") + ")")
         << "\n";
   }
+  if (const auto workers = status.find("workers");
+      workers != status.end() && workers->is_object() && workers->contains("stuck")) {
+    out << "WORKER STUCK: " << workers->value("stuck", "") << "\n";
+  }
   if (const auto am = status.find("alertmanager"); am != status.end() && am->is_object()) {
     out << "alertmanager: " << am->value("open", 0) << " alerts open, "
         << am->value("ends_unsent", 0) << " ends unsent, " << am->value("posts_ok", 0)
@@ -191,10 +196,11 @@ void PrintStatus(const json& status, std::ostream& out) {
     }
     if (const json unwatched = source.value("unwatched", json::object()); !unwatched.empty()) {
       const json listed = unwatched.value("files", json::array());
-      out << "    NOT WATCHED: " << unwatched.value("count", 0) << " files (tried again at each "
-          << "rescan)\n";
+      out << "    NOT WATCHED: " << unwatched.value("count", 0)
+          << " files (tried again at each rescan; past the descriptor budget, read in turn)\n";
       for (const json& file : listed) {
-        out << "      " << file.value("path", "?") << ": " << file.value("why", "") << "\n";
+        out << "      " << Printable(file.value("path", "?")) << ": "
+            << Printable(file.value("why", "")) << "\n";
       }
       if (unwatched.value("count", std::size_t{0}) > listed.size()) {
         out << "      ... (the first " << listed.size() << " listed)\n";

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/file_system.h"
+#include "core/quantity.h"
 #include "core/result.h"
 
 namespace trainwatch {
@@ -85,6 +86,14 @@ class Env {
   // state: move what it needs into its captures and out through them. Should the pool refuse
   // it, both run on the loop, late but not lost.
   virtual void RunOnPool(std::function<void()> work, std::function<void()> done) = 0;
+  // The pool's work under way now: how many, and how long the oldest has been at it. A worker
+  // can be wedged where no deadline reaches (a read on a hung network file system sleeps
+  // uninterruptibly): status shows it, and a stop does not wait for it for ever.
+  struct PoolWork {
+    std::size_t running = 0;
+    Duration oldest{0};
+  };
+  virtual PoolWork PoolWorkNow() const { return {}; }
 
   virtual const FileSystem& fs() const = 0;
   // What happened to an entry of a watched directory: written to, renamed (a move, creation or

@@ -340,7 +340,16 @@ void PosixEnv::RunOnPool(std::function<void()> work, std::function<void()> done)
     std::function<void()> done;
   };
   auto owned = std::make_unique<Request>();
-  owned->work = std::move(work);
+  owned->work = [work = std::move(work), starts = pool_starts_] {
+    std::multiset<SteadyTime>::iterator mine;
+    {
+      const std::lock_guard lock(starts->mutex);
+      mine = starts->started.insert(std::chrono::steady_clock::now());
+    }
+    work();
+    const std::lock_guard lock(starts->mutex);
+    starts->started.erase(mine);
+  };
   owned->done = std::move(done);
   owned->request.data = owned.get();
   const int status = uv_queue_work(
@@ -356,6 +365,17 @@ void PosixEnv::RunOnPool(std::function<void()> work, std::function<void()> done)
     return;
   }
   static_cast<void>(owned.release());  // freed by the after-work callback
+}
+
+Env::PoolWork PosixEnv::PoolWorkNow() const {
+  const std::lock_guard lock(pool_starts_->mutex);
+  PoolWork now;
+  now.running = pool_starts_->started.size();
+  if (!pool_starts_->started.empty()) {
+    now.oldest = std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() -
+                                                      *pool_starts_->started.begin());
+  }
+  return now;
 }
 
 Result<std::unique_ptr<ChangeWatch>> PosixEnv::WatchDirectory(const std::string& dir,

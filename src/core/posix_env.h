@@ -6,6 +6,8 @@
 #include <uv.h>
 
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,7 @@ class PosixEnv final : public Env {
   std::unique_ptr<LoopTimer> NewTimer(std::function<void()> on_fire) override;
   std::unique_ptr<LoopIdle> NewIdle(std::function<void()> on_turn) override;
   void RunOnPool(std::function<void()> work, std::function<void()> done) override;
+  PoolWork PoolWorkNow() const override;
 
   const FileSystem& fs() const override { return RealFileSystem(); }
   Result<std::unique_ptr<ChangeWatch>> WatchDirectory(const std::string& dir,
@@ -46,6 +49,13 @@ class PosixEnv final : public Env {
   uv_loop_t* loop() const { return loop_; }
 
  private:
+  // When each piece of pool work under way began (shared with the workers, which may outlive
+  // this Env when a stop does not wait for a wedged one).
+  struct PoolStarts {
+    std::mutex mutex;
+    std::multiset<SteadyTime> started;
+  };
+  std::shared_ptr<PoolStarts> pool_starts_ = std::make_shared<PoolStarts>();
   uv_loop_t* loop_;
   std::string proc_root_;
   std::weak_ptr<InotifyHub> inotify_;  // shared by the directory watches, made by the first

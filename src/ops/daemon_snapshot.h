@@ -129,6 +129,9 @@ struct DaemonSnapshot {
     std::string watch_error;
   };
   std::optional<Shared> shared;
+  // The thread pool's work under way (core/env.h PoolWork): a worker busy for long is wedged.
+  std::size_t workers_busy = 0;
+  std::int64_t oldest_work_seconds = 0;
   // The Alertmanager output (alert/alert_output.h), when configured.
   struct Alertmanager {
     std::vector<std::string> urls;

@@ -137,6 +137,13 @@ json StatusJson(const DaemonSnapshot& snapshot) {
                               {"dropped", am.dropped},
                               {"error", am.error}};
   }
+  status["workers"] = {{"busy", snapshot.workers_busy},
+                       {"oldest_seconds", snapshot.oldest_work_seconds}};
+  if (snapshot.oldest_work_seconds >= kWorkerStuckSeconds) {
+    status["workers"]["stuck"] =
+        "a thread-pool worker has been busy for " + std::to_string(snapshot.oldest_work_seconds) +
+        " s: wedged on a hung file system or device? Captures and peer polls may wait for it";
+  }
   if (snapshot.shared) {
     status["shared"] = {{"dir", snapshot.shared->dir},
                         {"published", snapshot.shared->published},
