@@ -309,6 +309,15 @@ bool IncidentFlow::QueueRecord(cluster::PeerRecord& record) {
 
 std::vector<std::string> IncidentFlow::JobsHere() {
   if (!config_.cluster.job_id.empty()) {
+    // Every process here is the job's: their owners are whose records are acted on.
+    job_uids_.clear();
+    const std::vector<source::WriterProcess> processes =
+        wiring_.job_processes ? wiring_.job_processes() : std::vector<source::WriterProcess>{};
+    for (const source::WriterProcess& writer : processes) {
+      if (writer.uid) {
+        job_uids_[config_.cluster.job_id].insert(*writer.uid);
+      }
+    }
     return {config_.cluster.job_id};
   }
   std::vector<std::string> jobs;

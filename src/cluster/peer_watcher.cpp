@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "cluster/shared_listing.h"
+#include "core/printable.h"
 
 namespace trainwatch::cluster {
 namespace fs = std::filesystem;
@@ -211,7 +212,8 @@ void PeerWatcher::OnPolled(const std::shared_ptr<Poll>& poll) {
     for (const auto& [name, why] : job.unreadable) {
       if (++seen.tries[name] >= kUnreadableTries) {
         spdlog::warn("shared directory: cannot read {}/jobs/{}/{} after {} tries: {}; ignored",
-                     poll->shared_dir, JobDirName(job.job_id), name, kUnreadableTries, why);
+                     poll->shared_dir, JobDirName(job.job_id), Printable(name), kUnreadableTries,
+                     Printable(why));
         seen.tries.erase(name);
         names->insert(name);
       }

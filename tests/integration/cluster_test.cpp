@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "cluster/peer_record.h"
 #include "integration/daemon_fixture.h"
 #include "support/file_text.h"
 #include "support/run_binary.h"
@@ -342,6 +343,65 @@ TEST_F(ClusterTest, ThroughSshfsPeersSeeEachOtherAndADeadMountLosesNoIncident) {
   EXPECT_TRUE(WaitUntil([&] { return fs::is_empty(Dir("state/outbox/jobA")); }, 10s));
   daemon_->Signal(SIGTERM);
   EXPECT_EQ(daemon_->Wait(), 0) << daemon_->Log();
+}
+
+}  // namespace
+}  // namespace trainwatch::testing
+
+namespace trainwatch::testing {
+namespace {
+
+// Security round 3, item 6: any user can set a job id variable, so a record naming this node's
+// job is acted on (its ranks paused and read) only when its job runs as the same user there
+// as here. A forged record (another uid) is logged and left; an honest one is captured for.
+TEST_F(DaemonTest, APeerRecordOfAnotherUserIsNotActedOn) {
+  WriteConfig({.cooldown = "0s",
+               .capture = "capture: {commands: [], habana_logs: none}\n"
+                          "cluster: {node_name: node0, shared_dir: shared, poll_interval: 1s}\n"});
+  std::filesystem::create_directories(Dir("shared/jobs"));
+  StartDaemon();
+  // The job here: a writer of a watched log whose environment names jobA, run as this uid.
+  ::setenv("TRAINWATCH_JOB_ID", "jobA", 1);
+  const auto writer = DaemonProcess::Program(
+      {"/bin/sh", "-c", "while :; do echo step; sleep 0.2; done"}, Dir("logs/job.log"));
+  ::unsetenv("TRAINWATCH_JOB_ID");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const Json shared = daemon_->Status(state())["shared"];
+        return shared.is_object() && shared["watched_jobs"] == Json::array({"jobA"});
+      },
+      20s))
+      << daemon_->Log();
+  auto publish = [&](const std::string& id, const std::string& node, int uid) {
+    cluster::PeerRecord record;
+    record.job_id = "jobA";
+    record.node = node;
+    record.incident_id = id;
+    record.kind = "crash";
+    record.summary = "RuntimeError: boom";
+    record.cause = "hardware";
+    record.uid = uid;
+    record.opened_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    std::filesystem::create_directories(Dir("shared/jobs/jobA"));
+    std::ofstream(Dir("shared/jobs/jobA/" + cluster::PeerFileName(id, node)))
+        << cluster::PeerRecordJson(record);
+  };
+  auto peers = [&] {
+    int count = 0;
+    for (const Json& incident : ReadIncidents(state())) {
+      count += incident["kind"] == "peer" ? 1 : 0;
+    }
+    return count;
+  };
+  publish("forged", "node9", static_cast<int>(::geteuid()) + 4242);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return daemon_->Log().find("another user's claim") != std::string::npos; }, 15s))
+      << daemon_->Log();
+  EXPECT_EQ(peers(), 0) << daemon_->Log();
+  publish("honest", "node8", static_cast<int>(::geteuid()));
+  EXPECT_TRUE(WaitUntil([&] { return peers() == 1; }, 20s)) << daemon_->Log();
 }
 
 }  // namespace
