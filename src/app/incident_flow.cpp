@@ -196,6 +196,9 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
     incident.job.id = incident.peer->job_id;
     incident.job.id_from = "peer";
   }
+  if (incident.peer && incident.peer->uid && *incident.peer->uid >= 0) {
+    incident.job.uid = static_cast<uid_t>(*incident.peer->uid);  // whose ranks it may capture
+  }
   if (!incident.job.id.empty() && incident.reason.empty() &&
       (incident.kind != rules::RuleKind::kWarning || incident.peer)) {
     jobs_.Captured(incident.job.id, env_.SteadyNow());
@@ -413,9 +416,9 @@ void IncidentFlow::OnPeerRecords(const std::vector<cluster::PeerWatcher::Found>&
     if (!because.empty()) {
       continue;
     }
-    detect::PeerLink link{record.job_id, record.node,       record.incident_id,
-                          record.kind,   record.summary,    record.cause,
-                          record.action, record.first_rank, record.opened_ms};
+    detect::PeerLink link{record.job_id,    record.node,  record.incident_id, record.kind,
+                          record.summary,   record.cause, record.action,      record.first_rank,
+                          record.opened_ms, record.uid};
     detect::Incident incident = builder_.Peer(std::move(link), env_.WallNow());
     Write(incident, {}, nullptr);
   }

@@ -17,6 +17,7 @@
 #include "capture/command_plan.h"
 #include "capture/job_identity.h"
 #include "capture/manifest.h"
+#include "capture/speakers.h"
 #include "collect/container.h"
 #include "collect/process_collectors.h"
 
@@ -40,6 +41,7 @@ struct Capturer::Job {
   std::string host = Hostname();
   std::string self_container;
   std::string pattern_error;  // why process_pattern found nothing, when it failed
+  std::string speakers_note;  // other users' processes left out (capture/speakers.h)
   std::vector<collect::CollectorResult> commands;
   std::vector<collect::CollectorResult> builtins;
   collect::RedactionCounts env_redactions;
@@ -198,6 +200,15 @@ void Capturer::FindJobProcesses(Job& job, const std::string& proc_root) {
       }
     }
   }
+  // Only the processes of the users whose logs raised it (none left out for the kernel's,
+  // root's or an operator's): one user's line must not pause another user's ranks.
+  const std::set<uid_t> speakers = IncidentSpeakers(request.incident);
+  KeepSpeakersProcesses(speakers, proc_root, request.pids, job.speakers_note);
+  if (!speakers.empty()) {
+    std::erase_if(request.remembered, [&](const source::WriterProcess& writer) {
+      return writer.uid && !speakers.contains(*writer.uid);
+    });
+  }
   if (request.container.empty()) {
     for (int pid : request.pids) {
       if (auto container = collect::ContainerOfProcess(std::to_string(pid), proc_root)) {
@@ -224,6 +235,9 @@ void Capturer::OnProcessesKnown() {
   }
   if (!job_->pattern_error.empty()) {
     spdlog::warn("capture process_pattern: {}", job_->pattern_error);
+  }
+  if (!job_->speakers_note.empty()) {
+    spdlog::warn("incident {}: {}", job_->request.incident.id, job_->speakers_note);
   }
   early_timer_ = env_.NewTimer([this] {
     if (job_) {

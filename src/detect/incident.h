@@ -73,6 +73,7 @@ struct PeerLink {
   std::string action;
   std::optional<int> first_rank;  // the rank whose line fired first there, where known
   std::int64_t opened_ms = 0;     // on the peer's clock
+  std::optional<int> uid;         // the job's owner there, checked to be this node's job's
 };
 
 struct Incident {
