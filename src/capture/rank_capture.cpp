@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "capture/gdb_command.h"
 #include "capture/gdb_python_helper.h"
@@ -16,6 +17,7 @@
 #include "collect/flight_recorder.h"
 #include "collect/python_hook.h"
 #include "collect/stack_text.h"
+#include "core/deadline_call.h"
 #include "core/proc_files.h"
 #include "core/split.h"
 
@@ -220,24 +222,46 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
           job->report.ranks.push_back(std::move(evidence));
         }
         // The Flight Recorders dump while the rest is taken; their dumps are read at the end.
+        // The rank names these files: each step has a deadline (a hung file system holds a
+        // read in the kernel), past which it is left behind and the capture goes on.
         for (const collect::RankProcess& rank : job->map.ranks) {
           std::string why = "its rank is unknown";
           std::optional<collect::FlightRecorderTarget> target;
           if (rank.rank) {
-            target = collect::FindFlightRecorder(rank.pid, *rank.rank, rank.environ, job->proc_root,
-                                                 why);
-          }
-          if (target && !collect::PokeFlightRecorder(*target, why)) {
-            target.reset();
+            using Found = std::pair<std::optional<collect::FlightRecorderTarget>, std::string>;
+            std::optional<Found> found = CallWithDeadline<Found>(
+                [pid = rank.pid, number = *rank.rank, environ = rank.environ,
+                 proc_root = job->proc_root] {
+                  std::string not_found;
+                  std::optional<collect::FlightRecorderTarget> poked =
+                      collect::FindFlightRecorder(pid, number, environ, proc_root, not_found);
+                  if (poked && !collect::PokeFlightRecorder(*poked, not_found)) {
+                    poked.reset();
+                  }
+                  return Found(std::move(poked), std::move(not_found));
+                },
+                kRankFileDeadline, why);
+            if (found) {
+              std::tie(target, why) = std::move(*found);
+            }
           }
           job->recorders.push_back(std::move(target));
           job->recorder_why.push_back(std::move(why));
         }
         job->sampled_at = env.SteadyNow();
         for (const collect::RankProcess& rank : job->map.ranks) {
-          job->hook_why.emplace_back();
-          job->hooks.push_back(collect::FindPythonHook(rank.pid, rank.environ, job->proc_root,
-                                                       job->hook_why.back()));
+          using Found = std::pair<std::optional<collect::PythonHook>, std::string>;
+          std::string why;
+          std::optional<Found> found = CallWithDeadline<Found>(
+              [pid = rank.pid, environ = rank.environ, proc_root = job->proc_root] {
+                std::string not_found;
+                std::optional<collect::PythonHook> hook =
+                    collect::FindPythonHook(pid, environ, proc_root, not_found);
+                return Found(std::move(hook), std::move(not_found));
+              },
+              kRankFileDeadline, why);
+          job->hooks.push_back(found ? std::move(found->first) : std::nullopt);
+          job->hook_why.push_back(found ? std::move(found->second) : why);
         }
         for (const collect::RankProcess& rank : job->map.ranks) {
           std::string why;
@@ -453,7 +477,12 @@ void RankCapture::ReadHooks() {
         job->hook_dumps.resize(job->hooks.size());
         for (std::size_t i = 0; i < job->hooks.size(); ++i) {
           if (job->hooks[i]) {
-            job->hook_dumps[i] = collect::ReadHookDump(*job->hooks[i]);
+            std::string why;
+            job->hook_dumps[i] =
+                CallWithDeadline<std::string>(
+                    [hook = *job->hooks[i]] { return collect::ReadHookDump(hook); },
+                    kRankFileDeadline, why)
+                    .value_or("");
           }
         }
       },
@@ -550,8 +579,18 @@ void RankCapture::Finish() {
           if (i < job->recorders.size()) {
             if (job->recorders[i]) {
               const std::size_t cap = std::min(collect::kMaxFlightRecorderDump, dump_budget);
-              job->recorder_dumps[i] =
-                  collect::ReadFlightRecorderDump(*job->recorders[i], cap, job->recorder_why[i]);
+              using Read = std::pair<std::optional<std::string>, std::string>;
+              std::optional<Read> read = CallWithDeadline<Read>(
+                  [target = *job->recorders[i], cap] {
+                    std::string not_read;
+                    std::optional<std::string> dump =
+                        collect::ReadFlightRecorderDump(target, cap, not_read);
+                    return Read(std::move(dump), std::move(not_read));
+                  },
+                  kRankFileDeadline, job->recorder_why[i]);
+              if (read) {
+                std::tie(job->recorder_dumps[i], job->recorder_why[i]) = std::move(*read);
+              }
               if (job->recorder_dumps[i]) {
                 dump_budget -= job->recorder_dumps[i]->size();
               } else if (cap < collect::kMaxFlightRecorderDump) {

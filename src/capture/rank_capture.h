@@ -41,6 +41,9 @@ class RankCapture {
   static constexpr std::chrono::seconds kGoWait{60};
   // From signalling the Python hooks to reading what they wrote.
   static constexpr std::chrono::milliseconds kHookWait{500};
+  // Each read of a file a rank names (its Flight Recorder's, its Python hook's): past this it
+  // is left behind (a hung file system) and the capture goes on without it.
+  static constexpr std::chrono::milliseconds kRankFileDeadline{2000};
 
   explicit RankCapture(Env& env);
   ~RankCapture();

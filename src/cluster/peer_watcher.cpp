@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "cluster/shared_listing.h"
+#include "core/deadline_call.h"
 #include "core/printable.h"
 
 namespace trainwatch::cluster {
@@ -40,8 +42,23 @@ namespace {
 void PollJob(const std::string& shared_dir, const std::string& node_suffix, JobPoll& job,
              std::uint64_t& reads) {
   const fs::path dir = fs::path(shared_dir) / "jobs" / JobDirName(job.job_id);
-  std::error_code error;
-  const std::vector<fs::directory_entry> entries = ListEntries(dir, error);
+  // A hung network file system holds a listing or a read in the kernel: each has a deadline,
+  // past which it is left behind (core/deadline_call.h) and this worker goes on.
+  std::string hung;
+  std::optional<std::pair<std::vector<fs::directory_entry>, std::error_code>> listing =
+      CallWithDeadline<std::pair<std::vector<fs::directory_entry>, std::error_code>>(
+          [dir] {
+            std::error_code listed;
+            std::vector<fs::directory_entry> found = ListEntries(dir, listed);
+            return std::pair(std::move(found), listed);
+          },
+          PeerWatcher::kReadDeadline, hung);
+  if (!listing) {
+    job.error = dir.string() + ": " + hung;
+    return;
+  }
+  const std::vector<fs::directory_entry>& entries = listing->first;
+  const std::error_code error = listing->second;
   if (error == std::errc::no_such_file_or_directory) {
     job.listed = true;  // no node of this job has published anything yet
     return;
@@ -72,7 +89,14 @@ void PollJob(const std::string& shared_dir, const std::string& node_suffix, JobP
     }
     ++read_now;
     ++reads;
-    Result<PeerRecord> record = ReadPeerRecordFile(entry.path().string());
+    std::optional<Result<PeerRecord>> read = CallWithDeadline<Result<PeerRecord>>(
+        [path = entry.path().string()] { return ReadPeerRecordFile(path); },
+        PeerWatcher::kReadDeadline, hung);
+    if (!read) {
+      job.unreadable.emplace_back(name, hung);
+      continue;
+    }
+    Result<PeerRecord>& record = *read;
     if (!record) {
       job.unreadable.emplace_back(name, record.error().message);
     } else if (record->job_id != job.job_id) {

@@ -53,6 +53,8 @@ class PeerWatcher {
   // rest wait for the next polls); a record file is read only up to kMaxPeerRecordBytes.
   static constexpr std::size_t kMaxRecordsPerJob = 10000;
   static constexpr std::size_t kMaxReadsPerPoll = 256;
+  // A listing or a record read that takes longer is left behind (a hung file system).
+  static constexpr std::chrono::milliseconds kReadDeadline{5000};
 
   // Records new since the last poll, oldest first; `fresh` says whether each is recent
   // enough to act on (see above). Loop thread.

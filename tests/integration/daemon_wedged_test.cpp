@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "integration/daemon_fixture.h"
@@ -22,6 +23,22 @@ using namespace std::chrono_literals;
 
 class WedgedWorkerTest : public DaemonTest {
  protected:
+  // Mounts hung_fs.py on Dir("shared"); false (with the test skipped) where it cannot.
+  bool MountHungFileSystem() {
+    if (::geteuid() != 0 || ::access("/dev/fuse", R_OK | W_OK) != 0 ||
+        std::system("/usr/bin/python3 -c 'import fusepy' 2>/dev/null") != 0) {
+      return false;
+    }
+    fs::create_directories(Dir("shared"));
+    file_system_ = DaemonProcess::Program(
+        {"/usr/bin/python3", TRAINWATCH_TEST_SOURCE_DIR "/integration/hung_fs.py", Dir("shared"),
+         Dir("in-read")},
+        Dir("fuse.log"));
+    mounted_ = WaitUntil([&] { return fs::exists(Dir("shared/jobs/jobA")); }, 15s);
+    EXPECT_TRUE(mounted_) << file_system_->Log();
+    return mounted_;
+  }
+  std::unique_ptr<DaemonProcess> file_system_;
   ~WedgedWorkerTest() override {
     if (mounted_) {
       // Lazily: the hung read may still hold it until its reader is gone.
@@ -33,18 +50,9 @@ class WedgedWorkerTest : public DaemonTest {
 };
 
 TEST_F(WedgedWorkerTest, AStopDoesNotWaitForAWorkerWedgedOnAHungSharedDirectory) {
-  if (::geteuid() != 0 || ::access("/dev/fuse", R_OK | W_OK) != 0 ||
-      std::system("/usr/bin/python3 -c 'import fusepy' 2>/dev/null") != 0) {
+  if (!MountHungFileSystem()) {
     GTEST_SKIP() << "needs root, /dev/fuse and python3-fusepy (for a file system that hangs)";
   }
-  fs::create_directories(Dir("shared"));
-  const auto file_system = DaemonProcess::Program(
-      {"/usr/bin/python3", TRAINWATCH_TEST_SOURCE_DIR "/integration/hung_fs.py", Dir("shared"),
-       Dir("in-read")},
-      Dir("fuse.log"));
-  ASSERT_TRUE(WaitUntil([&] { return fs::exists(Dir("shared/jobs/jobA")); }, 15s))
-      << file_system->Log();
-  mounted_ = true;
   WriteConfig({.capture = "capture: {enabled: false}\n"
                           "cluster: {node_name: node0, job_id: jobA, shared_dir: " +
                           Dir("shared") + ", poll_interval: 1s}\n"});
@@ -63,6 +71,52 @@ TEST_F(WedgedWorkerTest, AStopDoesNotWaitForAWorkerWedgedOnAHungSharedDirectory)
   EXPECT_LT(took, 10s) << daemon_->Log();
   EXPECT_NE(daemon_->Log().find("exiting without them"), std::string::npos) << daemon_->Log();
   EXPECT_TRUE(fs::exists(state() + "/offsets.json")) << "saved before leaving";
+}
+
+// Security round 3, item 4 with a hang instead of a FIFO: a rank names its Flight Recorder's
+// dump on a file system that hangs. The capture gives up on that file after its deadline and
+// writes the bundle; before, no later incident of any job got one.
+TEST_F(WedgedWorkerTest, ARanksDumpOnAHungFileSystemDoesNotHoldTheCapture) {
+  if (!MountHungFileSystem()) {
+    GTEST_SKIP() << "needs root, /dev/fuse and python3-fusepy (for a file system that hangs)";
+  }
+  WriteConfig({.settle = "0s",
+               .cooldown = "0s",
+               .capture = "capture: {commands: [], habana_logs: none}\n"});
+  StartDaemon();
+  // A rank (RANK=0) with a Flight Recorder whose dump is on the hung file system; it writes
+  // a crash line into a watched log and waits.
+  // Its first line makes the daemon look up its writer; the crash line comes once it has.
+  const std::string script =
+      "import time\n"
+      "print('step 1', flush=True)\n"
+      "time.sleep(3)\n"
+      "print('MARK 1 FIRE', flush=True)\n"
+      "time.sleep(60)\n";
+  std::vector<std::string> env = {"RANK=0", "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=" + Dir("pipe_"),
+                                  "TORCH_NCCL_TRACE_BUFFER_SIZE=20",
+                                  "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=" + Dir("shared/dump_")};
+  for (const std::string& entry : env) {
+    ::putenv(const_cast<char*>(entry.c_str()));
+  }
+  const auto rank =
+      DaemonProcess::Program({"/usr/bin/python3", "-c", script}, Dir("logs/rank0.log"));
+  for (const char* name : {"RANK", "TORCH_NCCL_DEBUG_INFO_PIPE_FILE",
+                           "TORCH_NCCL_TRACE_BUFFER_SIZE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"}) {
+    ::unsetenv(name);
+  }
+  const auto bundled = [&] {
+    std::ifstream in(state() + "/incidents.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("\"bundle_for\"") != std::string::npos &&
+          line.find(".tar.zst\"") != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(WaitUntil(bundled, 60s)) << daemon_->Log();
+  EXPECT_TRUE(fs::exists(Dir("in-read"))) << "the dump's file system was reached, and hung";
 }
 
 }  // namespace
