@@ -115,6 +115,7 @@ void Capturer::StopWork() {
   runner_.Abort();
   ranks_.Abort();
   early_timer_.reset();
+  deadline_timer_.reset();
 }
 
 std::optional<CaptureOutcome> Capturer::Abort() {
@@ -161,7 +162,7 @@ void Capturer::StartNext() {
     }
   }
   running_ = true;
-  job_ = std::make_unique<Job>();
+  job_ = std::make_shared<Job>();
   job_->started = env_.SteadyNow();
   job_->request = std::move(queue_.front().first);
   job_->done = std::move(queue_.front().second);
@@ -178,9 +179,18 @@ void Capturer::StartNext() {
   }
   // Which processes are the job's is read from /proc on the pool (a scan of every process for
   // process_pattern); the capture goes on from there.
-  Job& job = *job_;
-  env_.RunOnPool([&job, proc_root = env_.proc_root()] { FindJobProcesses(job, proc_root); },
-                 [this] { OnProcessesKnown(); });
+  // A capture that never ends (a part of it wedged on a hung file system) is given up at
+  // its deadline, so that the captures queued behind it still run.
+  deadline_timer_ = env_.NewTimer([this] { AbandonWedged(); });
+  deadline_timer_->Start(kCaptureDeadline, {});
+  // The pool's work holds the job it works on; a completion for a job given up meanwhile is
+  // ignored (the job_ then is another).
+  env_.RunOnPool([job = job_, proc_root = env_.proc_root()] { FindJobProcesses(*job, proc_root); },
+                 [this, job = job_] {
+                   if (job == job_) {
+                     OnProcessesKnown();
+                   }
+                 });
 }
 
 void Capturer::FindJobProcesses(Job& job, const std::string& proc_root) {
@@ -273,14 +283,16 @@ void Capturer::OnProcessesKnown() {
   } else {
     job_->ranks_done = true;
   }
-  // The job stays in job_ until the pool is done with it (OnBuiltinsDone, OnWritten).
-  Job& job = *job_;
   env_.RunOnPool(
-      [&job, proc_root = env_.proc_root()] {
-        job.builtins = RunBuiltinCollectors(job.request, job.config, job.dir, *job.redactor,
-                                            job.builtin_redactions, proc_root);
+      [job = job_, proc_root = env_.proc_root()] {
+        job->builtins = RunBuiltinCollectors(job->request, job->config, job->dir, *job->redactor,
+                                             job->builtin_redactions, proc_root);
       },
-      [this] { OnBuiltinsDone(); });
+      [this, job = job_] {
+        if (job == job_) {
+          OnBuiltinsDone();
+        }
+      });
 }
 
 void Capturer::OnCommandsDone(std::vector<collect::CollectorResult> results) {
@@ -429,29 +441,32 @@ void Capturer::StartWrite(std::vector<collect::Artifact> artifacts,
   // not read here.
   std::string ranks_json = !early && job.ranks ? RanksJson(*job.ranks) : std::string();
   env_.RunOnPool(
-      [&bundle_job = job, artifacts = std::move(artifacts), collectors = std::move(collectors),
+      [bundle_job = job_, artifacts = std::move(artifacts), collectors = std::move(collectors),
        redactions = std::move(redactions), ranks_json = std::move(ranks_json),
        created = env_.WallNow(), early]() mutable {
         bundle::BundleRequest request;
-        request.dir = bundle_job.dir;
-        request.file_name = bundle_job.file_name;
+        request.dir = bundle_job->dir;
+        request.file_name = bundle_job->file_name;
         request.artifacts = std::move(artifacts);
-        request.redactor = bundle_job.redactor.get();
-        request.level = bundle_job.config.compression_level;
+        request.redactor = bundle_job->redactor.get();
+        request.level = bundle_job->config.compression_level;
         request.make_manifest = [&](const bundle::BundleSummary& summary) {
           collect::RedactionCounts counts = summary.redactions;
           counts.Merge(redactions);
-          return ManifestJson(bundle_job.request, collectors, summary, counts,
-                              !early && bundle_job.reduced, bundle_job.reduced_why, bundle_job.host,
-                              bundle_job.self_container, created, ranks_json,
-                              early ? bundle_job.early_why : std::string());
+          return ManifestJson(bundle_job->request, collectors, summary, counts,
+                              !early && bundle_job->reduced, bundle_job->reduced_why,
+                              bundle_job->host, bundle_job->self_container, created, ranks_json,
+                              early ? bundle_job->early_why : std::string());
         };
         request.make_report = [&](const std::string& manifest) {
-          return BundleReport(manifest, request.artifacts, bundle_job.redactor.get());
+          return BundleReport(manifest, request.artifacts, bundle_job->redactor.get());
         };
-        (early ? bundle_job.early_written : bundle_job.written) = bundle::WriteBundle(request);
+        (early ? bundle_job->early_written : bundle_job->written) = bundle::WriteBundle(request);
       },
-      [this, early] {
+      [this, early, job = job_] {
+        if (job != job_) {
+          return;  // given up at its deadline meanwhile
+        }
         if (early) {
           OnEarlyWritten();
         } else {
@@ -460,9 +475,49 @@ void Capturer::StartWrite(std::vector<collect::Artifact> artifacts,
       });
 }
 
+void Capturer::AbandonWedged() {
+  std::shared_ptr<Job> job = std::move(job_);
+  deadline_timer_.reset();
+  early_timer_.reset();
+  if (!job) {
+    return;
+  }
+  runner_.Abort();  // its tools, killed
+  ranks_.Abort();   // its debuggers, and the ranks they held let go
+  running_ = false;
+  std::string stuck;
+  for (const auto& [done, what] :
+       {std::pair{job->builtins_done, "the in-process collectors"},
+        std::pair{job->commands_done, "the tools"}, std::pair{job->ranks_done, "the ranks' stacks"},
+        std::pair{!job->early_writing && !job->complete_started, "the bundle's write"}}) {
+    if (!done) {
+      stuck += (stuck.empty() ? "" : ", ") + std::string(what);
+    }
+  }
+  CaptureOutcome outcome;
+  outcome.incident_id = job->request.incident.id;
+  outcome.host = job->host;
+  outcome.capture_seconds = std::chrono::duration<double>(env_.SteadyNow() - job->started).count();
+  outcome.error =
+      "abandoned after " +
+      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kCaptureDeadline).count()) +
+      " s: " + (stuck.empty() ? std::string("a part") : stuck) +
+      " never returned (wedged on a hung file system or device?)";
+  if (!job->early_writing && job->early_written) {
+    outcome.path = job->early_written->path;  // the evidence there is
+    outcome.bytes = job->early_written->bytes;
+    outcome.error += "; its early bundle stays";
+  }
+  spdlog::error("incident {}: capture {}; the next capture goes on", outcome.incident_id,
+                outcome.error);
+  job->done(outcome);
+  StartNext();
+}
+
 void Capturer::OnWritten() {
   early_timer_.reset();
-  std::unique_ptr<Job> job = std::move(job_);
+  deadline_timer_.reset();
+  std::shared_ptr<Job> job = std::move(job_);
   running_ = false;
   CaptureOutcome outcome;
   outcome.incident_id = job->request.incident.id;

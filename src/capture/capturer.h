@@ -85,6 +85,11 @@ class Capturer {
  public:
   using Done = std::function<void(const CaptureOutcome& outcome)>;
   static constexpr std::size_t kMaxQueued = 4;
+  // A capture still under way this long is given up (its early bundle stays): a part of it
+  // wedged where no deadline reaches (a hung file system) must not hold every capture after
+  // it. Longer than any capture that works: sixteen ranks' debuggers two at a time take
+  // minutes.
+  static constexpr std::chrono::milliseconds kCaptureDeadline{10 * 60 * 1000};
 
   // The redactor is built at the first firing or capture, not here: it compiles dozens of
   // patterns, and a daemon that never sees one should not carry them (2-5 MB of memory).
@@ -107,6 +112,9 @@ class Capturer {
   void StopWork();  // Abort's part that the destructor needs too
   Result<std::shared_ptr<const collect::Redactor>> BuildRedactor();
   void StartNext();
+  // kCaptureDeadline passed: the capture under way is given up, with what it has, and the
+  // next one starts; its wedged work, when it returns, finds another job_ and is ignored.
+  void AbandonWedged();
   // On the pool: the processes process_pattern names, the job's container, our own.
   static void FindJobProcesses(Job& job, const std::string& proc_root);
   void OnProcessesKnown();
@@ -136,8 +144,9 @@ class Capturer {
   collect::CommandRunner runner_;
   RankCapture ranks_;
   std::deque<std::pair<CaptureRequest, Done>> queue_;
-  std::unique_ptr<Job> job_;
-  std::unique_ptr<LoopTimer> early_timer_;  // see kEarlyWait
+  std::shared_ptr<Job> job_;  // shared with the pool's work on it, which may outlive it
+  std::unique_ptr<LoopTimer> early_timer_;     // see kEarlyWait
+  std::unique_ptr<LoopTimer> deadline_timer_;  // see kCaptureDeadline
   bool running_ = false;
   bool aborted_ = false;
 };

@@ -153,6 +153,37 @@ TEST_F(CapturerTest, ACollectorThatNeverAnswersIsAbandonedAndTheBundleStillLands
   EXPECT_TRUE(std::filesystem::is_regular_file(outcomes_["i2"].path));
 }
 
+// Security round 3, item 4: a part of a capture wedged where no deadline reaches (its
+// in-process collectors on a hung file system: here, pool work that never runs) is given up
+// at kCaptureDeadline with what it has; the capture queued behind it runs; and the wedged work,
+// when it returns at last, changes nothing.
+TEST_F(CapturerTest, AWedgedCaptureIsGivenUpAtItsDeadlineAndTheNextOneRuns) {
+  env_.HoldPool();
+  Capture("wedged");
+  Capture("next");
+  env_.StepPool();  // the job's processes are known; its in-process collectors never return
+  ASSERT_EQ(env_.children().size(), 1u);
+  Answer(0);
+  env_.RunUntilIdle();
+  EXPECT_TRUE(outcomes_.empty());
+  env_.Advance(Capturer::kCaptureDeadline);
+  ASSERT_EQ(outcomes_.count("wedged"), 1u);
+  EXPECT_NE(outcomes_["wedged"].error.find("abandoned after 600 s: the in-process collectors"),
+            std::string::npos)
+      << outcomes_["wedged"].error;
+  EXPECT_TRUE(outcomes_["wedged"].path.empty());
+  // The wedged work returns at last (run first, in order), then the next capture's: the
+  // former changes nothing.
+  env_.ReleasePool();
+  ASSERT_EQ(env_.children().size(), 2u) << "the next capture runs its tools";
+  Answer(1);
+  env_.RunUntilIdle();
+  ASSERT_EQ(outcomes_.count("next"), 1u);
+  EXPECT_TRUE(outcomes_["next"].error.empty()) << outcomes_["next"].error;
+  EXPECT_TRUE(std::filesystem::is_regular_file(outcomes_["next"].path));
+  EXPECT_EQ(order_, (std::vector<std::string>{"wedged", "next"}));
+}
+
 TEST_F(CapturerTest, AnAbortKillsTheCommandsAndWritesNothing) {
   env_.HoldPool();
   Capture("i1");
