@@ -119,20 +119,28 @@ void Daemon::Stop(int exit_code) {
   exit_timer_ = UvHandle<uv_timer_t>::Make(&loop_, status, uv_timer_init);
   if (exit_timer_) {
     exit_timer_->data = this;
-    uv_timer_start(
-        exit_timer_.get(),
-        [](uv_timer_t* timer) {
-          if (auto* self = static_cast<Daemon*>(timer->data)) {
-            self->ExitPastWedgedWorkers();
-          }
-        },
-        static_cast<std::uint64_t>(kStopWaitForWorkers.count()), 0);
     uv_unref(exit_timer_.base());
+    ArmExitTimer();
   }
+}
+
+void Daemon::ArmExitTimer() {
+  uv_timer_start(
+      exit_timer_.get(),
+      [](uv_timer_t* timer) {
+        if (auto* self = static_cast<Daemon*>(timer->data)) {
+          self->ExitPastWedgedWorkers();
+        }
+      },
+      static_cast<std::uint64_t>(kStopWaitForWorkers.count()), 0);
 }
 
 void Daemon::ExitPastWedgedWorkers() {
   const Env::PoolWork pool = env_->PoolWorkNow();
+  if (pool.running == 0) {
+    ArmExitTimer();  // something else holds the loop (a hook's child, a close): no wedge
+    return;
+  }
   spdlog::error(
       "stopping: {} thread-pool worker(s) still busy {} ms after the stop, the oldest for {} "
       "ms (wedged on a hung file system or device?): exiting without them",

@@ -8,6 +8,7 @@
 #include "capture/incident_filter.h"
 #include "capture/incident_redaction.h"
 #include "capture/job_identity.h"
+#include "capture/speakers.h"
 #include "core/quantity.h"
 #include "detect/incident_json.h"
 #include "ops/uncaptured_incidents.h"
@@ -239,21 +240,40 @@ detect::JobIdentity IncidentFlow::JobOf(const detect::Incident* incident) const 
   // The incident's own writers first: on a node running two jobs, it is theirs.
   std::vector<std::string_view> environs;
   std::vector<std::optional<uid_t>> uids;
+  // Who raised it: a user's log speaks for that user's job alone (its id is looked up in their
+  // processes only, and its record carries their uid, so that no peer acts on another user's
+  // job for it). The kernel's lines and root's logs speak for any job here.
+  const std::set<uid_t> speakers = incident != nullptr && !incident->peer
+                                       ? capture::IncidentSpeakers(*incident)
+                                       : std::set<uid_t>{};
+  auto may_speak = [&](const source::WriterProcess& writer) {
+    return speakers.empty() || (writer.uid && speakers.contains(*writer.uid));
+  };
   if (incident != nullptr) {
     for (const detect::Firing& firing : incident->firings) {
       for (const source::WriterProcess& writer : firing.writers) {
-        environs.push_back(writer.environ);
-        uids.push_back(writer.uid);
+        if (may_speak(writer)) {
+          environs.push_back(writer.environ);
+          uids.push_back(writer.uid);
+        }
       }
     }
   }
   const std::vector<source::WriterProcess> others =
       wiring_.job_processes ? wiring_.job_processes() : std::vector<source::WriterProcess>{};
   for (const source::WriterProcess& writer : others) {
-    environs.push_back(writer.environ);
-    uids.push_back(writer.uid);
+    if (may_speak(writer)) {
+      environs.push_back(writer.environ);
+      uids.push_back(writer.uid);
+    }
   }
-  return capture::IdentifyJob(environs, config_.cluster, host_, uids);
+  detect::JobIdentity job = capture::IdentifyJob(environs, config_.cluster, host_, uids);
+  if (!speakers.empty()) {
+    // One user (the usual case) or several, or one not known: a uid no peer's job runs as
+    // where it is not exactly one known user.
+    job.uid = speakers.size() == 1 ? *speakers.begin() : capture::kUnknownSpeaker;
+  }
+  return job;
 }
 
 void IncidentFlow::PublishToPeers(const detect::Incident& incident) {
@@ -337,8 +357,8 @@ std::vector<std::string> IncidentFlow::JobsHere() {
       without_job.insert(writer.pid);
       continue;
     }
-    if (job.uid && job_uids_.size() < cluster::PeerWatcher::kMaxJobs) {
-      job_uids_[job.id].insert(*job.uid);
+    if (job.uid) {
+      job_uids_[job.id].insert(*job.uid);  // bounded by the processes, as `jobs` is
     }
     if (std::find(jobs.begin(), jobs.end(), job.id) == jobs.end()) {
       jobs.push_back(std::move(job.id));
@@ -368,8 +388,18 @@ std::string IncidentFlow::NoPeerCaptureBecause(const cluster::PeerRecord& record
   // Who may speak for a job: a record is acted on only when its job's processes there run as
   // the same user as this node's processes of that job. Anyone can set a job id; only root
   // (the publishing daemon) sets the uid.
-  if (const auto here = job_uids_.find(record.job_id);
-      record.uid && here != job_uids_.end() && !here->second.contains(*record.uid)) {
+  const auto here = job_uids_.find(record.job_id);
+  if (!record.uid) {
+    return fmt::format(
+        "its record names no uid for job {} (forged, or written by an older trainwatch): "
+        "who speaks for the job is unknown, not acted on",
+        record.job_id);
+  }
+  if (here == job_uids_.end()) {
+    return fmt::format("the owner of job {}'s processes here is not known: not acted on",
+                       record.job_id);
+  }
+  if (!here->second.contains(static_cast<uid_t>(*record.uid))) {
     return fmt::format(
         "its record says job {} runs as uid {} on {}, but it runs as uid {} here: another "
         "user's claim to the job, not acted on",

@@ -55,8 +55,9 @@ class Daemon {
   void FinishReload(const Result<std::string>& verdict);
   // The stop's last resort: a pool worker that never returns (a read on a hung network file
   // system sleeps uninterruptibly) would hold the loop, and so the stop, for ever. The state
-  // is saved by then: log it and leave.
-  [[noreturn]] void ExitPastWedgedWorkers();
+  // is saved by then: log it and leave (std::_Exit). With no worker busy, it waits again.
+  void ExitPastWedgedWorkers();
+  void ArmExitTimer();
   static constexpr std::chrono::milliseconds kStopWaitForWorkers{3000};
   void Stop(int exit_code);
   // SIGTERM: a capture under way may finish first, within the config's stop_grace.

@@ -58,8 +58,8 @@ std::string BuildIdOf(const std::string& path) {
     return {};  // a FIFO planted as an interpreter is never read
   }
   auto end = [lib](Elf* elf) { lib->end(elf); };
-  const std::unique_ptr<Elf, decltype(end)> elf(lib->begin(fd.get(), ELF_C_READ_MMAP, nullptr),
-                                                end);
+  // Read, not mapped: a file truncated by another client while mapped would be a SIGBUS.
+  const std::unique_ptr<Elf, decltype(end)> elf(lib->begin(fd.get(), ELF_C_READ, nullptr), end);
   if (!elf || lib->kind(elf.get()) != ELF_K_ELF) {
     return {};
   }

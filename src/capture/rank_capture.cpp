@@ -264,10 +264,18 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
           job->hook_why.push_back(found ? std::move(found->second) : why);
         }
         for (const collect::RankProcess& rank : job->map.ranks) {
+          // The rank's executable may be on a hung file system (a venv on NFS): a deadline.
+          using Found = std::pair<std::string, std::string>;
           std::string why;
-          job->python_helpers.push_back(
-              TrustedPythonHelper(ProcPath(job->proc_root, rank.pid, "exe"), why).value_or(""));
-          job->python_helper_why.push_back(std::move(why));
+          std::optional<Found> found = CallWithDeadline<Found>(
+              [exe = ProcPath(job->proc_root, rank.pid, "exe")] {
+                std::string none;
+                std::string helper = TrustedPythonHelper(exe, none).value_or("");
+                return Found(std::move(helper), std::move(none));
+              },
+              kRankFileDeadline, why);
+          job->python_helpers.push_back(found ? std::move(found->first) : std::string());
+          job->python_helper_why.push_back(found ? std::move(found->second) : why);
         }
         job->py_spy_installed = OnPath("py-spy");
         job->native_by_gdb = !OnPath("eu-stack");

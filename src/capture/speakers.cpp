@@ -1,7 +1,5 @@
 #include "capture/speakers.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 
 #include "core/untrusted_file.h"
@@ -17,9 +15,11 @@ std::set<uid_t> IncidentSpeakers(const detect::Incident& incident) {
     }
   } else {
     for (const detect::Firing& firing : incident.firings) {
-      struct stat info {};
-      if (!firing.file_id.empty() && ::stat(firing.stream.c_str(), &info) == 0) {
-        speakers.insert(info.st_uid);  // a tailed log (the kernel's and wrap's are not files)
+      if (!firing.file_id.empty()) {
+        // A tailed log (the kernel's and wrap's are not files): its owner as read from the
+        // file the daemon has open, not from whatever its path names now (a user can swap it
+        // for a link to a root-owned file). Unknown: no one's processes (fails closed).
+        speakers.insert(firing.file_owner.value_or(kUnknownSpeaker));
       }
       for (const source::WriterProcess& writer : firing.writers) {
         if (writer.uid) {
@@ -53,13 +53,18 @@ void KeepSpeakersProcesses(const std::set<uid_t>& speakers, const std::string& p
   if (dropped == 0) {
     return;
   }
+  auto name = [](uid_t uid) {
+    return uid == kUnknownSpeaker ? std::string("unknown") : std::to_string(uid);
+  };
   why = std::to_string(dropped) + " process(es) of other users (uid";
   for (const uid_t uid : others) {
-    why += " " + std::to_string(uid);
+    why += ' ';  // piece by piece: " " + ... trips GCC 12's -Wrestrict
+    why += name(uid);
   }
   why += ") left out: the incident's lines came from uid";
   for (const uid_t uid : speakers) {
-    why += " " + std::to_string(uid);
+    why += ' ';
+    why += name(uid);
   }
   why += "'s log, which speaks for that user's processes only";
 }

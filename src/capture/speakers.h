@@ -17,6 +17,9 @@
 
 namespace trainwatch::capture {
 
+// Stands for a log whose owner is not known: no process is its user's.
+inline constexpr uid_t kUnknownSpeaker = static_cast<uid_t>(-1);
+
 // The uids that wrote the incident's lines; empty when none of them is a user's (the kernel,
 // root, an operator).
 std::set<uid_t> IncidentSpeakers(const detect::Incident& incident);

@@ -131,7 +131,8 @@ PeerRecord PeerRecordOf(const detect::Incident& incident) {
   record.node = incident.job.node;
   record.node_rank = incident.job.node_rank;
   record.ranks = incident.job.ranks;
-  if (incident.job.uid) {
+  // A uid past INT_MAX (the unknown one among them) is not said: peers then refuse the record.
+  if (incident.job.uid && *incident.job.uid <= static_cast<uid_t>(INT_MAX)) {
     record.uid = static_cast<int>(*incident.job.uid);
   }
   record.incident_id = incident.id;

@@ -14,7 +14,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 
 namespace trainwatch {
@@ -50,16 +52,25 @@ std::optional<T> CallWithDeadline(std::function<T()> work, std::chrono::millisec
     bool abandoned = false;
   };
   auto state = std::make_shared<State>();
-  std::thread([state, work = std::move(work)] {
-    T value = work();
-    const std::lock_guard lock(state->mutex);
-    state->result = std::move(value);
-    state->done = true;
-    state->done_cv.notify_all();
-    if (state->abandoned) {
-      deadline_call_detail::ReturnedLate();
-    }
-  }).detach();
+  try {
+    std::thread([state, work = std::move(work)] {
+      std::optional<T> value;
+      try {
+        value = work();
+      } catch (const std::exception&) {  // an allocation, a library's surprise: no result
+      }
+      const std::lock_guard lock(state->mutex);
+      state->result = std::move(value);
+      state->done = true;
+      state->done_cv.notify_all();
+      if (state->abandoned) {
+        deadline_call_detail::ReturnedLate();
+      }
+    }).detach();
+  } catch (const std::system_error& error) {  // no thread to be had (a TasksMax reached)
+    why = std::string("not tried: no thread: ") + error.what();
+    return std::nullopt;
+  }
   std::unique_lock lock(state->mutex);
   if (!state->done_cv.wait_for(lock, deadline, [&] { return state->done; })) {
     state->abandoned = true;
@@ -67,6 +78,9 @@ std::optional<T> CallWithDeadline(std::function<T()> work, std::chrono::millisec
     why = "gave up after " + std::to_string(deadline.count()) +
           " ms (a hung file system?); the read is left behind";
     return std::nullopt;
+  }
+  if (!state->result) {
+    why = "failed (an exception)";
   }
   return std::move(state->result);
 }

@@ -5,8 +5,11 @@
 // one: plain POSIX calls, no exceptions, stateless, so any thread may use it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +26,8 @@ struct FileStatus {
   std::uint64_t size = 0;
   std::uint64_t links = 1;  // 0 once the file is deleted (while still open)
   FileType type = FileType::kRegular;
+  // Its owner: who wrote what it holds (a log's owner is the user its lines speak for).
+  std::optional<uid_t> owner;
 };
 
 struct DirEntry {

@@ -46,9 +46,12 @@ FileType TypeOfEntry(unsigned char d_type) {
 }
 
 FileStatus StatusOf(const struct stat& info) {
-  return {static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino),
-          static_cast<std::uint64_t>(info.st_size), static_cast<std::uint64_t>(info.st_nlink),
-          TypeOfMode(info.st_mode)};
+  return {static_cast<std::uint64_t>(info.st_dev),
+          static_cast<std::uint64_t>(info.st_ino),
+          static_cast<std::uint64_t>(info.st_size),
+          static_cast<std::uint64_t>(info.st_nlink),
+          TypeOfMode(info.st_mode),
+          info.st_uid};
 }
 
 // File systems whose changes inotify does not see (made on another host).

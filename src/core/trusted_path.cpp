@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -11,7 +12,9 @@
 namespace trainwatch {
 namespace {
 
-Status CheckOne(const std::filesystem::path& path, uid_t owner) {
+// `ancestor`: a directory above the path checked, where a sticky bit (/tmp) keeps others from
+// renaming what they do not own; the path itself is never trusted for it.
+Status CheckOne(const std::filesystem::path& path, uid_t owner, bool ancestor) {
   struct stat info {};
   if (::lstat(path.c_str(), &info) != 0) {
     return Error{path.string() + ": " + std::strerror(errno)};
@@ -19,7 +22,7 @@ Status CheckOne(const std::filesystem::path& path, uid_t owner) {
   if (info.st_uid != 0 && info.st_uid != owner) {
     return Error{path.string() + ": owned by uid " + std::to_string(info.st_uid)};
   }
-  const bool sticky_dir = S_ISDIR(info.st_mode) && (info.st_mode & S_ISVTX) != 0;
+  const bool sticky_dir = ancestor && S_ISDIR(info.st_mode) && (info.st_mode & S_ISVTX) != 0;
   // Group root's members are administrators: its write bit (a umask of 002) is no user's.
   const mode_t others = info.st_gid == 0 ? S_IWOTH : S_IWGRP | S_IWOTH;
   if ((info.st_mode & others) != 0 && !sticky_dir) {
@@ -40,7 +43,7 @@ Status CheckTrustedPath(const std::string& path, uid_t owner) {
   }
   // The path itself, then each directory up to /.
   for (std::filesystem::path at = real;; at = at.parent_path()) {
-    if (Status status = CheckOne(at, owner); !status.ok()) {
+    if (Status status = CheckOne(at, owner, at != real); !status.ok()) {
       return status;
     }
     if (at == at.root_path() || at.empty()) {
@@ -52,6 +55,7 @@ Status CheckTrustedPath(const std::string& path, uid_t owner) {
 std::string TrustedSearchPath(const std::string& path, uid_t owner,
                               std::vector<std::string>& dropped) {
   std::string kept;
+  std::vector<std::string> seen;
   ForEachPiece(path, ':', [&](std::string_view piece) {
     const std::string dir(piece);
     if (dir.empty() || dir.front() != '/') {
@@ -66,7 +70,14 @@ std::string TrustedSearchPath(const std::string& path, uid_t owner,
       }
       return;
     }
-    kept += (kept.empty() ? "" : ":") + dir;
+    // The directory checked, not the name: a link in PATH could be re-pointed later.
+    std::error_code error;
+    const std::string real = std::filesystem::canonical(dir, error).string();
+    const std::string entry = error ? dir : real;
+    if (std::find(seen.begin(), seen.end(), entry) == seen.end()) {  // /bin is /usr/bin often
+      seen.push_back(entry);
+      kept += (kept.empty() ? "" : ":") + entry;
+    }
   });
   return kept;
 }

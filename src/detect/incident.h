@@ -22,10 +22,11 @@ using WallTime = std::chrono::system_clock::time_point;
 // An event with where and when it fired.
 struct Firing {
   Event event;
-  std::string source;            // the config source's name
-  std::string stream;            // the file path, "kmsg", or "wrap:stdout"/"wrap:stderr"
-  std::string file_id;           // "dev:ino" of a tailed file, empty for other streams
-  std::uint32_t head_bytes = 0;  // the file's fingerprint when it fired (see FileTail)
+  std::string source;               // the config source's name
+  std::string stream;               // the file path, "kmsg", or "wrap:stdout"/"wrap:stderr"
+  std::string file_id;              // "dev:ino" of a tailed file, empty for other streams
+  std::optional<uid_t> file_owner;  // that file's owner, read from the open file
+  std::uint32_t head_bytes = 0;     // the file's fingerprint when it fired (see FileTail)
   std::uint64_t head_hash = 0;
   std::vector<std::string> context;            // up to context_lines lines before the event's line
   std::vector<source::WriterProcess> writers;  // the processes writing the stream, if known

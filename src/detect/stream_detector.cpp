@@ -121,6 +121,7 @@ detect::Firing StreamDetector::MakeFiring(detect::Event event, detect::WallTime 
   firing.source = identity_.source;
   firing.stream = identity_.name;
   firing.file_id = identity_.file_id;
+  firing.file_owner = identity_.owner;
   firing.head_bytes = identity_.fingerprint.length;
   firing.head_hash = identity_.fingerprint.hash;
   firing.time = wall;

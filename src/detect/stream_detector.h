@@ -25,6 +25,8 @@ struct StreamIdentity {
   std::string source;   // config source name
   std::string name;     // file path, "kmsg", "wrap:stdout"...
   std::string file_id;  // "dev:ino" for files
+  // The file's owner when it was opened: the user its lines speak for (capture/speakers.h).
+  std::optional<uid_t> owner;
   source::Fingerprint fingerprint;
 };
 

@@ -94,7 +94,13 @@ source::TailSet::Hooks WatchedSource::FileHooks() {
 std::unique_ptr<StreamDetector> WatchedSource::MakeStream(const std::string& name,
                                                           const source::FileTail* file) {
   StreamIdentity identity{config_.name, name, file != nullptr ? file->id().ToString() : "",
+                          std::nullopt,
                           file != nullptr ? file->fingerprint() : source::Fingerprint{}};
+  if (file != nullptr) {
+    if (Result<FileStatus> info = file->Status(); info) {
+      identity.owner = info->owner;  // the file read, not whatever its path names later
+    }
+  }
   Result<std::unique_ptr<StreamDetector>> stream = StreamDetector::Create(
       identity, rules_.lines, context_lines_, !rules_.progress.empty(), env_->SteadyNow());
   if (!stream) {

@@ -157,6 +157,10 @@ FileTail::ReadOutcome FileTail::Read(std::size_t budget, const Sink& sink) {
       }
       Restart();
       outcome.truncated = true;
+      if (stop_at_rewrite_) {
+        outcome.stopped = true;
+        return outcome;
+      }
       continue;
     }
     if (now_head.size() > head_.length) {

@@ -32,7 +32,8 @@ TailSet::TailSet(Env& env, config::SourceConfig source, config::WatchConfig watc
       first_start_(first_start),
       rescan_timer_(env.NewTimer([this] { Rescan(); })),
       rescan_soon_(env.NewTimer([this] { Rescan(); })),
-      reader_(env.NewIdle([this] { DrainQueue(); })) {
+      reader_(env.NewIdle([this] { DrainQueue(); })),
+      rewrite_soon_(env.NewTimer([this] { MatchRewrittenAgain(); })) {
   saved_used_.assign(saved_.size(), false);
   for (std::size_t index = 0; index < saved_.size(); ++index) {
     saved_by_id_.emplace(saved_[index].id, index);
@@ -157,6 +158,7 @@ void TailSet::Open(const std::string& path, std::optional<source::TailPosition> 
   tail->set_stop_at_rewrite(copy_of.has_value() || !FollowedOriginalsOf(path).empty());
   auto file = std::make_unique<TailedFile>(std::move(*tail));
   file->descriptor = std::move(descriptor);
+  DropTurnOf(file->tail.id());
   if (!hooks_.on_open(*file)) {
     return;
   }
@@ -220,7 +222,24 @@ void TailSet::DrainQueue() {
   }
 }
 
+void TailSet::MatchRewrittenAgain() {
+  std::vector<source::FileId> rewritten;
+  rewritten.swap(rewritten_);
+  for (const source::FileId& id : rewritten) {
+    auto found = files_.find(id);
+    if (found == files_.end() || !found->second->rewritten) {
+      continue;
+    }
+    const std::string path = found->second->tail.path();
+    CloseFile(id);
+    Follow(path);
+  }
+}
+
 void TailSet::ReadFile(TailedFile& file, std::size_t budget) {
+  if (file.rewritten) {
+    return;  // matched again on the next turn of the loop (MatchRewrittenAgain)
+  }
   if (file.queued || file.tail.released()) {
     return;  // its turn comes from the queue, in order (or, past the budget, in TakeTurns)
   }
@@ -235,12 +254,13 @@ void TailSet::ReadFile(TailedFile& file, std::size_t budget) {
   if (outcome.stopped) {
     // A rotated copy rewritten in place (logrotate's next copytruncate over train.log.1): its
     // new content is a copy of what the original held, read there already. It is matched as a
-    // new file would be: continued where the original was, or held until the original is cut.
-    const std::string path = file.tail.path();
+    // new file would be (continued where the original was, or held until the original is cut)
+    // on the next turn of the loop: the callers of ReadFile may be walking the files now.
     spdlog::info("source {}: {} was rewritten in place at byte {}: matched again as a rotated copy",
-                 source_.name, path, file.tail.before_truncation().offset);
-    CloseFile(file.tail.id());  // `file` is gone from here on
-    Follow(path);
+                 source_.name, file.tail.path(), file.tail.before_truncation().offset);
+    file.rewritten = true;
+    rewritten_.push_back(file.tail.id());
+    rewrite_soon_->Start(std::chrono::milliseconds(0), {});
     return;
   }
   if (outcome.truncated) {
@@ -422,12 +442,7 @@ void TailSet::Close() {
     return;
   }
   closed_ = true;
-  for (auto& [path, turn] : in_turn_) {
-    if (turn.file) {
-      DropTurn(*turn.file);
-    }
-  }
-  in_turn_.clear();
+  in_turn_.clear();  // as the followed files below: no flush, read again by the next start
   turn_order_.clear();
   watches_.clear();
   // No flush: an unfinished last line is read again, whole, by the next start.
@@ -438,6 +453,7 @@ void TailSet::Close() {
   rescan_timer_.reset();
   rescan_soon_.reset();
   reader_.reset();
+  rewrite_soon_.reset();
 }
 
 }  // namespace trainwatch::source

@@ -46,6 +46,8 @@ struct TailedFile {
   bool caught_up = false;
   // Past the descriptor budget: opened for its turn only (TailSet::TakeTurns).
   bool in_turn = false;
+  // Rewritten in place (a rotated copy made over it): not read until matched again.
+  bool rewritten = false;
 };
 
 class TailSet {
@@ -155,9 +157,15 @@ class TailSet {
   // here: one read in turn is read from its start.)
   std::optional<source::TailPosition> InTurnStart(const std::string& path, source::FileId id);
   void TakeTurns(SteadyTime now);
+  // The file of `id`, read in turn under another path (renamed), is read under `path` from
+  // now on, where its turns left it; false when no file read in turn has that id.
+  bool RenameTurn(const std::string& path, source::FileId id);
   bool Promote(const std::string& path, source::FileId id);
   // Flushes and closes a file read in turn (it is gone, replaced, or the set closes).
   void DropTurn(TailedFile& file);
+  // The same for the file of `id`, if one is read in turn: before it is opened another way
+  // (its detection state is keyed by its id, and one file has one).
+  void DropTurnOf(source::FileId id);
   // Follows the copy of `original`, truncated, (`size` bytes) from where it was left.
   void OpenCopy(const std::string& path, source::FileId original, source::TailPosition position,
                 std::uint64_t size);
@@ -177,6 +185,9 @@ class TailSet {
   void ReportUnwatched();
   // Reads up to `budget` bytes; queues the file when there is more.
   void ReadFile(TailedFile& file, std::size_t budget);
+  // The rotated copies rewritten in place (ReadFile) are closed and followed again as new files
+  // would be; not from ReadFile itself, whose callers may be walking files_.
+  void MatchRewrittenAgain();
   void Enqueue(TailedFile& file);
   void DrainQueue();
   void Retire(TailedFile& file, source::Fingerprint old_fingerprint);
@@ -240,6 +251,8 @@ class TailSet {
   std::unique_ptr<LoopTimer> rescan_timer_;  // periodic rescan
   std::unique_ptr<LoopTimer> rescan_soon_;   // debounced rescan after a directory event
   std::unique_ptr<LoopIdle> reader_;         // drains queue_ between loop iterations
+  std::vector<source::FileId> rewritten_;    // rotated copies rewritten in place, to match again
+  std::unique_ptr<LoopTimer> rewrite_soon_;  // MatchRewrittenAgain on the next loop turn
   std::map<source::FileId, source::Fingerprint> fingerprints_;  // last seen, per file
   SteadyTime last_sweep_{};
   bool closed_ = false;

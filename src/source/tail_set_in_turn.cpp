@@ -7,6 +7,8 @@
 // left it. They stay listed as not watched, saying they are read in turn.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "source/tail_set.h"
 
 namespace trainwatch::source {
@@ -25,7 +27,10 @@ std::optional<source::TailPosition> TailSet::InTurnStart(const std::string& path
     }
   }
   if (!initial_scan_done_ && first_start_ && source_.start_at == config::StartAt::kEnd) {
-    return std::nullopt;  // there before the daemon's first start: from its end
+    // There before the daemon's first start: from its end as it is now, not as it is at its
+    // first turn (what is written in between is read).
+    const Result<FileStatus> info = env_.fs().Stat(path);
+    return source::TailPosition{info ? info->size : 0, 1};
   }
   return source::TailPosition{};
 }
@@ -86,15 +91,37 @@ void TailSet::TakeTurns(SteadyTime now) {
     ReadFile(*turn.file, kReadBudget);
     turn.file->tail.Release();
     turn.file->tail.Idle();
-    fingerprints_.erase(turn.file->tail.id());
     turn_order_.push_back(path);
   }
 }
 
+bool TailSet::RenameTurn(const std::string& path, source::FileId id) {
+  const auto found = std::find_if(in_turn_.begin(), in_turn_.end(), [&](const auto& entry) {
+    return entry.second.file && entry.second.file->tail.id() == id;
+  });
+  if (found == in_turn_.end()) {
+    return false;
+  }
+  const std::string old_path = found->first;
+  InTurn turn = std::move(found->second);
+  in_turn_.erase(found);
+  turn.file->tail.set_path(path);
+  in_turn_.emplace(path, std::move(turn));
+  std::replace(turn_order_.begin(), turn_order_.end(), old_path, path);
+  spdlog::info("source {}: {} (read in turn) is {} now", source_.name, old_path, path);
+  return true;
+}
+
 bool TailSet::Promote(const std::string& path, source::FileId id) {
+  // By its path, or by its id under another path (renamed while read in turn).
   auto found = in_turn_.find(path);
   if (found == in_turn_.end() || !found->second.file || found->second.file->tail.id() != id) {
-    return false;
+    found = std::find_if(in_turn_.begin(), in_turn_.end(), [&](const auto& entry) {
+      return entry.second.file && entry.second.file->tail.id() == id;
+    });
+    if (found == in_turn_.end()) {
+      return false;
+    }
   }
   DescriptorBudget::Lease descriptor;
   if (budget_ && !budget_->Take(descriptor)) {
@@ -108,10 +135,21 @@ bool TailSet::Promote(const std::string& path, source::FileId id) {
   }
   file->in_turn = false;
   file->descriptor = std::move(descriptor);
+  file->tail.set_path(path);
   unwatched_.erase(path);
   spdlog::info("source {}: {} is followed now, no longer in turn", source_.name, path);
   Adopt(path, std::move(file));
   return true;
+}
+
+void TailSet::DropTurnOf(source::FileId id) {
+  for (auto it = in_turn_.begin(); it != in_turn_.end(); ++it) {
+    if (it->second.file && it->second.file->tail.id() == id) {
+      DropTurn(*it->second.file);
+      in_turn_.erase(it);
+      return;
+    }
+  }
 }
 
 void TailSet::DropTurn(TailedFile& file) {

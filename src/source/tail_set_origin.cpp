@@ -34,7 +34,7 @@ void TailSet::Follow(const std::string& path) {
   const source::FileId id{info->device, info->inode};
   if (budget_ && budget_->exhausted()) {
     MarkUnwatched(path, BudgetSpent());
-    if (!in_turn_.count(path)) {
+    if (!in_turn_.count(path) && !RenameTurn(path, id)) {
       FollowInTurn(path, InTurnStart(path, id));
     }
     return;

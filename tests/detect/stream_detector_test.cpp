@@ -48,7 +48,8 @@ std::shared_ptr<const rules::CompiledRules> Compile(const std::string& rules_yam
   return *compiled;
 }
 
-const StreamIdentity kIdentity{"train", "/logs/train.log", "2049:77", source::Fingerprint{12, 34}};
+const StreamIdentity kIdentity{"train", "/logs/train.log", "2049:77", std::nullopt,
+                               source::Fingerprint{12, 34}};
 
 std::unique_ptr<StreamDetector> MakeStream(const std::string& rules_yaml,
                                            std::size_t context_lines = 3,

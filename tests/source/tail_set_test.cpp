@@ -308,6 +308,36 @@ TEST_F(TailSetTest, ASecondCopytruncateOverTheOldCopyInPlaceReadsNothingTwice) {
   EXPECT_TRUE(EachOnce(1, 42));
 }
 
+// The same rewrite found by the sweep (no inotify: a network file system, or a lost event),
+// which walks every followed file: matched again after the walk, not inside it (closing the
+// file there freed what the walk stood on).
+TEST_F(TailSetTest, ACopyRewrittenInPlaceFoundByTheSweepIsMatchedAgainAfterIt) {
+  watch_.mode = config::WatchMode::kPoll;
+  watch_.poll_interval = std::chrono::hours(1);  // the sweep alone reads
+  Start();
+  const auto writer = env_.files().OpenForWriting("/logs/train.log");
+  env_.files().AppendHeld(writer, Lines(1, 20));
+  env_.Advance(watch_.rescan_interval);
+  SweepLater();
+  env_.files().Copy("/logs/train.log", "/logs/train.log.1");
+  env_.files().Truncate("/logs/train.log");
+  env_.files().AppendHeld(writer, Lines(21, 40));
+  SweepLater();
+  env_.Advance(watch_.rescan_interval);
+  SweepLater();
+  ASSERT_TRUE(EachOnce(1, 40));
+  env_.files().AppendHeld(writer, Line(41));
+  env_.files().Copy("/logs/train.log", "/logs/train.log.1");  // in place, over the old copy
+  SweepLater();
+  env_.files().Truncate("/logs/train.log");
+  env_.files().AppendHeld(writer, Line(42));
+  for (int i = 0; i < 4; ++i) {
+    SweepLater();
+    env_.Advance(milliseconds(1000));
+  }
+  EXPECT_TRUE(EachOnce(1, 42));
+}
+
 // Item 11 too: killed (kill -9) right after a copytruncate, before the copy was matched to its
 // original. The saved state still holds where the original was, so the restart continues in
 // the copy instead of reading it from its start.
@@ -438,6 +468,36 @@ TEST_F(TailSetTest, FilesPastTheDescriptorBudgetAreListedAndFollowedWhenOneIsFre
   env_.files().Append("/logs/c.log", Line(5));
   Settle();
   EXPECT_TRUE(EachOnce(1, 5)) << "followed now: read as it is written";
+}
+
+// A file read in turn and renamed (logrotate's rename) is one file with one detection state:
+// when a descriptor frees, it is followed under its new name from where its turns left it,
+// never opened a second time beside its turns.
+TEST_F(TailSetTest, AFileReadInTurnAndRenamedIsFollowedOnceUnderItsNewName) {
+  budget_ = std::make_shared<DescriptorBudget>(2);
+  Start({"/logs/*.log*"});
+  env_.files().Append("/logs/a.log", Line(1));
+  env_.files().Append("/logs/b.log", Line(2));
+  env_.files().Append("/logs/c.log", Line(3));
+  Settle();
+  ASSERT_EQ(tails_->in_turn(), 1u);
+  env_.Advance(milliseconds(1000));
+  tails_->Sweep(env_.SteadyNow());
+  ASSERT_TRUE(EachOnce(1, 3));
+  env_.files().Rename("/logs/c.log", "/logs/c.log.1");
+  env_.files().Append("/logs/c.log.1", Line(4));
+  env_.files().Append("/logs/c.log", Line(5));  // a new file under the old name
+  env_.files().Remove("/logs/a.log");           // a descriptor frees
+  for (int i = 0; i < 4; ++i) {
+    Settle();
+    SweepLater();
+  }
+  env_.Advance(milliseconds(3000));
+  tails_->Sweep(env_.SteadyNow());
+  Settle();
+  EXPECT_TRUE(EachOnce(1, 5));
+  std::vector<SavedTail> saved;
+  tails_->SaveTo(saved);  // every position is known (durable() of a closed stream would throw)
 }
 
 // Item 10: a crash line in any of many files past the budget is read within

@@ -27,8 +27,12 @@ class FakeReadableFile final : public ReadableFile {
       : inode_(std::move(inode)) {}
 
   Result<FileStatus> Status() const override {
-    return FileStatus{FakeFileSystem::kDevice, inode_->number, inode_->content.size(),
-                      inode_->links, inode_->directory ? FileType::kDirectory : FileType::kRegular};
+    return FileStatus{FakeFileSystem::kDevice,
+                      inode_->number,
+                      inode_->content.size(),
+                      inode_->links,
+                      inode_->directory ? FileType::kDirectory : FileType::kRegular,
+                      inode_->owner};
   }
 
   Result<std::size_t> ReadAt(std::uint64_t offset, std::span<char> into) const override {
@@ -215,7 +219,8 @@ Result<FileStatus> FakeFileSystem::Stat(const std::string& path, bool follow) co
   if (file == nullptr) {
     return Error{path + ": No such file or directory"};
   }
-  return FileStatus{kDevice, file->number, file->content.size(), file->links, TypeOf(*file)};
+  return FileStatus{kDevice,     file->number,  file->content.size(),
+                    file->links, TypeOf(*file), file->owner};
 }
 
 Result<std::vector<DirEntry>> FakeFileSystem::List(const std::string& dir) const {

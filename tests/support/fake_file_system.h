@@ -72,6 +72,7 @@ class FakeFileSystem final : public FileSystem {
     std::string content;
     std::uint64_t links = 1;
     std::string link_target;  // a symlink: where it points
+    uid_t owner = 0;          // root's, unless a test says otherwise
   };
 
  private:
