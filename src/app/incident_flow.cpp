@@ -272,6 +272,8 @@ detect::JobIdentity IncidentFlow::JobOf(const detect::Incident* incident) const 
     // One user (the usual case) or several, or one not known: a uid no peer's job runs as
     // where it is not exactly one known user.
     job.uid = speakers.size() == 1 ? *speakers.begin() : capture::kUnknownSpeaker;
+  } else if (!job.uid) {
+    job.uid = 0;  // the kernel or root spoke, and no process of the job is known: root's word
   }
   return job;
 }
@@ -395,11 +397,9 @@ std::string IncidentFlow::NoPeerCaptureBecause(const cluster::PeerRecord& record
         "who speaks for the job is unknown, not acted on",
         record.job_id);
   }
-  if (here == job_uids_.end()) {
-    return fmt::format("the owner of job {}'s processes here is not known: not acted on",
-                       record.job_id);
-  }
-  if (!here->second.contains(static_cast<uid_t>(*record.uid))) {
+  // No process of the job known here: nobody's ranks to pause; the capture (of the record's
+  // user's processes only, capture/speakers.h) takes this node's state.
+  if (here != job_uids_.end() && !here->second.contains(static_cast<uid_t>(*record.uid))) {
     return fmt::format(
         "its record says job {} runs as uid {} on {}, but it runs as uid {} here: another "
         "user's claim to the job, not acted on",
