@@ -26,8 +26,10 @@ struct FileStatus {
   std::uint64_t size = 0;
   std::uint64_t links = 1;  // 0 once the file is deleted (while still open)
   FileType type = FileType::kRegular;
-  // Its owner: who wrote what it holds (a log's owner is the user its lines speak for).
+  // Its owner: who wrote what it holds (a log's owner is the user its lines speak for)...
   std::optional<uid_t> owner;
+  // ...unless anyone may write it (o+w): then its lines speak for no one in particular.
+  bool anyone_may_write = false;
 };
 
 struct DirEntry {

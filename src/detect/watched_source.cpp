@@ -98,7 +98,8 @@ std::unique_ptr<StreamDetector> WatchedSource::MakeStream(const std::string& nam
                           file != nullptr ? file->fingerprint() : source::Fingerprint{}};
   if (file != nullptr) {
     if (Result<FileStatus> info = file->Status(); info) {
-      identity.owner = info->owner;  // the file read, not whatever its path names later
+      // The file read, not whatever its path names later; one anyone may write is no one's.
+      identity.owner = info->anyone_may_write ? std::nullopt : info->owner;
     }
   }
   Result<std::unique_ptr<StreamDetector>> stream = StreamDetector::Create(

@@ -32,7 +32,8 @@ class FakeReadableFile final : public ReadableFile {
                       inode_->content.size(),
                       inode_->links,
                       inode_->directory ? FileType::kDirectory : FileType::kRegular,
-                      inode_->owner};
+                      inode_->owner,
+                      false};
   }
 
   Result<std::size_t> ReadAt(std::uint64_t offset, std::span<char> into) const override {
@@ -219,8 +220,8 @@ Result<FileStatus> FakeFileSystem::Stat(const std::string& path, bool follow) co
   if (file == nullptr) {
     return Error{path + ": No such file or directory"};
   }
-  return FileStatus{kDevice,     file->number,  file->content.size(),
-                    file->links, TypeOf(*file), file->owner};
+  return FileStatus{kDevice,     file->number, file->content.size(), file->links, TypeOf(*file),
+                    file->owner, false};
 }
 
 Result<std::vector<DirEntry>> FakeFileSystem::List(const std::string& dir) const {
