@@ -406,3 +406,55 @@ TEST_F(DaemonTest, APeerRecordOfAnotherUserIsNotActedOn) {
 
 }  // namespace
 }  // namespace trainwatch::testing
+
+namespace trainwatch::testing {
+namespace {
+
+// Security round 3, item 6, on one node: a line in another user's log (uid 4242) does not get
+// this node's other processes (root's job writing its own log) paused, ptraced or bundled.
+TEST_F(DaemonTest, AnotherUsersLogLineCapturesNoneOfTheOtherJobsProcesses) {
+  if (::geteuid() != 0) {
+    GTEST_SKIP() << "needs root (a log of another user)";
+  }
+  WriteConfig({.settle = "0s",
+               .cooldown = "0s",
+               .capture = "capture: {commands: [], habana_logs: none}\n"});
+  StartDaemon();
+  ::setenv("RANK", "0", 1);
+  const auto job = DaemonProcess::Program(
+      {"/bin/sh", "-c", "while :; do echo step; sleep 0.2; done"}, Dir("logs/job.log"));
+  ::unsetenv("RANK");
+  std::this_thread::sleep_for(2s);  // its writer known
+  const std::string theirs = Dir("logs/theirs.log");
+  std::ofstream(theirs) << "step 1\n";
+  ASSERT_EQ(::chown(theirs.c_str(), 4242, 4242), 0);
+  std::this_thread::sleep_for(1s);  // followed, as uid 4242's
+  std::ofstream(theirs, std::ios::app) << "MARK 1 FIRE\n";
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return daemon_->Log().find("process(es) of other users (uid 0) left out") !=
+               std::string::npos;
+      },
+      20s))
+      << daemon_->Log();
+  // Its bundle holds no rank: the only rank here (RANK=0) is root's job's.
+  Json bundle;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        std::ifstream in(state() + "/incidents.jsonl");
+        for (std::string line; std::getline(in, line);) {
+          if (line.find("\"bundle_for\"") != std::string::npos) {
+            bundle = Json::parse(line, nullptr, false);
+            return true;
+          }
+        }
+        return false;
+      },
+      30s))
+      << daemon_->Log();
+  EXPECT_TRUE(bundle["bundle"].is_string()) << bundle.dump(1);
+  EXPECT_EQ(bundle.value("ranks", "").find("rank 0"), std::string::npos) << bundle.dump(1);
+}
+
+}  // namespace
+}  // namespace trainwatch::testing
