@@ -9,6 +9,7 @@
 #include "cli/cli_config.h"
 #include "cli/commands.h"
 #include "config/daemon_config.h"
+#include "core/printable.h"
 #include "core/quantity.h"
 
 namespace trainwatch::cli {
@@ -75,7 +76,7 @@ int RunBundlesList(const BundlesOptions& options, std::ostream& out, std::ostrea
         << FormatByteSize(entry["bytes"].get<std::uint64_t>()) << "  "
         << entry["incident"].get<std::string>() << (entry["reduced"].get<bool>() ? "  REDUCED" : "")
         << (entry["early"].get<bool>() ? "  EARLY" : "") << "\n    "
-        << entry["path"].get<std::string>() << "\n";
+        << Printable(entry["path"].get<std::string>()) << "\n";
   }
   return 0;
 }
@@ -121,7 +122,7 @@ int RunBundlesShow(const BundlesOptions& options, std::ostream& out, std::ostrea
   const json& incident = manifest["incident"];
   out << "bundle     " << path << "\n"
       << "incident   " << incident.value("id", "") << " (" << incident.value("kind", "") << ")\n"
-      << "summary    " << incident.value("summary", "") << "\n"
+      << "summary    " << Printable(incident.value("summary", "")) << "\n"
       << "opened     " << incident.value("opened", "") << "\n"
       << "host       " << manifest.value("host", "")
       << (manifest["container"].is_string()
@@ -137,8 +138,9 @@ int RunBundlesShow(const BundlesOptions& options, std::ostream& out, std::ostrea
   }
   out << "firing lines:\n";
   for (const json& firing : incident.value("firings", json::array())) {
-    out << "  " << firing.value("rule", "") << " at " << firing.value("stream", "") << ":"
-        << firing.value("line", 0) << "  " << firing.value("text", "") << "\n";
+    // Log text: its escapes shown, never run on the terminal.
+    out << "  " << firing.value("rule", "") << " at " << Printable(firing.value("stream", ""))
+        << ":" << firing.value("line", 0) << "  " << Printable(firing.value("text", "")) << "\n";
   }
   out << "collectors:\n";
   for (const json& collector : manifest.value("collectors", json::array())) {

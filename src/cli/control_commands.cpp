@@ -77,7 +77,7 @@ void PrintStatus(const json& status, std::ostream& out) {
     const json& settling = status["settling_incident"];
     out << "incident " << settling.value("id", "?")
         << " settling (firings join it): " << settling.value("kind", "?") << " — "
-        << settling.value("summary", "") << "\n";
+        << Printable(settling.value("summary", "")) << "\n";
   }
   for (const json& open : status.value("open_incidents", json::array())) {
     out << "open: incident " << open.value("id", "?") << " (" << open.value("kind", "?")
@@ -131,7 +131,7 @@ void PrintStatus(const json& status, std::ostream& out) {
   }
   auto print_bars = [&](const json& stream) {
     for (const json& bar : stream.value("bars", json::array())) {
-      const std::string label = bar.value("label", "");
+      const std::string label = Printable(bar.value("label", ""));
       out << "      bar ";
       if (label.empty()) {
         out << "(no name)";
@@ -172,8 +172,8 @@ void PrintStatus(const json& status, std::ostream& out) {
       out << "\n";
     }
     for (const json& file : source.value("files", json::array())) {
-      out << "    " << file.value("path", "?") << "  offset " << file.value("offset", 0) << ", "
-          << file.value("lines", 0) << " lines";
+      out << "    " << Printable(file.value("path", "?")) << "  offset " << file.value("offset", 0)
+          << ", " << file.value("lines", 0) << " lines";
       const json writers = file.value("writers", json::array());
       if (!writers.empty()) {
         out << ", written by";
@@ -191,7 +191,8 @@ void PrintStatus(const json& status, std::ostream& out) {
       print_bars(file);
     }
     for (const json& stream : source.value("streams", json::array())) {
-      out << "    " << stream.value("name", "?") << "  " << stream.value("lines", 0) << " lines\n";
+      out << "    " << Printable(stream.value("name", "?")) << "  " << stream.value("lines", 0)
+          << " lines\n";
       print_bars(stream);
     }
     if (const json unwatched = source.value("unwatched", json::object()); !unwatched.empty()) {

@@ -111,6 +111,24 @@ TEST_F(IncidentCommandsTest, AckRecordsTheResolutionOnceAndListAndShowSayIt) {
   EXPECT_NE(err_.str().find("no incident 'nonesuch' in "), std::string::npos) << err_.str();
 }
 
+// Security round 3, item 12: a log line's terminal escapes (a retitle, a screen clear) are
+// shown, never run, by list and show.
+TEST_F(IncidentCommandsTest, TerminalEscapesFromTheLogAreShownNotRun) {
+  const std::string log = temp_.Write(
+      "escapes.jsonl",
+      R"({"id":"20261125T110000Z-ab12000003","kind":"crash","summary":"boom\u001b]0;owned\u0007\u001b[2J","cause":"application","action":"inspect","verdict":"v","rules":["r"],"opened":"2026-11-25T11:00:00.000Z","firings":[{"rule":"r","stream":"/logs/x.log","line":1,"text":"\u009b2J boom"}]})"
+      "\n");
+  ASSERT_EQ(RunIncidentsList(Options(log), out_, err_), 0) << err_.str();
+  IncidentsOptions show = Options(log);
+  show.id = "20261125T110000Z";
+  ASSERT_EQ(RunIncidentsShow(show, out_, err_), 0) << err_.str();
+  const std::string text = out_.str();
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << text;
+  EXPECT_NE(text.find("boom\\x1b]0;owned\\x07\\x1b[2J"), std::string::npos) << text;
+  EXPECT_NE(text.find("\\x9b2J boom"), std::string::npos) << text;
+}
+
 TEST_F(IncidentCommandsTest, NoLogYetIsNoIncidentNotAnError) {
   IncidentsOptions options;
   options.file = (temp_.path() / "none.jsonl").string();
