@@ -28,7 +28,8 @@ struct FileStatus {
   FileType type = FileType::kRegular;
   // Its owner: who wrote what it holds (a log's owner is the user its lines speak for)...
   std::optional<uid_t> owner;
-  // ...unless anyone may write it (o+w): then its lines speak for no one in particular.
+  // ...unless others may write it (o+w, or g+w for a group other than root's): then its lines
+  // speak for no one in particular.
   bool anyone_may_write = false;
 };
 

@@ -52,7 +52,7 @@ FileStatus StatusOf(const struct stat& info) {
           static_cast<std::uint64_t>(info.st_nlink),
           TypeOfMode(info.st_mode),
           info.st_uid,
-          (info.st_mode & S_IWOTH) != 0};
+          (info.st_mode & S_IWOTH) != 0 || ((info.st_mode & S_IWGRP) != 0 && info.st_gid != 0)};
 }
 
 // File systems whose changes inotify does not see (made on another host).
