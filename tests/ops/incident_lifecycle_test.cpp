@@ -16,7 +16,7 @@ const WallTime kWall = WallTime{} + seconds(1764061920);  // 2025-11-25T09:12:00
 source::WriterProcess Writer(int pid) { return {pid, "python3", {}, {}, {}}; }
 
 detect::Firing FiringOf(const std::string& rule, const std::string& stream,
-                        std::vector<int> writers) {
+                        const std::vector<int>& writers) {
   detect::Firing firing;
   firing.event.rule_id = rule;
   firing.source = "train";
