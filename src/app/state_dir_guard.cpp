@@ -48,7 +48,7 @@ Result<bool> StateDirGuard::Acquire() {
   // The state_dir holds what the daemon trusts (its offsets, its compiled rules, its socket):
   // a directory another user may write, or could swap (one above it theirs), is refused.
   for (const std::string& dir : {dir_, dir_ + "/cache"}) {
-    if (Status trusted = CheckTrustedPath(dir, ::geteuid());
+    if (Result<std::string> trusted = CheckTrustedPath(dir, ::geteuid());
         !trusted.ok() && (dir == dir_ || std::filesystem::exists(dir))) {
       return Error{trusted.error().message +
                    ": a state_dir (and its cache) must be this daemon's alone, owned by root "

@@ -100,7 +100,7 @@ std::optional<std::string> TrustedPythonHelper(const std::string& exe, std::stri
     }
     // Both must be out of every user's reach: the helper is run, the interpreter vouches.
     for (const std::string& path : {it->path().string(), interpreter}) {
-      if (Status trusted = CheckTrustedPath(path, 0); !trusted.ok()) {
+      if (Result<std::string> trusted = CheckTrustedPath(path, 0); !trusted.ok()) {
         untrusted = trusted.error().message;
       }
     }

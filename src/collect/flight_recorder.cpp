@@ -9,9 +9,9 @@
 #include <cstring>
 
 #include "collect/rank_identity.h"
+#include "collect/rooted_files.h"
 #include "core/proc_files.h"
 #include "core/unique_fd.h"
-#include "core/untrusted_file.h"
 
 namespace trainwatch::collect {
 namespace {
@@ -28,23 +28,6 @@ std::string First(std::string_view environ, std::initializer_list<std::string_vi
 
 std::int64_t MtimeNs(const struct stat& info) {
   return static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
-}
-
-// How the rank's files are opened: inside its root, as the rank's own.
-struct RankRoot {
-  UniqueFd fd;
-  UntrustedPath How(const FlightRecorderTarget& target, mode_t type) const {
-    UntrustedPath how;
-    how.dir_fd = fd.get();
-    how.in_root = true;
-    how.type = type;
-    how.owner = target.owner;
-    return how;
-  }
-};
-
-RankRoot OpenRoot(const FlightRecorderTarget& target) {
-  return {UniqueFd(::open(target.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC))};
 }
 
 }  // namespace
@@ -77,13 +60,9 @@ std::optional<FlightRecorderTarget> FindFlightRecorder(pid_t pid, int rank,
   target.pipe = stem + std::to_string(rank) + ".pipe";
   target.dump = temp + std::to_string(rank);
   target.owner = *owner;
-  const RankRoot root = OpenRoot(target);
-  if (root.fd.get() < 0) {
-    why = target.root + ": " + std::strerror(errno);
-    return std::nullopt;
-  }
-  UntrustedPath how = root.How(target, S_IFREG);
-  if (Result<UniqueFd> old = OpenUntrusted(target.dump, how, O_RDONLY); old) {
+  if (Result<UniqueFd> old =
+          RootedFiles(target.root).OpenOwned(target.dump, S_IFREG, target.owner, O_RDONLY);
+      old) {
     struct stat info {};
     if (::fstat(old->get(), &info) == 0) {
       target.dump_mtime_ns = MtimeNs(info);
@@ -93,14 +72,10 @@ std::optional<FlightRecorderTarget> FindFlightRecorder(pid_t pid, int rank,
 }
 
 bool PokeFlightRecorder(const FlightRecorderTarget& target, std::string& why) {
-  const RankRoot root = OpenRoot(target);
-  if (root.fd.get() < 0) {
-    why = target.root + ": " + std::strerror(errno);
-    return false;
-  }
   // Opened O_NONBLOCK (once it is known to be the rank's FIFO): a FIFO nobody reads fails with
   // ENXIO instead of blocking the open.
-  Result<UniqueFd> fd = OpenUntrusted(target.pipe, root.How(target, S_IFIFO), O_WRONLY);
+  Result<UniqueFd> fd =
+      RootedFiles(target.root).OpenOwned(target.pipe, S_IFIFO, target.owner, O_WRONLY);
   if (!fd) {
     why = fd.error().message.ends_with(std::strerror(ENXIO))
               ? "nobody reads " + target.pipe + " (the rank's dump thread is gone?)"
@@ -116,14 +91,8 @@ bool PokeFlightRecorder(const FlightRecorderTarget& target, std::string& why) {
 
 std::optional<std::string> ReadFlightRecorderDump(const FlightRecorderTarget& target,
                                                   std::size_t max_bytes, std::string& why) {
-  const RankRoot root = OpenRoot(target);
-  if (root.fd.get() < 0) {
-    why = target.root + ": " + std::strerror(errno);
-    return std::nullopt;
-  }
-  UntrustedPath how = root.How(target, S_IFREG);
-  how.max_size = static_cast<off_t>(max_bytes);
-  Result<UntrustedText> dump = ReadUntrusted(target.dump, how, max_bytes);
+  Result<UntrustedText> dump =
+      RootedFiles(target.root).ReadOwned(target.dump, target.owner, max_bytes);
   if (!dump) {
     why = dump.error().message.ends_with(std::strerror(ENOENT))
               ? "poked, but no dump in " + target.dump

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "collect/rank_identity.h"
+#include "collect/rooted_files.h"
 #include "core/proc_files.h"
 #include "core/unique_fd.h"
 #include "core/untrusted_file.h"
@@ -34,15 +35,7 @@ bool Catches(pid_t pid, int signal, const std::string& proc_root) {
 
 // The stacks file, opened inside the rank's root as the rank's own regular file.
 Result<UniqueFd> OpenHookFile(const PythonHook& hook) {
-  const UniqueFd root(::open(hook.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (root.get() < 0) {
-    return Error{hook.root + ": " + std::strerror(errno)};
-  }
-  UntrustedPath how;
-  how.dir_fd = root.get();
-  how.in_root = true;
-  how.owner = hook.owner;
-  return OpenUntrusted(hook.file, how, O_RDONLY);
+  return RootedFiles(hook.root).OpenOwned(hook.file, S_IFREG, hook.owner, O_RDONLY);
 }
 
 }  // namespace

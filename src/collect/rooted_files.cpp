@@ -1,59 +1,76 @@
 #include "collect/rooted_files.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cstdint>
-
-#include "core/proc_files.h"
+#include <cerrno>
+#include <cstring>
 
 namespace trainwatch::collect {
 
 RootedFiles::RootedFiles(const std::string& root)
-    : root_(::open(root.empty() ? "/" : root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
+    : root_(::open(root.empty() ? "/" : root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)),
+      root_name_(root.empty() ? "/" : root) {}
+
+UntrustedPath RootedFiles::Below(mode_t type) const {
+  UntrustedPath how;
+  how.dir_fd = root_.get();
+  how.in_root = true;
+  how.type = type;
+  return how;
+}
 
 std::optional<std::string> RootedFiles::Read(const std::string& path, std::size_t max_bytes) const {
-  const UniqueFd handle(Open(path, O_PATH));
-  struct stat st {};
-  if (handle.get() < 0 || ::fstat(handle.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return std::nullopt;
-  }
-  // Reopened through our own descriptor: the object fstat saw, not whatever the path names by
-  // now.
-  Result<ProcText> text = ReadProcFile("/proc/self/fd/" + std::to_string(handle.get()), max_bytes);
+  UntrustedPath how = Below(S_IFREG);
+  how.follow_last_link = true;
+  Result<UntrustedText> text =
+      root_.get() < 0 ? Result<UntrustedText>(Error{}) : ReadUntrusted(path, how, max_bytes);
   return text ? std::optional<std::string>(std::move(text->text)) : std::nullopt;
 }
 
 std::optional<DirPtr> RootedFiles::OpenDir(const std::string& path) const {
-  const int fd = Open(path, O_RDONLY | O_DIRECTORY);
-  if (fd < 0) {
+  UntrustedPath how = Below(S_IFDIR);
+  how.follow_last_link = true;
+  Result<UniqueFd> fd = root_.get() < 0 ? Result<UniqueFd>(Error{})
+                                        : OpenUntrusted(path, how, O_RDONLY | O_DIRECTORY);
+  if (!fd) {
     return std::nullopt;
   }
-  DIR* dir = ::fdopendir(fd);  // owns the descriptor from here
+  const int raw = fd->get();
+  DIR* dir = ::fdopendir(raw);
   if (dir == nullptr) {
-    ::close(fd);
-    return std::nullopt;
+    return std::nullopt;  // `fd` still owns the descriptor and closes it
   }
+  static_cast<void>(fd->Release());  // the DIR owns it from here
   return DirPtr(dir);
 }
 
-int RootedFiles::Open(const std::string& path, int flags) const {
+Result<UniqueFd> RootedFiles::OpenOwned(const std::string& path, mode_t type, uid_t owner,
+                                        int access, std::optional<off_t> max_size) const {
   if (root_.get() < 0) {
-    return -1;
+    return Error{root_name_ + ": " + std::strerror(ENOENT)};
   }
-  open_how how{};
-  how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
-  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-  return static_cast<int>(::syscall(SYS_openat2, root_.get(), path.c_str(), &how, sizeof(how)));
+  UntrustedPath how = Below(type);
+  how.owner = owner;
+  how.max_size = max_size;
+  return OpenUntrusted(path, how, access);
+}
+
+Result<UntrustedText> RootedFiles::ReadOwned(const std::string& path, uid_t owner,
+                                             std::size_t max_bytes) const {
+  if (root_.get() < 0) {
+    return Error{root_name_ + ": " + std::strerror(ENOENT)};
+  }
+  UntrustedPath how = Below(S_IFREG);
+  how.owner = owner;
+  how.max_size = static_cast<off_t>(max_bytes);
+  return ReadUntrusted(path, how, max_bytes);
 }
 
 bool RootedFiles::Is(const std::string& path, mode_t type) const {
-  const UniqueFd handle(Open(path, O_PATH));
-  struct stat st {};
-  return handle.get() >= 0 && ::fstat(handle.get(), &st) == 0 && (st.st_mode & S_IFMT) == type;
+  UntrustedPath how = Below(type);
+  how.follow_last_link = true;
+  return root_.get() >= 0 && OpenUntrusted(path, how, O_PATH).ok();
 }
 
 }  // namespace trainwatch::collect

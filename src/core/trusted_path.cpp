@@ -35,7 +35,7 @@ Status CheckOne(const std::filesystem::path& path, uid_t owner, bool ancestor) {
 
 }  // namespace
 
-Status CheckTrustedPath(const std::string& path, uid_t owner) {
+Result<std::string> CheckTrustedPath(const std::string& path, uid_t owner) {
   std::error_code error;
   const std::filesystem::path real = std::filesystem::canonical(path, error);
   if (error) {
@@ -44,10 +44,10 @@ Status CheckTrustedPath(const std::string& path, uid_t owner) {
   // The path itself, then each directory up to /.
   for (std::filesystem::path at = real;; at = at.parent_path()) {
     if (Status status = CheckOne(at, owner, at != real); !status.ok()) {
-      return status;
+      return status.error();
     }
     if (at == at.root_path() || at.empty()) {
-      return Status::Ok();
+      return real.string();
     }
   }
 }
@@ -63,20 +63,18 @@ std::string TrustedSearchPath(const std::string& path, uid_t owner,
                         ": relative (the current directory is anybody's)");
       return;
     }
-    if (Status status = CheckTrustedPath(dir, owner); !status.ok()) {
+    // Kept as the directory checked, not the name: a link in PATH could be re-pointed later.
+    const Result<std::string> real = CheckTrustedPath(dir, owner);
+    if (!real) {
       // An absent one is dropped too, unsaid: whoever creates it later is not asked.
-      if (!status.error().message.ends_with(std::strerror(ENOENT))) {
-        dropped.push_back(status.error().message);
+      if (!real.error().message.ends_with(std::strerror(ENOENT))) {
+        dropped.push_back(real.error().message);
       }
       return;
     }
-    // The directory checked, not the name: a link in PATH could be re-pointed later.
-    std::error_code error;
-    const std::string real = std::filesystem::canonical(dir, error).string();
-    const std::string entry = error ? dir : real;
-    if (std::find(seen.begin(), seen.end(), entry) == seen.end()) {  // /bin is /usr/bin often
-      seen.push_back(entry);
-      kept += (kept.empty() ? "" : ":") + entry;
+    if (std::find(seen.begin(), seen.end(), *real) == seen.end()) {  // /bin is /usr/bin often
+      seen.push_back(*real);
+      kept += (kept.empty() ? "" : ":") + *real;
     }
   });
   return kept;

@@ -14,10 +14,10 @@
 
 namespace trainwatch {
 
-// OK when `path` (made absolute, its links resolved) and each directory above it belong to
+// `path` made absolute with its links resolved, when it and each directory above it belong to
 // root or `owner` and no one else may write them; else the error names the first that fails
 // and why ("/home/alice/venv/bin: owned by uid 1000").
-Status CheckTrustedPath(const std::string& path, uid_t owner);
+Result<std::string> CheckTrustedPath(const std::string& path, uid_t owner);
 
 // PATH without the directories a user could plant a program in (CheckTrustedPath), and
 // without relative ones; each dropped entry, with why, in `dropped`.

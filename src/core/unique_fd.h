@@ -27,6 +27,11 @@ class UniqueFd {
   ~UniqueFd() { Reset(); }
 
   int get() const { return fd_; }
+  // Hands the descriptor over (to a DIR*, say): no longer closed here.
+  [[nodiscard]] int Release() {
+    owned_ = false;
+    return std::exchange(fd_, -1);
+  }
 
  private:
   void Reset() {

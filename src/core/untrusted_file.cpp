@@ -38,7 +38,8 @@ std::string TypeName(mode_t mode) {
 // An O_PATH descriptor of what `path` names, resolved as `how` says.
 int OpenPath(const std::string& path, const UntrustedPath& how) {
   open_how request{};
-  request.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+  const int nofollow = how.follow_last_link ? 0 : O_NOFOLLOW;
+  request.flags = static_cast<std::uint64_t>(O_PATH | nofollow | O_CLOEXEC);
   request.resolve = RESOLVE_NO_MAGICLINKS;
   if (how.in_root) {
     request.resolve |= RESOLVE_IN_ROOT;
@@ -51,7 +52,7 @@ int OpenPath(const std::string& path, const UntrustedPath& how) {
   if (fd >= 0 || errno != ENOSYS || how.in_root || how.no_symlinks) {
     return fd;  // a kernel before 5.6 cannot keep a path inside a root: refused
   }
-  return ::openat(how.dir_fd, path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  return ::openat(how.dir_fd, path.c_str(), O_PATH | nofollow | O_CLOEXEC);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ struct UntrustedPath {
   int dir_fd = -100;  // AT_FDCWD
   bool in_root = false;
   bool no_symlinks = false;       // no link anywhere in the path (else only the last refused)
+  bool follow_last_link = false;  // a last link is followed too (inside the root, with in_root)
   mode_t type = S_IFREG;          // what it must be: S_IFREG, S_IFIFO, S_IFDIR
   std::optional<uid_t> owner;     // whom it must belong to; nullopt: anyone
   std::optional<off_t> max_size;  // a regular file larger than this is refused

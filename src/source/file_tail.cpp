@@ -45,8 +45,7 @@ FileTail::FileTail(std::string path, std::unique_ptr<ReadableFile> file, FileId 
       chunk_bytes_(chunk_bytes),
       framer_(kDefaultMaxLineBytes, chunk_bytes) {}
 
-Result<FileTail> FileTail::Open(const FileSystem& fs, const std::string& path,
-                                std::optional<TailPosition> start, std::size_t chunk_bytes) {
+Result<FileTail::Opened> FileTail::OpenRegular(const FileSystem& fs, const std::string& path) {
   Result<std::unique_ptr<ReadableFile>> file = fs.OpenForReading(path);
   if (!file) {
     return file.error();
@@ -58,8 +57,17 @@ Result<FileTail> FileTail::Open(const FileSystem& fs, const std::string& path,
   if (info->type != FileType::kRegular) {
     return Error{path + ": not a regular file"};
   }
-  FileTail tail(path, std::move(*file), FileId{info->device, info->inode}, chunk_bytes);
-  const std::uint64_t size = info->size;
+  return Opened{std::move(*file), FileId{info->device, info->inode}, info->size};
+}
+
+Result<FileTail> FileTail::Open(const FileSystem& fs, const std::string& path,
+                                std::optional<TailPosition> start, std::size_t chunk_bytes) {
+  Result<Opened> file = OpenRegular(fs, path);
+  if (!file) {
+    return file.error();
+  }
+  FileTail tail(path, std::move(file->file), file->id, chunk_bytes);
+  const std::uint64_t size = file->size;
   TailPosition at = start.value_or(TailPosition{size, 1});
   if (at.offset > size) {
     at = TailPosition{};  // shorter than where we were: it was truncated while we were away
@@ -93,18 +101,14 @@ void FileTail::Drain(bool end_of_input, const Sink& sink) {
 }
 
 trainwatch::Status FileTail::Reopen(const FileSystem& fs) {
-  Result<std::unique_ptr<ReadableFile>> file = fs.OpenForReading(path_);
+  Result<Opened> file = OpenRegular(fs, path_);
   if (!file) {
     return file.error();
   }
-  Result<FileStatus> info = (*file)->Status();
-  if (!info) {
-    return info.error();
-  }
-  if (FileId{info->device, info->inode} != id_) {
+  if (file->id != id_) {
     return Error{path_ + ": another file now (rotated or replaced)"};
   }
-  file_ = std::move(*file);
+  file_ = std::move(file->file);
   return trainwatch::Status::Ok();
 }
 

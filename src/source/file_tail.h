@@ -109,6 +109,14 @@ class FileTail {
   void Idle() { framer_.Release(); }
 
  private:
+  // `path` opened for reading, once it is a regular file; its id and size then.
+  struct Opened {
+    std::unique_ptr<ReadableFile> file;
+    FileId id;
+    std::uint64_t size = 0;
+  };
+  static Result<Opened> OpenRegular(const FileSystem& fs, const std::string& path);
+
   FileTail(std::string path, std::unique_ptr<ReadableFile> file, FileId id,
            std::size_t chunk_bytes);
   void Restart();

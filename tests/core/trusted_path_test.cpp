@@ -34,7 +34,7 @@ TEST(TrustedPath, AUsersOrAWritableDirectoryIsNot) {
   ::chmod(dir.path().c_str(), 0755);
   EXPECT_TRUE(CheckTrustedPath(dir.PathOf("mine/bin"), 0).ok());
   ::chown(dir.PathOf("mine").c_str(), 4242, 4242);
-  Status status = CheckTrustedPath(dir.PathOf("mine/bin"), 0);
+  Result<std::string> status = CheckTrustedPath(dir.PathOf("mine/bin"), 0);
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.error().message.find("mine: owned by uid 4242"), std::string::npos)
       << status.error().message;

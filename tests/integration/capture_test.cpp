@@ -77,21 +77,6 @@ class CaptureTest : public DaemonTest {
   }
 
   // The bundle records in incidents.jsonl.
-  std::vector<Json> BundleRecords() const {
-    std::vector<Json> records;
-    std::ifstream in(state() + "/incidents.jsonl");
-    std::string line;
-    while (std::getline(in, line)) {
-      if (in.eof()) {
-        break;  // a record still being appended
-      }
-      Json record = Json::parse(line);
-      if (record.contains("bundle_for")) {
-        records.push_back(std::move(record));
-      }
-    }
-    return records;
-  }
 
   // Unpacks `bundle` with the real tar and returns where.
   std::string Unpack(const std::string& bundle) const {

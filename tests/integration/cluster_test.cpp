@@ -438,20 +438,8 @@ TEST_F(DaemonTest, AnotherUsersLogLineCapturesNoneOfTheOtherJobsProcesses) {
       20s))
       << daemon_->Log();
   // Its bundle holds no rank: the only rank here (RANK=0) is root's job's.
-  Json bundle;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        std::ifstream in(state() + "/incidents.jsonl");
-        for (std::string line; std::getline(in, line);) {
-          if (line.find("\"bundle_for\"") != std::string::npos) {
-            bundle = Json::parse(line, nullptr, false);
-            return true;
-          }
-        }
-        return false;
-      },
-      30s))
-      << daemon_->Log();
+  ASSERT_TRUE(WaitUntil([&] { return !BundleRecords().empty(); }, 30s)) << daemon_->Log();
+  const Json bundle = BundleRecords().front();
   EXPECT_TRUE(bundle["bundle"].is_string()) << bundle.dump(1);
   EXPECT_EQ(bundle.value("ranks", "").find("rank 0"), std::string::npos) << bundle.dump(1);
 }

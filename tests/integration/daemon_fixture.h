@@ -83,6 +83,32 @@ class DaemonTest : public ::testing::Test {
     return *daemon_;
   }
 
+  // The records of the bundles written (or not: their "error"), as incidents.jsonl has them.
+  std::vector<Json> BundleRecords() const {
+    std::vector<Json> records;
+    std::ifstream in(state() + "/incidents.jsonl");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (in.eof()) {
+        break;  // a record still being appended
+      }
+      Json record = Json::parse(line, nullptr, false);
+      if (record.is_object() && record.contains("bundle_for")) {
+        records.push_back(std::move(record));
+      }
+    }
+    return records;
+  }
+  // Whether a bundle file was written for some incident.
+  bool SomeBundleWritten() const {
+    for (const Json& record : BundleRecords()) {
+      if (record["bundle"].is_string()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   // Incidents that have `rule` among their rules.
   std::vector<Json> IncidentsOf(const std::string& rule) const {
     std::vector<Json> found;

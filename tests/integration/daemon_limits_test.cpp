@@ -104,17 +104,7 @@ TEST_F(DaemonTest, AHardDescriptorLimitTooLowForTheFilesReadsTheRestInTurnAndSay
       << daemon_->Log().substr(0, 4000);
   EXPECT_NE(source["unwatched"]["files"][0]["why"].get<std::string>().find("Read in turn"),
             std::string::npos);
-  const auto bundled = [&] {
-    std::ifstream in(state() + "/incidents.jsonl");
-    for (std::string line; std::getline(in, line);) {
-      if (line.find("\"bundle_for\"") != std::string::npos &&
-          line.find(".tar.zst\"") != std::string::npos) {
-        return true;
-      }
-    }
-    return false;
-  };
-  EXPECT_TRUE(WaitUntil(bundled, 30s)) << daemon_->Log();
+  EXPECT_TRUE(WaitUntil([&] { return SomeBundleWritten(); }, 30s)) << daemon_->Log();
 }
 
 }  // namespace

@@ -105,17 +105,7 @@ TEST_F(WedgedWorkerTest, ARanksDumpOnAHungFileSystemDoesNotHoldTheCapture) {
                            "TORCH_NCCL_TRACE_BUFFER_SIZE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"}) {
     ::unsetenv(name);
   }
-  const auto bundled = [&] {
-    std::ifstream in(state() + "/incidents.jsonl");
-    for (std::string line; std::getline(in, line);) {
-      if (line.find("\"bundle_for\"") != std::string::npos &&
-          line.find(".tar.zst\"") != std::string::npos) {
-        return true;
-      }
-    }
-    return false;
-  };
-  EXPECT_TRUE(WaitUntil(bundled, 60s)) << daemon_->Log();
+  EXPECT_TRUE(WaitUntil([&] { return SomeBundleWritten(); }, 60s)) << daemon_->Log();
   EXPECT_TRUE(fs::exists(Dir("in-read"))) << "the dump's file system was reached, and hung";
 }
 

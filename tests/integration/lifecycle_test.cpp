@@ -18,20 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The bundle records (not incidents) of incidents.jsonl.
-std::vector<Json> BundleRecords(const std::string& state_dir) {
-  std::vector<Json> records;
-  std::ifstream in(state_dir + "/incidents.jsonl");
-  std::string line;
-  while (std::getline(in, line)) {
-    Json record = Json::parse(line, nullptr, false);
-    if (record.is_object() && record.contains("bundle_for")) {
-      records.push_back(std::move(record));
-    }
-  }
-  return records;
-}
-
 std::string SlowCapture(const std::string& sleep, const std::string& grace) {
   return "capture:\n  stop_grace: " + grace +
          "\n  habana_logs: none\n  commands:\n"
@@ -55,7 +41,7 @@ TEST_F(DaemonTest, SigtermMidCaptureIsRecordedAndReportedAtNextStart) {
   const std::string log = daemon_->Log();
   EXPECT_NE(log.find("finishing the capture of incident " + id), std::string::npos) << log;
   EXPECT_NE(log.find("incident " + id + ": no bundle: interrupted"), std::string::npos) << log;
-  std::vector<Json> records = BundleRecords(state());
+  std::vector<Json> records = BundleRecords();
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0]["bundle_for"], id);
   EXPECT_TRUE(records[0]["bundle"].is_null());
@@ -72,7 +58,7 @@ TEST_F(DaemonTest, SigtermMidCaptureIsRecordedAndReportedAtNextStart) {
       << ReadFile(Dir("second.log"));
   EXPECT_EQ(ReadFile(Dir("third.log")).find("has no bundle"), std::string::npos)
       << ReadFile(Dir("third.log"));
-  records = BundleRecords(state());
+  records = BundleRecords();
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[1]["bundle_for"], id);
 }
@@ -91,7 +77,7 @@ TEST_F(DaemonTest, SigtermAfterTheEarlyBundleRecordsIt) {
       << daemon_->Log();
   daemon_->Signal(SIGTERM);
   EXPECT_EQ(daemon_->Wait(10s), 0) << daemon_->Log();
-  std::vector<Json> records = BundleRecords(state());
+  std::vector<Json> records = BundleRecords();
   ASSERT_EQ(records.size(), 1u) << daemon_->Log();
   EXPECT_EQ(records[0]["bundle_for"], id);
   ASSERT_TRUE(records[0]["bundle"].is_string()) << records[0].dump();
@@ -115,7 +101,7 @@ TEST_F(DaemonTest, SigtermDuringAShortCaptureLetsItFinish) {
   daemon_->Signal(SIGTERM);
   EXPECT_EQ(daemon_->Wait(10s), 0) << daemon_->Log();
   EXPECT_NE(daemon_->Log().find("finishing the capture"), std::string::npos) << daemon_->Log();
-  const std::vector<Json> records = BundleRecords(state());
+  const std::vector<Json> records = BundleRecords();
   ASSERT_EQ(records.size(), 1u) << daemon_->Log();
   ASSERT_TRUE(records[0]["bundle"].is_string()) << records[0].dump();
   EXPECT_TRUE(fs::exists(records[0]["bundle"].get<std::string>()));
