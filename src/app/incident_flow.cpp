@@ -387,23 +387,8 @@ std::string IncidentFlow::NoPeerCaptureBecause(const cluster::PeerRecord& record
   if (!config_.cluster.peer_capture) {
     return "cluster.peer_capture is off";
   }
-  // Who may speak for a job: a record is acted on only when its job's processes there run as
-  // the same user as this node's processes of that job. Anyone can set a job id; only root
-  // (the publishing daemon) sets the uid.
-  const auto here = job_uids_.find(record.job_id);
-  if (!record.uid) {
-    return fmt::format(
-        "its record names no uid for job {} (forged, or written by an older trainwatch): "
-        "who speaks for the job is unknown, not acted on",
-        record.job_id);
-  }
-  // No process of the job known here: nobody's ranks to pause; the capture (of the record's
-  // user's processes only, capture/speakers.h) takes this node's state.
-  if (here != job_uids_.end() && !here->second.contains(static_cast<uid_t>(*record.uid))) {
-    return fmt::format(
-        "its record says job {} runs as uid {} on {}, but it runs as uid {} here: another "
-        "user's claim to the job, not acted on",
-        record.job_id, *record.uid, record.node, *here->second.begin());
+  if (std::string untrusted = cluster::UntrustedBecause(record, job_uids_); !untrusted.empty()) {
+    return untrusted;
   }
   if (const std::optional<Duration> ago = jobs_.CapturedAgo(record.job_id, env_.SteadyNow())) {
     // One capture per job failure: the first node's, or the peer capture for it already made.

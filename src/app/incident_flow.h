@@ -17,6 +17,7 @@
 #include "capture/job_identity.h"
 #include "cluster/job_book.h"
 #include "cluster/peer_record.h"
+#include "cluster/peer_trust.h"
 #include "cluster/peer_watcher.h"
 #include "cluster/shared_publisher.h"
 #include "config/daemon_config.h"
@@ -156,7 +157,7 @@ class IncidentFlow {
   std::set<int> writers_without_job_;
   bool said_no_job_ = false;
   // The owners of this node's processes of each job (JobsHere): whose records are acted on.
-  std::map<std::string, std::set<uid_t>> job_uids_;
+  cluster::JobOwners job_uids_;
   std::unique_ptr<capture::Capturer> capturer_;
   ops::HookRunner hook_runner_;
   std::unique_ptr<LoopTimer> settle_;
