@@ -12,7 +12,7 @@
 #include <functional>
 
 #include "alert/curl_http_client.h"
-#include "app/incident_flow.h"
+#include "app/daemon_sinks.h"
 #include "app/running_daemon.h"
 #include "app/sources.h"
 #include "app/state_dir_guard.h"
@@ -49,7 +49,7 @@ void Daemon::SaveState() {
   sources_->SaveTo(state);
   // Entries of sources no longer configured are dropped here, as is right: their files are
   // no longer followed.
-  if (Status saved = source::SaveTailState(setup_.config.state_dir + "/offsets.json", state);
+  if (Status saved = source::SaveTailState(setup_.config.state_dir + "/offsets.json", state, env_->fs());
       !saved) {
     spdlog::error("cannot save offsets: {}", saved.error().message);
   }
@@ -360,25 +360,26 @@ int Daemon::Run() {
   env_ = std::make_unique<PosixEnv>(&loop_);
   started_ = env_->SteadyNow();
   started_wall_ = env_->WallNow();
-  IncidentFlow::Hooks flow;
-  flow.fill_capture = [this](capture::CaptureRequest& request) { sources_->FillCapture(request); };
-  flow.written = [this] {
+  incident::IncidentFlow::Owner owner;
+  owner.may_record = [this] {
+    GuardStateDir();
+    return !state_dir_taken_;
+  };
+  owner.recorded = [this] {
     sources_->ReleaseIncidentHolds();
     save_timer_->Start(kStateSaveDelay, {});
     UpdateStatus();
   };
-  flow.settled = [this] {
+  owner.settled = [this] {
     idle_memory_->AfterWork();
     StopIfWrapDone();
   };
-  flow.job_processes = [this] { return sources_->KnownWriters(); };
-  flow.rescan_job_processes = [this] { sources_->RequestWriterScan(); };
-  flow.make_http_client = [this] { return std::make_unique<alert::CurlHttpClient>(&loop_); };
-  flow.before_record = [this] {
-    GuardStateDir();
-    return !state_dir_taken_;
-  };
-  incidents_ = std::make_unique<IncidentFlow>(*env_, state_dir + "/incidents.jsonl", flow);
+  job_processes_ = std::make_unique<SourcesAsJobProcesses>(sources_);
+  incidents_ = std::make_unique<incident::IncidentFlow>(*env_, state_dir + "/incidents.jsonl",
+                                                        *job_processes_, owner);
+  AddDaemonSinks(*env_, *incidents_, *job_processes_,
+                 {state_dir, owner.may_record, owner.settled,
+                  [this] { return std::make_unique<alert::CurlHttpClient>(&loop_); }});
   sources_ = std::make_unique<Sources>(
       *env_, &loop_, options_.kmsg_device,
       [this](std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {
@@ -449,7 +450,7 @@ int Daemon::Run() {
     Stop(2);
   }
   if (!stopping_ && !guest_) {
-    incidents_->ReportUncaptured();
+    incidents_->Start();
     collect::KillCollectorsOfDeadRuns(*env_);
   }
   if (!stopping_ && child_) {

@@ -1,8 +1,9 @@
 // Daemon: `trainwatch daemon` and `trainwatch wrap`. Wires the stages on one libuv loop:
 // Sources (files, the kernel log, a wrapped command) feed their detectors, whose firings go to
-// the IncidentFlow (record, capture, hooks); the daemon owns the loop, the config and its
-// reload on SIGHUP, the saved offsets, the control socket, sd_notify and the metrics textfile,
-// and stops cleanly on SIGTERM/SIGINT. Loop thread only.
+// the IncidentFlow (incident/: record, capture, tell the sinks listed in daemon_sinks.cpp);
+// the daemon owns the loop, the config and its reload on SIGHUP, the saved offsets, the
+// control socket, sd_notify and the metrics textfile, and stops cleanly on SIGTERM/SIGINT.
+// Loop thread only.
 #pragma once
 
 #include <string>

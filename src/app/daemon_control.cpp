@@ -130,7 +130,7 @@ void Daemon::HandleControl(const std::string& request, const ops::ControlServer:
         });
     return;
   }
-  IncidentFlow::ManualOptions options{command->container, command->logs, command->copy};
+  incident::IncidentFlow::ManualOptions options{command->container, command->logs, command->copy};
   // The answer waits for the bundle: the caller wants its path.
   incidents_->Manual(
       command->reason, options,

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "app/daemon.h"
-#include "app/incident_flow.h"
+#include "app/daemon_sinks.h"
 #include "app/sources.h"
 #include "app/state_dir_guard.h"
 #include "app/wrap_python_hook.h"
@@ -22,6 +22,7 @@
 #include "core/posix_env.h"
 #include "core/result.h"
 #include "core/uv_handle.h"
+#include "incident/incident_flow.h"
 #include "ops/control_server.h"
 #include "ops/metrics_textfile.h"
 #include "ops/status_json.h"
@@ -91,7 +92,8 @@ class Daemon {
   bool state_dir_taken_ = false;   // by another daemon, after ours was deleted
   bool draining_ = false;          // SIGTERM came; waiting for the captures under way
   std::string state_dir_trouble_;  // the last "cannot restore" said, so it is said once
-  std::unique_ptr<IncidentFlow> incidents_;
+  std::unique_ptr<SourcesAsJobProcesses> job_processes_;  // over sources_, for incidents_
+  std::unique_ptr<incident::IncidentFlow> incidents_;
   std::unique_ptr<Sources> sources_;
   std::unique_ptr<source::WrappedChild> child_;
   std::unique_ptr<WrapPythonHook> python_hook_;  // wrap: its stacks folder, while it runs

@@ -14,6 +14,7 @@
 #include "capture/bundle_contents.h"
 #include "capture/bundle_name.h"
 #include "capture/bundle_report.h"
+#include "capture/capture_job.h"
 #include "capture/command_plan.h"
 #include "capture/job_identity.h"
 #include "capture/manifest.h"
@@ -33,41 +34,6 @@ bundle::RetentionPolicy RetentionOf(const config::CaptureConfig& config) {
 }
 
 }  // namespace
-
-struct Capturer::Job {
-  CaptureRequest request;
-  Done done;
-  SteadyTime started;
-  std::string host = Hostname();
-  std::string self_container;
-  std::string pattern_error;  // why process_pattern found nothing, when it failed
-  std::string speakers_note;  // other users' processes left out (capture/speakers.h)
-  std::vector<collect::CollectorResult> commands;
-  std::vector<collect::CollectorResult> builtins;
-  collect::RedactionCounts env_redactions;
-  // The in-process collectors' own, merged into env_redactions on the loop when they are done
-  // (the ranks' are merged there too, maybe while those still run).
-  collect::RedactionCounts builtin_redactions;
-  bool commands_done = false;
-  bool builtins_done = false;
-  bool ranks_done = false;
-  bool early_started = false;    // an early bundle was written or given up on
-  bool early_wait_over = false;  // kEarlyWait passed: it no longer waits for the tools
-  std::string early_why;
-  bool early_writing = false;     // on the pool now: the bundle waits for it (same file)
-  bool complete_started = false;  // WriteBundle ran: nothing more is started for this job
-  Result<bundle::BundleResult> early_written = Error{"not written"};
-  SteadyTime early_at{};
-  std::optional<RankReport> ranks;
-  bool reduced = false;
-  std::string reduced_why;
-  std::vector<std::string> deleted;
-  std::string dir;
-  std::string file_name;
-  Result<bundle::BundleResult> written = Error{"not written"};
-  std::shared_ptr<const collect::Redactor> redactor;
-  config::CaptureConfig config;
-};
 
 Capturer::Capturer(Env& env, config::CaptureConfig config)
     : env_(env), config_(std::move(config)), runner_(env), ranks_(env) {}
@@ -120,7 +86,7 @@ void Capturer::StopWork() {
 
 std::optional<CaptureOutcome> Capturer::Abort() {
   StopWork();
-  if (!job_ || job_->early_writing || !job_->early_written) {
+  if (!job_ || job_->phase == BundlePhase::kWritingEarly || !job_->early_written) {
     return std::nullopt;
   }
   CaptureOutcome early;
@@ -163,6 +129,7 @@ void Capturer::StartNext() {
   }
   running_ = true;
   job_ = std::make_shared<Job>();
+  job_->host = Hostname();
   job_->started = env_.SteadyNow();
   job_->request = std::move(queue_.front().first);
   job_->done = std::move(queue_.front().second);
@@ -251,7 +218,9 @@ void Capturer::OnProcessesKnown() {
   }
   early_timer_ = env_.NewTimer([this] {
     if (job_) {
-      job_->early_wait_over = true;
+      if (job_->phase == BundlePhase::kGathering) {
+        job_->phase = BundlePhase::kEarlyWaitOver;
+      }
       MaybeWrite();
     }
   });
@@ -281,7 +250,7 @@ void Capturer::OnProcessesKnown() {
                  OnRanksDone(std::move(report), counts);
                });
   } else {
-    job_->ranks_done = true;
+    job_->parts.Done(CapturePart::kRanks);
   }
   env_.RunOnPool(
       [job = job_, proc_root = env_.proc_root()] {
@@ -304,7 +273,7 @@ void Capturer::OnCommandsDone(std::vector<collect::CollectorResult> results) {
            job_->config.commands, job_->request.incident, job_->request.container)) {
     job_->commands.push_back(std::move(skipped));
   }
-  job_->commands_done = true;
+  job_->parts.Done(CapturePart::kCommands);
   MaybeWrite();
 }
 
@@ -314,7 +283,7 @@ void Capturer::OnRanksDone(RankReport report, const collect::RedactionCounts& co
   }
   job_->env_redactions.Merge(counts);
   job_->ranks = std::move(report);
-  job_->ranks_done = true;
+  job_->parts.Done(CapturePart::kRanks);
   MaybeWrite();
 }
 
@@ -322,16 +291,18 @@ void Capturer::MaybeWrite() {
   Job& job = *job_;
   // Stopping: nothing new is started (an early bundle already written stays). Once the
   // complete bundle is under way, a late timer or callback must not start another.
-  if (aborted_ || job.complete_started || !job.builtins_done) {
+  if (aborted_ || job.phase == BundlePhase::kWritingComplete ||
+      !job.parts.done(CapturePart::kBuiltins)) {
     return;
   }
-  if (job.commands_done && job.ranks_done) {
-    if (!job.early_writing) {  // else OnEarlyWritten goes on
+  if (job.parts.all_done()) {
+    if (job.phase != BundlePhase::kWritingEarly) {  // else OnEarlyWritten goes on
       WriteBundle();
     }
     return;
   }
-  if (!job.early_started && (job.commands_done || job.early_wait_over)) {
+  if (job.phase == BundlePhase::kEarlyWaitOver ||
+      (job.phase == BundlePhase::kGathering && job.parts.done(CapturePart::kCommands))) {
     WriteEarlyBundle();
   }
 }
@@ -344,10 +315,10 @@ void Capturer::StopEarlyWait() {
 
 void Capturer::WriteEarlyBundle() {
   Job& job = *job_;
-  job.early_started = true;
+  job.phase = BundlePhase::kEarlyDone;  // until it is on the pool, below
   StopEarlyWait();
-  std::string pending = job.commands_done ? "" : "the tools' outputs";
-  if (!job.ranks_done) {
+  std::string pending = job.parts.done(CapturePart::kCommands) ? "" : "the tools' outputs";
+  if (!job.parts.done(CapturePart::kRanks)) {
     pending += pending.empty() ? "the ranks' stacks" : " and the ranks' stacks";
   }
   job.early_why = "written while " + pending +
@@ -366,14 +337,14 @@ void Capturer::WriteEarlyBundle() {
   if (!bundle::Fits(job.dir, policy, estimate)) {
     return;  // the complete bundle will say what did not fit
   }
-  job.early_writing = true;
+  job.phase = BundlePhase::kWritingEarly;
   StartWrite(std::move(artifacts), StatusesOf(job.builtins, job.commands), job.env_redactions,
              /*early=*/true);
 }
 
 void Capturer::OnEarlyWritten() {
   Job& job = *job_;
-  job.early_writing = false;
+  job.phase = BundlePhase::kEarlyDone;
   job.early_at = env_.SteadyNow();
   if (job.early_written) {
     spdlog::info("incident {}: early bundle {} ({} bytes) {}", job.request.incident.id,
@@ -394,7 +365,7 @@ void Capturer::OnBuiltinsDone() {
   if (!job_) {
     return;
   }
-  job_->builtins_done = true;
+  job_->parts.Done(CapturePart::kBuiltins);
   job_->env_redactions.Merge(job_->builtin_redactions);
   if (aborted_) {
     job_.reset();
@@ -406,7 +377,7 @@ void Capturer::OnBuiltinsDone() {
 
 void Capturer::WriteBundle() {
   Job& job = *job_;
-  job.complete_started = true;
+  job.phase = BundlePhase::kWritingComplete;
   StopEarlyWait();
   if (job.ranks && !job.ranks->ranks.empty()) {
     job.builtins.push_back(std::move(job.ranks->result));
@@ -485,14 +456,9 @@ void Capturer::AbandonWedged() {
   runner_.Abort();  // its tools, killed
   ranks_.Abort();   // its debuggers, and the ranks they held let go
   running_ = false;
-  std::string stuck;
-  for (const auto& [done, what] :
-       {std::pair{job->builtins_done, "the in-process collectors"},
-        std::pair{job->commands_done, "the tools"}, std::pair{job->ranks_done, "the ranks' stacks"},
-        std::pair{!job->early_writing && !job->complete_started, "the bundle's write"}}) {
-    if (!done) {
-      stuck += (stuck.empty() ? "" : ", ") + std::string(what);
-    }
+  std::string stuck = job->parts.Pending();
+  if (job->phase == BundlePhase::kWritingEarly || job->phase == BundlePhase::kWritingComplete) {
+    stuck += (stuck.empty() ? "" : ", ") + std::string("the bundle's write");
   }
   CaptureOutcome outcome;
   outcome.incident_id = job->request.incident.id;
@@ -503,7 +469,7 @@ void Capturer::AbandonWedged() {
       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kCaptureDeadline).count()) +
       " s: " + (stuck.empty() ? std::string("a part") : stuck) +
       " never returned (wedged on a hung file system or device?)";
-  if (!job->early_writing && job->early_written) {
+  if (job->phase != BundlePhase::kWritingEarly && job->early_written) {
     outcome.path = job->early_written->path;  // the evidence there is
     outcome.bytes = job->early_written->bytes;
     outcome.error += "; its early bundle stays";
@@ -519,56 +485,7 @@ void Capturer::OnWritten() {
   deadline_timer_.reset();
   std::shared_ptr<Job> job = std::move(job_);
   running_ = false;
-  CaptureOutcome outcome;
-  outcome.incident_id = job->request.incident.id;
-  outcome.reduced = job->reduced;
-  outcome.deleted = job->deleted;
-  outcome.capture_seconds = std::chrono::duration<double>(env_.SteadyNow() - job->started).count();
-  if (!job->request.incident.firings.empty()) {
-    outcome.since_first_firing =
-        std::chrono::duration<double>(env_.WallNow() - job->request.incident.firings.front().time)
-            .count();
-  } else if (const auto& peer = job->request.incident.peer) {
-    // The peer's first firing line, on its clock: the job-wide latency (skew included).
-    outcome.since_first_firing =
-        std::chrono::duration<double>(env_.WallNow().time_since_epoch() -
-                                      std::chrono::milliseconds(peer->opened_ms))
-            .count();
-  }
-  outcome.host = job->host;
-  if (job->ranks) {
-    outcome.ranks_summary = job->ranks->diagnosis.Summary();
-    outcome.suspects = job->ranks->diagnosis.suspects;
-    outcome.devices_note = job->ranks->devices_note;
-    outcome.ranks_seconds = job->ranks->seconds;
-  }
-  for (const collect::CollectorResult& result : job->commands) {
-    if (result.status == collect::CollectorStatus::kTimedOut ||
-        result.status == collect::CollectorStatus::kAbandoned) {
-      outcome.timed_out.push_back(result.name);
-    }
-  }
-  if (job->early_written && outcome.since_first_firing > 0) {
-    outcome.early_since_first_firing =
-        outcome.since_first_firing -
-        std::chrono::duration<double>(env_.SteadyNow() - job->early_at).count();
-  }
-  if (job->written) {
-    outcome.path = job->written->path;
-    outcome.bytes = job->written->bytes;
-    if (job->reduced) {
-      outcome.error = job->reduced_why;
-    }
-  } else if (job->early_written) {
-    // The early bundle stays: the incident has that much evidence.
-    outcome.reduced = false;
-    outcome.path = job->early_written->path;
-    outcome.bytes = job->early_written->bytes;
-    outcome.error = "the complete bundle was not written (" + job->written.error().message +
-                    "); the early one stays (" + job->early_why + ")";
-  } else {
-    outcome.error = job->written.error().message;
-  }
+  const CaptureOutcome outcome = OutcomeOf(*job, env_.SteadyNow(), env_.WallNow());
   if (!aborted_) {
     job->done(outcome);
     StartNext();

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "capture/capturer.h"
+#include "capture/capture_types.h"
 #include "detect/watched_source.h"
 
 namespace trainwatch::capture {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bundle/bundle_writer.h"
-#include "capture/capturer.h"
+#include "capture/capture_types.h"
 #include "collect/artifact.h"
 #include "collect/redactor.h"
 

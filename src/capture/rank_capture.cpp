@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +12,8 @@
 
 #include "capture/gdb_command.h"
 #include "capture/gdb_python_helper.h"
+#include "capture/rank_capture_job.h"
+#include "capture/rank_selection.h"
 #include "collect/device_utilization.h"
 #include "collect/flight_recorder.h"
 #include "collect/python_hook.h"
@@ -35,139 +36,7 @@ std::string PythonOf(pid_t pid, const std::string& proc_root) {
   return error || exe.empty() ? "python3" : exe.substr(slash == std::string::npos ? 0 : slash + 1);
 }
 
-// The remembered writers that are gone now and had a rank of the same kind as the map's ranks,
-// which none of those has: the ranks that exited (crashed) before the capture. One still in
-// the tree but unreadable is exiting: gone too (else a rank that crashed a moment before the
-// capture would be in neither list).
-std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterProcess>& remembered,
-                                              const collect::ProcessTree& tree,
-                                              const collect::RankMap& map) {
-  std::vector<collect::RankProcess> exited;
-  for (const source::WriterProcess& writer : remembered) {
-    const collect::RankIdentity identity = collect::ParseRankIdentity(writer.environ);
-    const bool exiting =
-        std::find(map.unreadable.begin(), map.unreadable.end(), writer.pid) != map.unreadable.end();
-    if ((tree.Find(writer.pid) != nullptr && !exiting) || !identity.rank ||
-        (!map.ranks.empty() && map.ranks.front().rank_source != identity.rank_source)) {
-      continue;
-    }
-    auto same_rank = [&](const collect::RankProcess& other) { return other.rank == identity.rank; };
-    if (std::any_of(map.ranks.begin(), map.ranks.end(), same_rank) ||
-        std::any_of(exited.begin(), exited.end(), same_rank)) {
-      continue;
-    }
-    collect::RankProcess process;
-    process.pid = writer.pid;
-    process.rank = identity.rank;
-    process.rank_source = identity.rank_source;
-    process.identity = identity;
-    process.comm = writer.comm;
-    process.cmdline = writer.cmdline;
-    while (!process.cmdline.empty() && process.cmdline.back() == '\0') {
-      process.cmdline.pop_back();
-    }
-    std::replace(process.cmdline.begin(), process.cmdline.end(), '\0', ' ');
-    process.environ = writer.environ;
-    exited.push_back(std::move(process));
-  }
-  return exited;
-}
-
-// Keeps the first `max_ranks` of the map's ranks (by rank, those without one last) and names
-// the others in its notes: a job of hundreds of processes on a node (or a user's fork bomb
-// posing as ranks) must not hold the capture, and every later capture, for minutes.
-void SkipRanksPastTheCap(collect::RankMap& map, std::size_t max_ranks) {
-  if (map.ranks.size() <= max_ranks) {
-    return;
-  }
-  std::stable_sort(map.ranks.begin(), map.ranks.end(),
-                   [](const collect::RankProcess& a, const collect::RankProcess& b) {
-                     return a.rank.value_or(INT_MAX) < b.rank.value_or(INT_MAX);
-                   });
-  std::string skipped;
-  for (std::size_t i = max_ranks; i < map.ranks.size(); ++i) {
-    if (i - max_ranks < 16) {
-      const collect::RankProcess& rank = map.ranks[i];
-      skipped += (skipped.empty() ? "" : ", ") +
-                 (rank.rank ? "rank " + std::to_string(*rank.rank) : std::string("a process")) +
-                 " (pid " + std::to_string(rank.pid) + ")";
-    }
-  }
-  const std::size_t over = map.ranks.size() - max_ranks;
-  map.notes.push_back(std::to_string(over) + " of " + std::to_string(map.ranks.size()) +
-                      " ranks not captured, past capture.max_ranks (" + std::to_string(max_ranks) +
-                      "): " + skipped + (over > 16 ? ", ..." : ""));
-  map.ranks.resize(max_ranks);
-}
-
 }  // namespace
-
-struct RankCapture::Job {
-  std::vector<int> pids;
-  std::vector<source::WriterProcess> remembered;
-  std::vector<collect::RankProcess> exited;  // ranks gone before the capture
-  diagnose::JobClues clues;
-  std::string gdb_index_dir;  // gdb's index cache; empty: none
-  std::size_t max_ranks = 16;
-  std::shared_ptr<const collect::Redactor> redactor;
-  Done done;
-  SteadyTime started;
-  collect::RankMap map;
-  std::vector<std::optional<std::uint64_t>> ticks_before;
-  SteadyTime sampled_at;
-  RankReport report;
-  // Per rank (as in map.ranks): the tools' results.
-  std::vector<CollectorResult> native;
-  std::vector<CollectorResult> py_spy;
-  std::vector<std::optional<CollectorResult>> gdb;
-  // The device utilisation queries, a CPU window apart (DeviceUtilizationCommands' order).
-  std::vector<CollectorResult> devices_first;
-  std::vector<CollectorResult> devices_second;
-  // Per rank: its Flight Recorder poked (or why not), and its dump.
-  std::vector<std::optional<collect::FlightRecorderTarget>> recorders;
-  std::vector<std::string> recorder_why;
-  std::vector<std::optional<std::string>> recorder_dumps;
-  // Per rank: the CPython helper gdb may source for py-bt (empty: none; its Python stacks then
-  // come from py-spy or the hook, or not at all), and why there is none.
-  std::vector<std::string> python_helpers;
-  std::vector<std::string> python_helper_why;
-  // Per rank: the Python hook found (or why not), and what it wrote when signalled.
-  std::vector<std::optional<collect::PythonHook>> hooks;
-  std::vector<std::string> hook_why;
-  std::vector<std::string> hook_dumps;
-  bool py_spy_installed = false;  // on PATH, as the capture starts
-  bool native_by_gdb = false;     // eu-stack is not installed: gdb prints native stacks too
-  // The ranks gdb runs for after the window (by rank index), and for each whether it prints
-  // the Python stacks too (else native only).
-  std::vector<std::size_t> need_gdb;
-  std::vector<bool> python_by_gdb;
-  // The ranks whose gdb was started with the window (kParallelAttach at most): it reads the
-  // interpreter's symbols while the rank runs and attaches once `go_file` exists.
-  std::vector<std::size_t> early_gdb;
-  std::vector<bool> early_python;  // for each of early_gdb: py-bt asked
-  std::vector<bool> wants_python;  // per rank: neither py-spy nor a hook gave its Python stacks
-  std::string go_dir;              // mkdtemp'd; removed when the capture ends
-  SteadyTime go_at{};
-  bool go_sent = false;
-  bool go_failed = false;       // the go file could not be made
-  bool early_done = true;       // the early gdbs have ended (or none started)
-  bool second_sampled = false;  // the devices' second sample is in
-  bool python_started = false;  // the gdbs after the window have started
-  std::string proc_root;
-  collect::RedactionCounts counts;  // of the environments written
-  // The CPU window is over, and the tools that read without stopping a rank are done: gdb
-  // attaches when both are.
-  bool window_over = false;
-  bool readers_done = false;
-
-  ~Job() {
-    if (!go_dir.empty()) {
-      std::error_code ignored;
-      std::filesystem::remove_all(go_dir, ignored);
-    }
-  }
-  std::string GoFile() const { return go_dir + "/go"; }
-};
 
 RankCapture::RankCapture(Env& env) : env_(env), runner_(env), gdb_runner_(env) {}
 
@@ -314,64 +183,6 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
       });
 }
 
-void RankCapture::StartEarlyGdb() {
-  Job& job = *job_;
-  job.gdb.resize(job.report.ranks.size());
-  if (job.go_dir.empty()) {
-    return;  // no folder for the go file: gdb runs after the window, as a whole
-  }
-  for (std::size_t i = 0; i < job.report.ranks.size() && job.early_gdb.size() < kParallelAttach;
-       ++i) {
-    // Known now: whether gdb must print this rank's Python stacks (no py-spy, no hook) or
-    // native ones (no eu-stack). Should py-spy fail for a rank, gdb runs after the window.
-    const bool python = !job.py_spy_installed && !job.hooks[i];
-    if (python || job.native_by_gdb) {
-      job.early_gdb.push_back(i);
-    }
-  }
-  if (job.early_gdb.empty()) {
-    return;
-  }
-  job.early_done = false;
-  std::vector<config::CommandConfig> commands;
-  for (std::size_t i : job.early_gdb) {
-    job.early_python.push_back(!job.py_spy_installed && !job.hooks[i]);
-    commands.push_back(GdbCommand(i, job.early_python.back(), job.GoFile()));
-  }
-  gdb_runner_.Run(std::move(commands), [this](std::vector<CollectorResult> results) {
-    Job& current = *job_;
-    const double since_go =
-        current.go_sent ? std::chrono::duration<double>(env_.SteadyNow() - current.go_at).count()
-                        : 0;
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      // What held the rank is the time since the go, not the symbols read before it.
-      results[i].duration_seconds = std::min(results[i].duration_seconds, since_go);
-      OnGdbDone(current.early_gdb[i], std::move(results[i]));
-    }
-    current.early_done = true;
-    MaybeRunPython();
-  });
-}
-
-void RankCapture::MaybeRunPython() {
-  Job& job = *job_;
-  if (!job.second_sampled || !job.early_done || job.python_started) {
-    return;
-  }
-  job.python_started = true;
-  // An early gdb that failed, or that printed no Python stacks where py-spy then failed or a
-  // hook wrote nothing, is run again now, as after the window.
-  for (std::size_t k = 0; k < job.early_gdb.size(); ++k) {
-    const std::size_t i = job.early_gdb[k];
-    const bool failed = !job.gdb[i] || job.gdb[i]->status != CollectorStatus::kOk;
-    if (failed || (job.wants_python[i] && !job.early_python[k])) {
-      job.need_gdb.push_back(i);
-      job.python_by_gdb.push_back(job.wants_python[i]);
-    }
-  }
-  RunPython(0);
-}
-
 void RankCapture::SampleAgain() {
   std::shared_ptr<Job> job = job_;
   env_.RunOnPool(
@@ -515,51 +326,6 @@ void RankCapture::ReadHooks() {
           SampleAgain();
         }
       });
-}
-
-config::CommandConfig RankCapture::GdbCommand(std::size_t rank_index, bool python,
-                                              const std::string& go_file) const {
-  const RankEvidence& rank = job_->report.ranks[rank_index];
-  GdbRequest request;
-  request.pid = rank.process.pid;
-  request.proc_root = job_->proc_root;
-  // Without a helper it may load, gdb has no py-bt: it prints the native stacks, and the
-  // report says why the Python ones are missing.
-  request.python_helper = job_->python_helpers[rank_index];
-  request.python = python && !request.python_helper.empty();
-  request.native = job_->native_by_gdb || (python && !request.python);
-  request.index_dir = job_->gdb_index_dir;
-  request.go_file = go_file;
-  request.go_wait = kGoWait;
-  request.timeout = kPythonTimeout;
-  request.as = RankFolder(rank.process) + "/gdb.txt";
-  return capture::GdbCommand(request);
-}
-
-void RankCapture::OnGdbDone(std::size_t rank_index, CollectorResult result) {
-  if (result.status != CollectorStatus::kOk) {
-    // A debugger killed at its deadline may leave the rank stopped (its SIGSTOP).
-    env_.Signal(job_->report.ranks[rank_index].process.pid, SIGCONT);
-  }
-  job_->gdb[rank_index] = std::move(result);
-}
-
-void RankCapture::RunPython(std::size_t next) {
-  if (next >= job_->need_gdb.size()) {
-    return Finish();
-  }
-  std::vector<config::CommandConfig> commands;
-  std::vector<std::size_t> batch;
-  for (std::size_t i = next; i < job_->need_gdb.size() && batch.size() < kParallelAttach; ++i) {
-    commands.push_back(GdbCommand(job_->need_gdb[i], job_->python_by_gdb[i], ""));
-    batch.push_back(job_->need_gdb[i]);
-  }
-  gdb_runner_.Run(std::move(commands), [this, next, batch](std::vector<CollectorResult> results) {
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      OnGdbDone(batch[i], std::move(results[i]));
-    }
-    RunPython(next + batch.size());
-  });
 }
 
 void RankCapture::Finish() {

@@ -12,7 +12,7 @@
 // kMaxRecordsPerJob names and kMaxReadsPerPoll reads per poll. A record seen half-written (never,
 // with the publisher's rename, but a foreign writer may) or unparsable is read again at the next
 // polls, and given up after kUnreadableTries with one log line; a listing that errs keeps what was
-// seen; attribute caching (NFS, sshfs) only delays a record by the cache's lifetime (the README
+// seen; attribute caching (NFS, sshfs) only delays a record by the cache's lifetime (the guide
 // says which mount options keep it within the interval); clock skew, by judging freshness
 // generously: records opened on their node's clock more than kFreshFor before this node's now are
 // taken as seen (an old failure of a job that runs again under the same id), all others are new.

@@ -1,6 +1,6 @@
 // What the Redactor takes for a secret: the parts of secret-looking variable names and the
 // built-in value patterns, as tables. Kept apart from the matching (redactor.cpp) so the list
-// of what is covered reads in one place; README's "Redaction" section lists the same.
+// of what is covered reads in one place; docs/bundles.md lists the same.
 #pragma once
 
 #include <span>

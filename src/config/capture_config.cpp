@@ -419,4 +419,13 @@ void ParseCaptureConfig(
   CaptureParser(yaml, path).Parse(node, out);
 }
 
+std::vector<std::string> CommandNames(const std::vector<CommandConfig>& commands) {
+  std::vector<std::string> names;
+  names.reserve(commands.size());
+  for (const CommandConfig& command : commands) {
+    names.push_back(command.name);
+  }
+  return names;
+}
+
 }  // namespace trainwatch::config

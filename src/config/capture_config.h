@@ -76,6 +76,8 @@ struct CaptureConfig {
 
 // The command collectors a config without `capture.commands` gets.
 std::vector<CommandConfig> DefaultCommands();
+// Their names, in order: the metrics' and status's label for each.
+std::vector<std::string> CommandNames(const std::vector<CommandConfig>& commands);
 
 // Parses `node` (the `capture` mapping) into `out`, recording problems in `yaml`.
 // `path` expands and resolves a path field (as the rest of the config does), nullopt when

@@ -7,11 +7,12 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
 
+#include "config/source_config.h"
 #include "config/yaml_reader.h"
+#include "config/yaml_shapes.h"
 
 namespace trainwatch::config {
 namespace {
@@ -27,19 +28,6 @@ constexpr std::uint32_t kMaxContextLines = 1000;
 constexpr Duration kMaxSettle = std::chrono::minutes(10);
 // Below this, polling and rescans cost more than they find.
 constexpr Duration kMinInterval{100};
-
-// Source names end up in messages and bundle names, so no spaces or slashes.
-bool IsSourceName(const std::string& name) {
-  if (name.empty() || !std::isalnum(static_cast<unsigned char>(name.front()))) {
-    return false;
-  }
-  for (char c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
-      return false;
-    }
-  }
-  return true;
-}
 
 // Parses one file; a method that finds a problem records it and leaves the default in place,
 // so parsing goes on and the operator sees all problems at once.
@@ -95,7 +83,10 @@ class DaemonConfigParser {
       ParseWrap(node);
     }
     if (const YAML::Node node = root["sources"]) {
-      ParseSources(node);
+      ParseSources(
+          node, yaml_,
+          [this](const YAML::Node& path, const std::string& what) { return PathField(path, what); },
+          config_.sources);
     }
     if (const YAML::Node node = root["capture"]) {
       ParseCaptureConfig(
@@ -160,33 +151,6 @@ class DaemonConfigParser {
     return Resolve(*expanded);
   }
 
-  // False (recorded) unless `node` is a non-empty list. `what` ends with the key, so an empty
-  // value is reported at the key (see YamlReader::Scalar); `example` shows the shape.
-  bool IsNonEmptyList(const YAML::Node& node, const std::string& what, const std::string& example) {
-    if (node.IsNull()) {
-      (void)yaml_.Scalar(node, what);
-      return false;
-    }
-    if (!node.IsSequence() || node.size() == 0) {
-      yaml_.Fail(node, what + " must be a non-empty list, like " + example);
-      return false;
-    }
-    return true;
-  }
-
-  // False (recorded) unless `node` is a mapping; `what` is the key, `shape` lists its keys.
-  bool IsMap(const YAML::Node& node, const std::string& what, const std::string& shape) {
-    if (node.IsNull()) {
-      (void)yaml_.Scalar(node, what);
-      return false;
-    }
-    if (!node.IsMap()) {
-      yaml_.Fail(node, "'" + what + "' must be a mapping " + shape);
-      return false;
-    }
-    return true;
-  }
-
   std::optional<Duration> DurationAtLeast(const YAML::Node& node, const std::string& what,
                                           Duration minimum) {
     auto value = yaml_.DurationField(node, what);
@@ -198,7 +162,7 @@ class DaemonConfigParser {
   }
 
   void ParseRules(const YAML::Node& node) {
-    if (!IsNonEmptyList(node, "rules",
+    if (!IsNonEmptyList(yaml_, node, "rules",
                         "[/usr/share/trainwatch/rules] (leave it out for the shipped packs)")) {
       return;
     }
@@ -210,7 +174,7 @@ class DaemonConfigParser {
   }
 
   void ParseIncident(const YAML::Node& node) {
-    if (!IsMap(node, "incident", "{settle, cooldown, context_lines}")) {
+    if (!IsMap(yaml_, node, "incident", "{settle, cooldown, context_lines}")) {
       return;
     }
     yaml_.CheckKeys(node, {"settle", "cooldown", "context_lines"}, "incident");
@@ -246,7 +210,7 @@ class DaemonConfigParser {
   }
 
   void ParseWatch(const YAML::Node& node) {
-    if (!IsMap(node, "watch", "{mode, poll_interval, rescan_interval}")) {
+    if (!IsMap(yaml_, node, "watch", "{mode, poll_interval, rescan_interval}")) {
       return;
     }
     yaml_.CheckKeys(node, {"mode", "poll_interval", "rescan_interval"}, "watch");
@@ -277,7 +241,7 @@ class DaemonConfigParser {
   }
 
   void ParseMetrics(const YAML::Node& node) {
-    if (!IsMap(node, "metrics", "{enabled, path, interval}")) {
+    if (!IsMap(yaml_, node, "metrics", "{enabled, path, interval}")) {
       return;
     }
     yaml_.CheckKeys(node, {"enabled", "path", "interval"}, "metrics");
@@ -298,7 +262,7 @@ class DaemonConfigParser {
   }
 
   void ParseCluster(const YAML::Node& node) {
-    if (!IsMap(node, "cluster",
+    if (!IsMap(yaml_, node, "cluster",
                "{node_name, job_id, job_id_variables, shared_dir, retention, poll_interval, "
                "peer_capture}")) {
       return;
@@ -382,7 +346,7 @@ class DaemonConfigParser {
   }
 
   void ParseWrap(const YAML::Node& node) {
-    if (!IsMap(node, "wrap", "{log_file, python_hook}")) {
+    if (!IsMap(yaml_, node, "wrap", "{log_file, python_hook}")) {
       return;
     }
     yaml_.CheckKeys(node, {"log_file", "python_hook"}, "wrap");
@@ -395,115 +359,6 @@ class DaemonConfigParser {
       config_.wrap_python_hook =
           yaml_.BoolField(hook, "wrap python_hook").value_or(config_.wrap_python_hook);
     }
-  }
-
-  void ParseSources(const YAML::Node& node) {
-    // No sources is fine (a daemon may only watch wrapped processes), and "sources:" with
-    // every entry commented out says the same.
-    if (node.IsNull()) {
-      return;
-    }
-    if (!node.IsSequence()) {
-      yaml_.Fail(node, "'sources' must be a list of sources, each with a name and tags");
-      return;
-    }
-    std::map<std::string, int> lines;  // source name -> the line it was first given at
-    for (const auto& item : node) {
-      auto source = ParseSource(item);
-      if (!source) {
-        continue;
-      }
-      auto [it, inserted] = lines.try_emplace(source->name, yaml_.Where(item["name"]).line);
-      if (!inserted) {
-        yaml_.Fail(item["name"], "duplicate source name '" + source->name +
-                                     "' (first given at line " + std::to_string(it->second) + ")");
-        continue;
-      }
-      config_.sources.push_back(std::move(*source));
-    }
-  }
-
-  // nullopt when the entry has no usable name; other problems are recorded and the entry is
-  // still returned, so a duplicate name is caught even in a broken entry.
-  std::optional<SourceConfig> ParseSource(const YAML::Node& node) {
-    if (!node.IsMap()) {
-      yaml_.Fail(node, "each entry of 'sources' must be a mapping with name, tags, paths or kmsg");
-      return std::nullopt;
-    }
-    yaml_.ForgetKeys();
-    yaml_.CheckKeys(node, {"name", "tags", "paths", "kmsg", "start_at"}, "a source");
-    SourceConfig source;
-    source.where = yaml_.Where(node);
-    const YAML::Node name = node["name"];
-    if (!name) {
-      yaml_.Fail(node, "a source has no 'name'");
-    } else if (auto text = yaml_.Scalar(name, "source name")) {
-      if (*text == "wrap") {
-        // `trainwatch wrap` adds its command's output as the source "wrap".
-        yaml_.Fail(name, "source name 'wrap' is reserved for the output of `trainwatch wrap`");
-      } else if (IsSourceName(*text)) {
-        source.name = *text;
-      } else {
-        yaml_.Fail(name, "source name '" + *text +
-                             "' must be letters, digits, '.', '_' or '-', starting with a letter "
-                             "or digit");
-      }
-    }
-    const std::string label = source.name.empty() ? "a source" : "source '" + source.name + "'";
-
-    if (const YAML::Node tags = node["tags"]) {
-      if (IsNonEmptyList(tags, label + " tags", "[train]")) {
-        for (const auto& tag : tags) {
-          auto text = yaml_.Scalar(tag, "a tag");
-          if (text && text->empty()) {
-            yaml_.Fail(tag, label + ": a tag is empty");
-          } else if (text) {
-            source.tags.push_back(*text);
-          }
-        }
-      }
-    } else {
-      yaml_.Fail(node, label + " has no 'tags' (which rules apply to it, like [train])");
-    }
-
-    if (const YAML::Node kmsg = node["kmsg"]) {
-      if (auto text = yaml_.Scalar(kmsg, label + " kmsg")) {
-        if (!YAML::convert<bool>::decode(kmsg, source.kmsg)) {
-          yaml_.Fail(kmsg, label + ": kmsg must be true or false");
-        }
-      }
-    }
-    const YAML::Node paths = node["paths"];
-    if (paths && source.kmsg) {
-      yaml_.Fail(paths, label + " has both 'paths' and 'kmsg: true'; make them two sources");
-    } else if (paths) {
-      if (IsNonEmptyList(paths, label + " paths", "[\"~/logs/**/*.log\"]")) {
-        for (const auto& path : paths) {
-          if (auto resolved = PathField(path, label + " path")) {
-            source.paths.push_back(*resolved);
-          }
-        }
-      }
-    } else if (!source.kmsg) {
-      yaml_.Fail(node, label + " has neither 'paths' nor 'kmsg: true'");
-    }
-
-    if (const YAML::Node start = node["start_at"]) {
-      if (auto text = yaml_.Scalar(start, label + " start_at")) {
-        if (*text == "end") {
-          source.start_at = StartAt::kEnd;
-        } else if (*text == "beginning") {
-          source.start_at = StartAt::kBeginning;
-        } else {
-          yaml_.Fail(start,
-                     label + ": unknown start_at '" + *text + "' (expected end or beginning)");
-        }
-      }
-    }
-    if (source.name.empty()) {
-      return std::nullopt;
-    }
-    return source;
   }
 
   const EnvLookup& env_;

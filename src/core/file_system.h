@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -54,6 +55,14 @@ class ReadableFile {
   virtual Result<std::size_t> ReadAt(std::uint64_t offset, std::span<char> into) const = 0;
 };
 
+// A file open for appending whole records (incidents.jsonl): each Append is one write(2) at its
+// end (O_APPEND), so that no reader sees half a record interleaved with another writer's.
+class AppendableFile : public ReadableFile {
+ public:
+  // All of `bytes` in one write. A short one (a full disk) is an error: what it wrote stays.
+  virtual ::trainwatch::Status Append(std::string_view bytes) = 0;
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -67,6 +76,18 @@ class FileSystem {
   // The path `path` names once every symlink in it is followed (realpath(3)): where a log
   // reached through a link really is, and so which directory reports its writes.
   virtual Result<std::string> ResolvePath(const std::string& path) const = 0;
+
+  // What the daemon writes of its own (incidents.jsonl, alerts.json, the saved offsets, the
+  // outbox) goes through these too, so that tests can fill the disk or fail it.
+  // Opens `path` for appending, creating it with `mode` when it is not there.
+  virtual Result<std::unique_ptr<AppendableFile>> OpenForAppend(const std::string& path,
+                                                                unsigned mode) const = 0;
+  // Replaces `path` whole through `path`.tmp and a rename (core/atomic_file.h): a reader sees
+  // the old content or the new, never half; a failure leaves the old and no temporary.
+  virtual Status ReplaceWhole(const std::string& path, std::string_view bytes,
+                              unsigned mode) const = 0;
+  // rename(2): replaces `to` if it exists.
+  virtual Status RenameFile(const std::string& from, const std::string& to) const = 0;
 };
 
 class PosixFileSystem final : public FileSystem {
@@ -76,6 +97,11 @@ class PosixFileSystem final : public FileSystem {
   Result<std::unique_ptr<ReadableFile>> OpenForReading(const std::string& path) const override;
   Result<FileSystemKind> KindOf(const std::string& dir) const override;
   Result<std::string> ResolvePath(const std::string& path) const override;
+  Result<std::unique_ptr<AppendableFile>> OpenForAppend(const std::string& path,
+                                                        unsigned mode) const override;
+  Status ReplaceWhole(const std::string& path, std::string_view bytes,
+                      unsigned mode) const override;
+  Status RenameFile(const std::string& from, const std::string& to) const override;
 };
 
 // The machine's file system, for callers given none.

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/atomic_file.h"
 #include "core/directory.h"
 #include "core/file_system.h"
 #include "core/unique_fd.h"
@@ -75,9 +76,24 @@ bool IsNetworkFileSystem(unsigned long type) {
   }
 }
 
-class PosixReadableFile final : public ReadableFile {
+// An open file: read (any open), appended to (OpenForAppend's).
+class PosixOpenFile final : public AppendableFile {
  public:
-  PosixReadableFile(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  PosixOpenFile(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+
+  ::trainwatch::Status Append(std::string_view bytes) override {
+    ssize_t n = 0;
+    do {
+      n = ::write(fd_.get(), bytes.data(), bytes.size());
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      return ErrnoError(path_);
+    }
+    if (static_cast<std::size_t>(n) != bytes.size()) {
+      return Error{path_ + ": short write (disk full?)"};
+    }
+    return ::trainwatch::Status::Ok();
+  }
 
   Result<FileStatus> Status() const override {
     struct stat info {};
@@ -144,7 +160,7 @@ Result<std::unique_ptr<ReadableFile>> PosixFileSystem::OpenForReading(
   if (fd.get() < 0) {
     return ErrnoError(path);
   }
-  return std::unique_ptr<ReadableFile>(std::make_unique<PosixReadableFile>(std::move(fd), path));
+  return std::unique_ptr<ReadableFile>(std::make_unique<PosixOpenFile>(std::move(fd), path));
 }
 
 Result<FileSystemKind> PosixFileSystem::KindOf(const std::string& dir) const {
@@ -158,6 +174,27 @@ Result<FileSystemKind> PosixFileSystem::KindOf(const std::string& dir) const {
     return FileSystemKind::kNetwork;
   }
   return type == kOverlayFs ? FileSystemKind::kOverlay : FileSystemKind::kLocal;
+}
+
+Result<std::unique_ptr<AppendableFile>> PosixFileSystem::OpenForAppend(const std::string& path,
+                                                                       unsigned mode) const {
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, mode));
+  if (fd.get() < 0) {
+    return ErrnoError(path);
+  }
+  return std::unique_ptr<AppendableFile>(std::make_unique<PosixOpenFile>(std::move(fd), path));
+}
+
+Status PosixFileSystem::ReplaceWhole(const std::string& path, std::string_view bytes,
+                                     unsigned mode) const {
+  return WriteFileAtomically(path, bytes, mode);
+}
+
+Status PosixFileSystem::RenameFile(const std::string& from, const std::string& to) const {
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    return ErrnoError(to);
+  }
+  return Status::Ok();
 }
 
 const FileSystem& RealFileSystem() {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/capturer.h"
+#include "capture/capture_types.h"
 #include "core/result.h"
 #include "ops/incident_lifecycle.h"
 

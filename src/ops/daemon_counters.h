@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/capturer.h"
+#include "capture/capture_types.h"
 
 namespace trainwatch::ops {
 

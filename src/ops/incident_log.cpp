@@ -12,7 +12,7 @@
 #include <optional>
 #include <type_traits>
 
-#include "capture/capturer.h"
+#include "capture/capture_types.h"
 #include "core/atomic_file.h"
 #include "core/time_format.h"
 #include "core/unique_fd.h"
@@ -73,60 +73,94 @@ Status IncidentLog::AppendResolved(const Resolution& resolution) {
   return AppendLine(ResolutionJson(resolution));
 }
 
-Status IncidentLog::AppendLine(const std::string& text) {
-  std::string line = text + "\n";
-  UniqueFd fd(::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
-  if (fd.get() < 0) {
-    return Error{path_ + ": " + std::strerror(errno)};
-  }
-  // A torn last line (a short write on a full disk) must not swallow this record too.
-  struct stat info {};
-  char last = '\n';
-  if (::fstat(fd.get(), &info) == 0 && info.st_size > 0 &&
-      ::pread(fd.get(), &last, 1, info.st_size - 1) == 1 && last != '\n') {
-    line.insert(0, 1, '\n');
-  }
-  // One write of the whole line: O_APPEND keeps a reader from ever seeing half of it
-  // interleaved with another writer's.
-  const ssize_t n = ::write(fd.get(), line.data(), line.size());
-  if (n != static_cast<ssize_t>(line.size())) {
-    return Error{path_ + ": " + (n < 0 ? std::strerror(errno) : "short write (disk full?)")};
-  }
-  const auto size = static_cast<std::size_t>(info.st_size) + line.size();
-  return size > kMaxBytes ? Trim(fd.get(), size) : Status::Ok();
+namespace {
+
+bool ReadsOneByte(const ReadableFile& file, std::uint64_t offset, char& byte) {
+  Result<std::size_t> n = file.ReadAt(offset, {&byte, 1});
+  return n && *n == 1;
 }
 
-Status IncidentLog::Trim(int fd, std::size_t size) {
+}  // namespace
+
+Status IncidentLog::AppendLine(const std::string& text) {
+  if (unwritten_.size() >= kMaxUnwritten) {
+    unwritten_.pop_front();
+    ++dropped_;
+  }
+  unwritten_.push_back(text + "\n");
+  return Flush();
+}
+
+Status IncidentLog::Flush() {
+  if (unwritten_.empty()) {
+    return Status::Ok();
+  }
+  Result<std::unique_ptr<AppendableFile>> file = fs_.OpenForAppend(path_, 0600);
+  if (!file) {
+    return Unwritten(file.error().message);
+  }
+  Result<FileStatus> status = (*file)->Status();
+  std::uint64_t size = status ? status->size : 0;
+  while (!unwritten_.empty()) {
+    std::string line = unwritten_.front();
+    // A torn last line (a short write on a full disk) must not swallow this record too: it
+    // stays a line of its own, which no reader takes for a record.
+    char last = '\n';
+    if (size > 0 && ReadsOneByte(**file, size - 1, last) && last != '\n') {
+      line.insert(0, 1, '\n');
+    }
+    // One write of the whole line: O_APPEND keeps a reader from ever seeing half of it
+    // interleaved with another writer's.
+    if (Status written = (*file)->Append(line); !written) {
+      return Unwritten(written.error().message);
+    }
+    unwritten_.pop_front();
+    size += line.size();
+  }
+  if (dropped_ > 0) {
+    const std::uint64_t dropped = std::exchange(dropped_, 0);
+    return Error{path_ + ": written again, but " + std::to_string(dropped) +
+                 " older records waiting for it were dropped (more than " +
+                 std::to_string(kMaxUnwritten) + " waited)"};
+  }
+  return size > kMaxBytes ? Trim(**file, size) : Status::Ok();
+}
+
+Status IncidentLog::Unwritten(const std::string& why) const {
+  return Error{why + "; " + std::to_string(unwritten_.size()) +
+               (unwritten_.size() == 1 ? " record waits" : " records wait") +
+               " in memory and is written with the next one"};
+}
+
+Status IncidentLog::Trim(const ReadableFile& file, std::uint64_t size) {
   std::string tail(kTailBytes, '\0');
-  const ssize_t n = ::pread(fd, tail.data(), tail.size(), static_cast<off_t>(size - kTailBytes));
-  if (n != static_cast<ssize_t>(tail.size())) {
+  Result<std::size_t> n = file.ReadAt(size - kTailBytes, tail);
+  if (!n || *n != tail.size()) {
     return Error{path_ + ": cannot read it back to trim it"};
   }
   const std::size_t first_line = tail.find('\n');
   tail.erase(0, first_line == std::string::npos ? tail.size() : first_line + 1);
   // Loop thread only, so no append can land between the read and the rename.
-  return WriteFileAtomically(path_, tail, 0600);
+  return fs_.ReplaceWhole(path_, tail, 0600);
 }
 
 Result<IncidentHistory> IncidentLog::ReadHistory() const {
-  UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
-    if (errno == ENOENT) {
-      return IncidentHistory{};
+  Result<std::unique_ptr<ReadableFile>> file = fs_.OpenForReading(path_);
+  if (!file) {
+    if (!fs_.Stat(path_)) {
+      return IncidentHistory{};  // none yet
     }
-    return Error{path_ + ": " + std::strerror(errno)};
+    return file.error();
   }
-  struct stat info {};
-  ::fstat(fd.get(), &info);
-  const auto size = static_cast<std::size_t>(info.st_size);
-  const std::size_t start = size > kTailBytes ? size - kTailBytes : 0;
+  Result<FileStatus> status = (*file)->Status();
+  const std::uint64_t size = status ? status->size : 0;
+  const std::uint64_t start = size > kTailBytes ? size - kTailBytes : 0;
   std::string text(size - start, '\0');
-  const ssize_t n = ::pread(fd.get(), text.data(), text.size(), static_cast<off_t>(start));
-  text.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
+  Result<std::size_t> n = (*file)->ReadAt(start, text);
+  text.resize(n ? *n : 0);
   std::size_t pos = 0;
   char before = '\n';
-  if (start > 0 &&
-      (::pread(fd.get(), &before, 1, static_cast<off_t>(start - 1)) != 1 || before != '\n')) {
+  if (start > 0 && (!ReadsOneByte(**file, start - 1, before) || before != '\n')) {
     pos = text.find('\n') + 1;  // the tail begins mid-line: skip to the next whole one
   }
   return ParseIncidentHistory(std::string_view(text).substr(std::min(pos, text.size())));

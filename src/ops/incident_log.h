@@ -6,11 +6,13 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/file_system.h"
 #include "core/result.h"
 #include "detect/incident.h"
 #include "ops/incident_lifecycle.h"
@@ -52,7 +54,8 @@ std::string ResolutionJson(const Resolution& resolution);
 
 class IncidentLog {
  public:
-  explicit IncidentLog(std::string path) : path_(std::move(path)) {}
+  explicit IncidentLog(std::string path, const FileSystem& fs = RealFileSystem())
+      : path_(std::move(path)), fs_(fs) {}
   Status Append(const detect::Incident& incident);
   // The incident's bundle, once written (or why there is none), as a record of its own:
   // {"bundle_for": id, "bundle": path, "bytes", "reduced", "error", "capture_seconds",
@@ -73,11 +76,23 @@ class IncidentLog {
   // kTailBytes (from a line start), all that ReadHistory reads anyway, through a temporary file
   // and a rename. So the file stays between 4 and 8 MiB, some 10,000 incidents.
   static constexpr std::size_t kMaxBytes = 2 * kTailBytes;
+  static constexpr std::size_t kMaxUnwritten = 256;
+  // Writes what a failing disk refused before (each append does this first). Nothing to write:
+  // Ok.
+  Status Flush();
+  std::size_t unwritten() const { return unwritten_.size(); }
 
  private:
   Status AppendLine(const std::string& text);
-  Status Trim(int fd, std::size_t size);
+  Status Unwritten(const std::string& why) const;
+  Status Trim(const ReadableFile& file, std::uint64_t size);
   std::string path_;
+  const FileSystem& fs_;
+  // Records a full or failing disk refused, oldest first: written before the next one, so
+  // that none is lost once the disk has room again (at most kMaxUnwritten: past it the oldest
+  // go, and the next write says how many).
+  std::deque<std::string> unwritten_;
+  std::uint64_t dropped_ = 0;
 };
 
 }  // namespace trainwatch::ops

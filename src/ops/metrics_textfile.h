@@ -17,7 +17,7 @@ namespace trainwatch::ops {
 class MetricsTextfile {
  public:
   using SteadyTime = std::chrono::steady_clock::time_point;
-  // The longest the file goes unwritten while the daemon runs (README: alert past 3 minutes).
+  // The longest the file goes unwritten while the daemon runs (the guide: alert past 3 min).
   static constexpr std::chrono::seconds kHeartbeat{60};
 
   // A (re)loaded config: writes to `path` every `interval` when `enabled`. A textfile it no

@@ -5,7 +5,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,7 +12,7 @@
 #include <sstream>
 
 #include "config/yaml_reader.h"
-#include "core/regex_options.h"
+#include "rules/detector_parser.h"
 
 namespace trainwatch::rules {
 namespace {
@@ -26,19 +25,6 @@ constexpr std::uintmax_t kMaxRuleFileBytes = 4 << 20;
 const std::set<std::string, std::less<>> kRuleKeys = {
     "id",        "kind",     "tags",    "description", "pattern",  "unless", "multiline",
     "threshold", "progress", "silence", "exit",        "examples", "cause",  "action"};
-const std::vector<std::string> kDetectorKeys = {"pattern", "threshold", "progress", "silence",
-                                                "exit"};
-
-struct SignalName {
-  const char* name;
-  int number;
-};
-const SignalName kSignals[] = {{"SIGHUP", SIGHUP},   {"SIGINT", SIGINT},   {"SIGQUIT", SIGQUIT},
-                               {"SIGILL", SIGILL},   {"SIGTRAP", SIGTRAP}, {"SIGABRT", SIGABRT},
-                               {"SIGBUS", SIGBUS},   {"SIGFPE", SIGFPE},   {"SIGKILL", SIGKILL},
-                               {"SIGUSR1", SIGUSR1}, {"SIGSEGV", SIGSEGV}, {"SIGUSR2", SIGUSR2},
-                               {"SIGPIPE", SIGPIPE}, {"SIGALRM", SIGALRM}, {"SIGTERM", SIGTERM},
-                               {"SIGXCPU", SIGXCPU}, {"SIGXFSZ", SIGXFSZ}, {"SIGSYS", SIGSYS}};
 
 // A problem with a whole file (no line to point at).
 Diagnostic FileProblem(const std::string& file, std::string message) {
@@ -91,29 +77,6 @@ class RuleFileParser {
   }
 
  private:
-  // Compiles the regex once here so a typo is reported with its location at load time.
-  std::optional<Pattern> PatternField(const YAML::Node& node, const std::string& what) {
-    auto text = yaml_.Scalar(node, what);
-    if (!text) {
-      return std::nullopt;
-    }
-    if (text->empty()) {
-      yaml_.Fail(node, what + " is empty");
-      return std::nullopt;
-    }
-    RE2 re(*text, RegexOptions());
-    if (!re.ok()) {
-      yaml_.Fail(node, what + " is not a valid RE2 regex: " + re.error());
-      return std::nullopt;
-    }
-    if (RE2::PartialMatch("", re)) {
-      yaml_.Fail(node,
-                 what + " '" + *text + "' matches the empty string, so it would match every line");
-      return std::nullopt;
-    }
-    return Pattern{*text, yaml_.Where(node)};
-  }
-
   // The value of a node's `key:` ("cause", "action") read by `parse`, if any; `names` lists
   // the allowed ones for the message.
   template <typename Parse>
@@ -245,7 +208,7 @@ class RuleFileParser {
     if (std::optional<Action> action = ActionField(node, label)) {
       rule.verdict.action = *action;
     }
-    ParseDetector(node, rule, label);
+    ParseDetector(node, rule, label, yaml_);
     ParseExamples(node, rule, label);
 
     if (!rule.id.empty()) {
@@ -258,218 +221,6 @@ class RuleFileParser {
     if (out_.errors.size() == errors_before) {
       out_.rules.push_back(std::move(rule));
     }
-  }
-
-  // `factor` and `min`: the stall threshold learnt from the bar's own pace.
-  void ParseLearnedStall(const YAML::Node& body, ProgressDetector& detector,
-                         const std::string& label) {
-    const YAML::Node factor = body["factor"];
-    const YAML::Node min = body["min"];
-    if (!factor) {
-      if (min) {
-        yaml_.Fail(min, label + ": progress 'min' goes with 'factor' (e.g. factor: 10, min: 1m)");
-      }
-      return;
-    }
-    double value = 0;
-    if (!factor.IsScalar() || !YAML::convert<double>::decode(factor, value) || value < 1 ||
-        value > 1000) {
-      yaml_.Fail(factor, label +
-                             ": progress factor must be a number from 1 to 1000 (times the "
-                             "recent p99 interval between advances)");
-      return;
-    }
-    detector.factor = value;
-    if (!min) {
-      yaml_.Fail(body, label + ": progress with 'factor' needs 'min' (the floor, e.g. min: 1m)");
-      return;
-    }
-    if (auto parsed = yaml_.DurationField(min, "progress min")) {
-      detector.min = *parsed;
-      if (detector.stall_after.count() > 0 && *parsed > detector.stall_after) {
-        yaml_.Fail(min, label + ": progress min is above stall_after (the cap)");
-      }
-    }
-  }
-
-  void ParseDetector(const YAML::Node& node, Rule& rule, const std::string& label) {
-    std::vector<std::string> present;
-    for (const auto& key : kDetectorKeys) {
-      if (node[key]) {
-        present.push_back(key);
-      }
-    }
-    if (present.empty()) {
-      yaml_.Fail(
-          node,
-          label + " has no detector: give one of pattern, threshold, progress, silence, exit");
-      return;
-    }
-    if (present.size() > 1) {
-      yaml_.Fail(node[present[1]], label + " has more than one detector ('" + present[0] +
-                                       "' and '" + present[1] + "'); split it into two rules");
-      return;
-    }
-    const std::string& which = present.front();
-    const YAML::Node body = node[which];
-    if (which != "pattern") {
-      for (const char* key : {"unless", "multiline"}) {
-        if (node[key]) {
-          yaml_.Fail(node[key],
-                     label + ": '" + key + "' goes with 'pattern' at the rule level" +
-                         (which == "threshold" ? " (inside 'threshold' for unless)" : ""));
-        }
-      }
-    }
-    if (which == "pattern") {
-      PatternDetector detector;
-      if (auto match = PatternField(body, "pattern")) {
-        detector.match = *match;
-      }
-      if (auto unless = node["unless"]) {
-        detector.unless = PatternField(unless, "unless");
-      }
-      if (auto multiline = node["multiline"]) {
-        if (auto text = yaml_.Scalar(multiline, "multiline")) {
-          if (*text == "python-traceback") {
-            detector.multiline = Multiline::kPythonTraceback;
-          } else {
-            yaml_.Fail(multiline, label + ": unknown multiline mode '" + *text +
-                                      "' (expected python-traceback)");
-          }
-        }
-      }
-      rule.detector = detector;
-    } else if (which == "threshold") {
-      if (!body.IsMap()) {
-        yaml_.Fail(body, label + ": 'threshold' must be a mapping {pattern, count, within}");
-        return;
-      }
-      yaml_.CheckKeys(body, {"pattern", "unless", "count", "within"}, "threshold");
-      ThresholdDetector detector;
-      if (auto match = body["pattern"]) {
-        if (auto parsed = PatternField(match, "threshold pattern")) {
-          detector.match = *parsed;
-        }
-      } else {
-        yaml_.Fail(body, label + ": threshold has no 'pattern'");
-      }
-      if (auto unless = body["unless"]) {
-        detector.unless = PatternField(unless, "unless");
-      }
-      if (auto count = body["count"]) {
-        int value = 0;
-        if (!YAML::convert<int>::decode(count, value) || value < 1 || value > 1000000) {
-          yaml_.Fail(count, label + ": threshold count must be a whole number from 1 to 1000000");
-        } else {
-          detector.count = static_cast<std::uint32_t>(value);
-        }
-      } else {
-        yaml_.Fail(body, label + ": threshold has no 'count'");
-      }
-      if (auto within = body["within"]) {
-        if (auto parsed = yaml_.DurationField(within, "threshold within")) {
-          detector.within = *parsed;
-        }
-      } else {
-        yaml_.Fail(body, label + ": threshold has no 'within' (e.g. within: 5m)");
-      }
-      rule.detector = detector;
-    } else if (which == "progress") {
-      if (!body.IsMap()) {
-        yaml_.Fail(body, label +
-                             ": 'progress' must be a mapping {stall_after, startup_grace, factor, "
-                             "min}");
-        return;
-      }
-      yaml_.CheckKeys(body, {"stall_after", "startup_grace", "factor", "min"}, "progress");
-      ProgressDetector detector;
-      if (auto stall = body["stall_after"]) {
-        if (auto parsed = yaml_.DurationField(stall, "progress stall_after")) {
-          detector.stall_after = *parsed;
-          if (parsed->count() == 0) {
-            yaml_.Fail(stall, label + ": progress stall_after must be more than 0");
-          }
-        }
-      } else {
-        yaml_.Fail(body, label + ": progress has no 'stall_after' (e.g. stall_after: 10m)");
-      }
-      if (auto grace = body["startup_grace"]) {
-        if (auto parsed = yaml_.DurationField(grace, "progress startup_grace")) {
-          detector.startup_grace = *parsed;
-        }
-      }
-      ParseLearnedStall(body, detector, label);
-      rule.detector = detector;
-    } else if (which == "silence") {
-      if (!body.IsMap()) {
-        yaml_.Fail(body, label + ": 'silence' must be a mapping {after}");
-        return;
-      }
-      yaml_.CheckKeys(body, {"after"}, "silence");
-      SilenceDetector detector;
-      if (auto after = body["after"]) {
-        if (auto parsed = yaml_.DurationField(after, "silence after")) {
-          detector.after = *parsed;
-          if (parsed->count() == 0) {
-            yaml_.Fail(after, label + ": silence after must be more than 0");
-          }
-        }
-      } else {
-        yaml_.Fail(body, label + ": silence has no 'after' (e.g. after: 30m)");
-      }
-      rule.detector = detector;
-    } else {
-      ParseExit(body, rule, label);
-    }
-  }
-
-  void ParseExit(const YAML::Node& body, Rule& rule, const std::string& label) {
-    if (!body.IsMap()) {
-      yaml_.Fail(body, label + ": 'exit' must be a mapping {codes, signals, nonzero}");
-      return;
-    }
-    yaml_.CheckKeys(body, {"codes", "signals", "nonzero"}, "exit");
-    ExitDetector detector;
-    if (auto codes = body["codes"]) {
-      if (!codes.IsSequence()) {
-        yaml_.Fail(codes, label + ": exit codes must be a list, like [1, 137]");
-      } else {
-        for (const auto& code : codes) {
-          int value = 0;
-          if (!YAML::convert<int>::decode(code, value) || value < 0 || value > 255) {
-            yaml_.Fail(code, label + ": exit code must be a number from 0 to 255");
-          } else {
-            detector.codes.push_back(value);
-          }
-        }
-      }
-    }
-    if (auto signals = body["signals"]) {
-      if (!signals.IsSequence()) {
-        yaml_.Fail(signals, label + ": exit signals must be a list, like [SIGKILL, SIGSEGV]");
-      } else {
-        for (const auto& signal : signals) {
-          std::string name = signal.IsScalar() ? signal.Scalar() : "";
-          auto found = std::find_if(std::begin(kSignals), std::end(kSignals),
-                                    [&](const SignalName& s) { return name == s.name; });
-          if (found == std::end(kSignals)) {
-            yaml_.Fail(signal, label + ": unknown signal '" + name + "' (use names like SIGKILL)");
-          } else {
-            detector.signals.push_back(found->number);
-          }
-        }
-      }
-    }
-    if (auto nonzero = body["nonzero"]) {
-      if (!YAML::convert<bool>::decode(nonzero, detector.any_nonzero)) {
-        yaml_.Fail(nonzero, label + ": exit nonzero must be true or false");
-      }
-    }
-    if (detector.codes.empty() && detector.signals.empty() && !detector.any_nonzero) {
-      yaml_.Fail(body, label + ": exit needs codes, signals or nonzero: true");
-    }
-    rule.detector = detector;
   }
 
   void ParseExamples(const YAML::Node& node, Rule& rule, const std::string& label) {

@@ -55,7 +55,7 @@ Result<LoadedTailState> LoadTailState(const std::string& file) {
   return loaded;
 }
 
-Status SaveTailState(const std::string& file, const TailState& state) {
+Status SaveTailState(const std::string& file, const TailState& state, const FileSystem& fs) {
   nlohmann::json tails = nlohmann::json::array();
   for (const SavedTail& tail : state.tails) {
     tails.push_back({{"source", tail.source},
@@ -71,7 +71,7 @@ Status SaveTailState(const std::string& file, const TailState& state) {
       nlohmann::json{{"version", kSchemaVersion}, {"tails", std::move(tails)}}.dump() + "\n";
   // Atomic against a kill -9 of the daemon, which is what the offsets must survive; after a
   // power loss the training job's own log is gone too.
-  return WriteFileAtomically(file, text, 0600);
+  return fs.ReplaceWhole(file, text, 0600);
 }
 
 }  // namespace trainwatch::source

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/file_system.h"
 #include "core/result.h"
 #include "source/file_id.h"
 #include "source/file_tail.h"
@@ -31,6 +32,7 @@ struct LoadedTailState {
   bool first_start = true;
 };
 Result<LoadedTailState> LoadTailState(const std::string& file);
-Status SaveTailState(const std::string& file, const TailState& state);
+Status SaveTailState(const std::string& file, const TailState& state,
+                     const FileSystem& fs = RealFileSystem());
 
 }  // namespace trainwatch::source

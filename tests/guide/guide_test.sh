@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The README's operator guide, run on real parts: every ```sh block after a `<!-- guide -->`
-# marker runs, in order and in one shell (variables carry from block to block), with `set -e`,
-# inside a booted Debian 12 systemd (`systemd-nspawn -b` on a debootstrap root file system,
-# systemd_rootfs.sh), so `apt-get install` of the .deb, `systemctl`, `journalctl` and
-# `systemd-analyze` are the real ones and the unit runs with its whole sandbox. Before the
+# The operator guide (docs/operator-guide.md), run on real parts: every ```sh block after a
+# `<!-- guide -->` marker runs, in order and in one shell (variables carry from block to
+# block), with `set -e`, inside a booted Debian 12 systemd (`systemd-nspawn -b` on a
+# debootstrap root file system, systemd_rootfs.sh), so `apt-get install` of the .deb,
+# `systemctl`, `journalctl` and `systemd-analyze` are the real ones and the unit runs with its
+# whole sandbox. Before the
 # guide's last block (the removal) checks.sh looks at what the guide cannot show: the unit's
 # user, capabilities and seccomp in /proc, another user's 0700 log directory, the watchdog
 # restarting a stopped daemon that then resumes from its offsets, `systemctl reload` of a
@@ -11,7 +12,7 @@
 # The other markers: `guide: host` blocks (building the .deb) run here, on the machine with
 # the build; `guide: destdir` ones too, with DESTDIR set to a scratch directory so "install
 # from source" does not land on the machine; `guide: docker` and `guide: kubectl` blocks are
-# run by tests/package/container_test.sh with the real engine.
+# run by tests/package/image_test.sh with the real engine.
 # The container boots with a throw-away overlay on the cached root file system
 # (--volatile=overlay): nothing the guide does outlives the test, on the machine or in the
 # cache. The checkout and the build are bound in read-only at their own paths.
@@ -52,13 +53,13 @@ cleanup() {
 trap cleanup EXIT
 
 # The blocks, by where they run.
-python3 - "$source_dir/README.md" "$work" "$here/checks.sh" <<'PY'
+python3 - "$source_dir/docs/operator-guide.md" "$work" "$here/checks.sh" <<'PY'
 import re, sys
-readme, work, checks = sys.argv[1:]
-text = open(readme).read()
+guide, work, checks = sys.argv[1:]
+text = open(guide).read()
 blocks = re.findall(r"<!-- guide(?:: (\w+))? -->\n```sh\n(.*?)```", text, re.S)
 if not blocks:
-    sys.exit("guide: no <!-- guide --> blocks in README.md")
+    sys.exit("guide: no <!-- guide --> blocks in docs/operator-guide.md")
 host = open(f"{work}/host.sh", "w")
 inside = [(n, body) for n, (mode, body) in enumerate(blocks, 1) if not mode]
 for number, (mode, body) in enumerate(blocks, 1):

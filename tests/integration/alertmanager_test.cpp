@@ -42,11 +42,12 @@ class AlertmanagerTest : public DaemonTest {
         {"/usr/bin/python3", JobScript("webhook_receiver.py"), Dir("notifications.jsonl")},
         Dir("receiver.log"));
     ASSERT_TRUE(WaitUntil([&] { return fs::exists(Dir("notifications.jsonl.port")); }, 20s));
-    // The README's example route, as an operator copies it: only its receiver is this test's,
-    // and its waits are shorter.
-    const std::string readme = ReadFile(std::string(TRAINWATCH_TEST_SOURCE_DIR) + "/../README.md");
+    // The operator guide's example route, as an operator copies it: only its receiver is this
+    // test's, and its waits are shorter.
+    const std::string readme =
+        ReadFile(std::string(TRAINWATCH_TEST_SOURCE_DIR) + "/../docs/operator-guide.md");
     const std::size_t marker = readme.find("<!-- alertmanager-route -->");
-    ASSERT_NE(marker, std::string::npos) << "README.md lost its example route";
+    ASSERT_NE(marker, std::string::npos) << "docs/operator-guide.md lost its example route";
     const std::size_t begin = readme.find('\n', readme.find("```yaml", marker)) + 1;
     std::string route = readme.substr(begin, readme.find("```", begin) - begin);
     for (const auto& [from, to] :
@@ -55,7 +56,8 @@ class AlertmanagerTest : public DaemonTest {
           {"http://chat-bridge.example:8080/alerts",
            "http://127.0.0.1:" + ReadFile(Dir("notifications.jsonl.port")) + "/"}}) {
       const std::size_t at = route.find(from);
-      ASSERT_NE(at, std::string::npos) << from << " is not in the README's route:\n" << route;
+      ASSERT_NE(at, std::string::npos) << from << " is not in the operator guide's route:\n"
+                                       << route;
       route.replace(at, from.size(), to);
     }
     std::ofstream(Dir("am.yml")) << route;

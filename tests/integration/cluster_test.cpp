@@ -74,7 +74,7 @@ class ClusterTest : public DaemonTest {
 
 // A real network file system: sshfs (FUSE, the SFTP protocol) mounting `exported` at
 // `mount_point`, its SFTP server started directly by its ssh_command (no sshd needed on the
-// machine), with directory caching off as the README says to mount it. Unmounted at the end.
+// machine), with directory caching off as the operator guide says. Unmounted at the end.
 class SshfsMount {
  public:
   SshfsMount(const std::string& exported, const std::string& mount_point,

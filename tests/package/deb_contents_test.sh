@@ -40,6 +40,7 @@ for path in /usr/bin/trainwatch /etc/trainwatch/trainwatch.yaml \
   /usr/share/trainwatch/rules/pytorch.yaml /usr/share/trainwatch/python/sitecustomize.py \
   /usr/share/trainwatch/prometheus/trainwatch-alerts.yml \
   /lib/systemd/system/trainwatch.service \
+  /usr/share/doc/trainwatch/README.md /usr/share/doc/trainwatch/docs/operator-guide.md \
   /usr/share/man/man1/trainwatch.1.gz /usr/share/man/man5/trainwatch-rules.5.gz; do
   grep -qx "$path" "$work/files" || fail "$path is not in the .deb"
 done

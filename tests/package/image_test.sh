@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The container image with the real engine: the README's `guide: docker` blocks build
+# The container image with the real engine: the operator guide's `guide: docker` blocks build
 # daemon/Dockerfile (base images from base_images.sh when no registry answers), then the
 # image runs as the guide says, with a log and a state volume: a crash appended to the log
 # becomes an incident and a bundle, in which dmesg (no CAP_SYSLOG in a container) is
@@ -55,13 +55,13 @@ wait_for() {  # SECONDS COMMAND...
 }
 
 # The guide's blocks, as written.
-python3 - "$source_dir/README.md" "$work" <<'PY'
+python3 - "$source_dir/docs/operator-guide.md" "$work" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 for mode in ("docker", "kubectl"):
     blocks = re.findall(r"<!-- guide: %s -->\n```sh\n(.*?)```" % mode, text, re.S)
     if not blocks:
-        sys.exit(f"image_test: no <!-- guide: {mode} --> block in README.md")
+        sys.exit(f"image_test: no <!-- guide: {mode} --> block in docs/operator-guide.md")
     open(f"{sys.argv[2]}/{mode}.sh", "w").write("".join(blocks))
 PY
 build_started=$SECONDS

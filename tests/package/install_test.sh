@@ -25,9 +25,13 @@ expect_path "$root" \
   /usr/share/man/man1/trainwatch.1.gz \
   /usr/share/man/man5/trainwatch-rules.5.gz \
   /usr/share/doc/trainwatch/README.md
-# Every shipped pack, and nothing installed under the wrong root (GNUInstallDirs' /usr/etc).
+# Every shipped pack and every page of docs/, and nothing installed under the wrong root
+# (GNUInstallDirs' /usr/etc).
 for pack in "$(dirname "$0")"/../../rules/*.yaml; do
   expect_path "$root" "/usr/share/trainwatch/rules/$(basename "$pack")"
+done
+for page in "$(dirname "$0")"/../../docs/*.md; do
+  expect_path "$root" "/usr/share/doc/trainwatch/docs/$(basename "$page")"
 done
 [ ! -e "$root/usr/etc" ] || fail "the config went to /usr/etc, not /etc"
 cmp -s "$root/etc/trainwatch/trainwatch.yaml" "$build_dir/etc/trainwatch.yaml" ||

@@ -238,6 +238,33 @@ Result<std::vector<DirEntry>> FakeFileSystem::List(const std::string& dir) const
   return entries;
 }
 
+// Appends through a descriptor: to its inode, wherever its name went; writes fail as told.
+class FakeAppendableFile final : public AppendableFile {
+ public:
+  FakeAppendableFile(const FakeFileSystem& fs, std::string path,
+                     std::shared_ptr<FakeFileSystem::Inode> inode)
+      : fs_(fs), path_(std::move(path)), reader_(inode), inode_(std::move(inode)) {}
+
+  Result<FileStatus> Status() const override { return reader_.Status(); }
+  Result<std::size_t> ReadAt(std::uint64_t offset, std::span<char> into) const override {
+    return reader_.ReadAt(offset, into);
+  }
+  ::trainwatch::Status Append(std::string_view bytes) override {
+    if (auto failing = fs_.failing_writes_.find(path_); failing != fs_.failing_writes_.end()) {
+      fs_.Mutable().AppendHeld(inode_, bytes.substr(0, failing->second.partial));
+      return Error{path_ + ": " + std::strerror(failing->second.error)};
+    }
+    fs_.Mutable().AppendHeld(inode_, bytes);
+    return ::trainwatch::Status::Ok();
+  }
+
+ private:
+  const FakeFileSystem& fs_;
+  std::string path_;
+  FakeReadableFile reader_;
+  std::shared_ptr<FakeFileSystem::Inode> inode_;
+};
+
 Result<std::unique_ptr<ReadableFile>> FakeFileSystem::OpenForReading(
     const std::string& path) const {
   std::shared_ptr<Inode> file = Find(Resolved(path));
@@ -256,6 +283,48 @@ void FakeFileSystem::FailOpens(const std::string& path, int error) {
   } else {
     failing_opens_[path] = error;
   }
+}
+
+void FakeFileSystem::FailWrites(const std::string& path, int error, std::size_t partial) {
+  if (error == 0) {
+    failing_writes_.erase(path);
+  } else {
+    failing_writes_[path] = {error, partial};
+  }
+}
+
+Result<std::unique_ptr<AppendableFile>> FakeFileSystem::OpenForAppend(const std::string& path,
+                                                                      unsigned /*mode*/) const {
+  if (auto failing = failing_opens_.find(path); failing != failing_opens_.end()) {
+    return Error{path + ": " + std::strerror(failing->second)};
+  }
+  std::shared_ptr<Inode> file = Find(Resolved(path));
+  if (file == nullptr) {
+    file = Mutable().NewFile(Resolved(path), std::nullopt);
+  }
+  return std::unique_ptr<AppendableFile>(std::make_unique<FakeAppendableFile>(*this, path, file));
+}
+
+Status FakeFileSystem::ReplaceWhole(const std::string& path, std::string_view bytes,
+                                    unsigned /*mode*/) const {
+  if (auto failing = failing_writes_.find(path); failing != failing_writes_.end()) {
+    return Error{path + ".tmp: " + std::strerror(failing->second.error)};  // the old stays
+  }
+  Mutable().Create(path + ".tmp");
+  Mutable().Append(path + ".tmp", bytes);
+  Mutable().Rename(path + ".tmp", path);
+  return Status::Ok();
+}
+
+Status FakeFileSystem::RenameFile(const std::string& from, const std::string& to) const {
+  if (auto failing = failing_writes_.find(to); failing != failing_writes_.end()) {
+    return Error{to + ": " + std::strerror(failing->second.error)};
+  }
+  if (Find(from) == nullptr) {
+    return Error{from + ": No such file or directory"};
+  }
+  Mutable().Rename(from, to);
+  return Status::Ok();
 }
 
 Result<FileSystemKind> FakeFileSystem::KindOf(const std::string& dir) const {

@@ -56,6 +56,10 @@ class FakeFileSystem final : public FileSystem {
   // Opens of `path` for reading fail with `error` (EMFILE: the process is out of
   // descriptors; EACCES...) until called again with 0.
   void FailOpens(const std::string& path, int error);
+  // The daemon's own writes to `path` (appends, whole replacements, renames onto it) fail with
+  // `error` (ENOSPC: the disk is full; EIO) until called again with 0; an append first writes
+  // `partial` bytes of its record, as a short write on a full disk does.
+  void FailWrites(const std::string& path, int error, std::size_t partial = 0);
 
   // What inotify would say: the directory, the entry's name, whether it was a rename.
   std::function<void(const std::string& dir, const std::string& name, bool renamed)> on_change;
@@ -65,6 +69,11 @@ class FakeFileSystem final : public FileSystem {
   Result<std::unique_ptr<ReadableFile>> OpenForReading(const std::string& path) const override;
   Result<FileSystemKind> KindOf(const std::string& dir) const override;
   Result<std::string> ResolvePath(const std::string& path) const override;
+  Result<std::unique_ptr<AppendableFile>> OpenForAppend(const std::string& path,
+                                                        unsigned mode) const override;
+  Status ReplaceWhole(const std::string& path, std::string_view bytes,
+                      unsigned mode) const override;
+  Status RenameFile(const std::string& from, const std::string& to) const override;
 
   struct Inode {
     std::uint64_t number = 0;
@@ -85,6 +94,14 @@ class FakeFileSystem final : public FileSystem {
   std::map<std::string, std::shared_ptr<Inode>> entries_;  // absolute path → inode
   std::map<std::string, FileSystemKind> kinds_;
   std::map<std::string, int> failing_opens_;  // path -> errno
+  struct FailingWrite {
+    int error = 0;
+    std::size_t partial = 0;
+  };
+  std::map<std::string, FailingWrite> failing_writes_;  // path -> how
+  // The Env's file system is const (the real one has no state); the fake's writes change it.
+  FakeFileSystem& Mutable() const { return const_cast<FakeFileSystem&>(*this); }  // NOLINT
+  friend class FakeAppendableFile;
   std::uint64_t next_inode_ = 100;
 };
 

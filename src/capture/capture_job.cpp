@@ -1,0 +1,71 @@
+#include "capture/capture_job.h"
+
+#include <utility>
+
+namespace trainwatch::capture {
+
+std::string CaptureParts::Pending() const {
+  std::string pending;
+  for (const auto& [part, what] : {std::pair{CapturePart::kBuiltins, "the in-process collectors"},
+                                   std::pair{CapturePart::kCommands, "the tools"},
+                                   std::pair{CapturePart::kRanks, "the ranks' stacks"}}) {
+    if (!done(part)) {
+      pending += (pending.empty() ? "" : ", ") + std::string(what);
+    }
+  }
+  return pending;
+}
+
+CaptureOutcome OutcomeOf(const CaptureJob& job, SteadyTime now, WallTime wall_now) {
+  CaptureOutcome outcome;
+  outcome.incident_id = job.request.incident.id;
+  outcome.reduced = job.reduced;
+  outcome.deleted = job.deleted;
+  outcome.capture_seconds = std::chrono::duration<double>(now - job.started).count();
+  if (!job.request.incident.firings.empty()) {
+    outcome.since_first_firing =
+        std::chrono::duration<double>(wall_now - job.request.incident.firings.front().time).count();
+  } else if (const auto& peer = job.request.incident.peer) {
+    // The peer's first firing line, on its clock: the job-wide latency (skew included).
+    outcome.since_first_firing =
+        std::chrono::duration<double>(wall_now.time_since_epoch() -
+                                      std::chrono::milliseconds(peer->opened_ms))
+            .count();
+  }
+  outcome.host = job.host;
+  if (job.ranks) {
+    outcome.ranks_summary = job.ranks->diagnosis.Summary();
+    outcome.suspects = job.ranks->diagnosis.suspects;
+    outcome.devices_note = job.ranks->devices_note;
+    outcome.ranks_seconds = job.ranks->seconds;
+  }
+  for (const collect::CollectorResult& result : job.commands) {
+    if (result.status == collect::CollectorStatus::kTimedOut ||
+        result.status == collect::CollectorStatus::kAbandoned) {
+      outcome.timed_out.push_back(result.name);
+    }
+  }
+  if (job.early_written && outcome.since_first_firing > 0) {
+    outcome.early_since_first_firing =
+        outcome.since_first_firing - std::chrono::duration<double>(now - job.early_at).count();
+  }
+  if (job.written) {
+    outcome.path = job.written->path;
+    outcome.bytes = job.written->bytes;
+    if (job.reduced) {
+      outcome.error = job.reduced_why;
+    }
+  } else if (job.early_written) {
+    // The early bundle stays: the incident has that much evidence.
+    outcome.reduced = false;
+    outcome.path = job.early_written->path;
+    outcome.bytes = job.early_written->bytes;
+    outcome.error = "the complete bundle was not written (" + job.written.error().message +
+                    "); the early one stays (" + job.early_why + ")";
+  } else {
+    outcome.error = job.written.error().message;
+  }
+  return outcome;
+}
+
+}  // namespace trainwatch::capture

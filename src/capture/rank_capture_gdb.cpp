@@ -1,0 +1,122 @@
+// RankCapture's gdb step: gdb with the CPython helpers (py-bt) takes the Python stacks that
+// py-spy and the hooks left missing, and the native stacks where eu-stack is not installed.
+// It stops a rank while it reads, so it attaches only once the CPU window is over: the first
+// kParallelAttach ranks' gdbs start with the window, read symbols and wait for the go file;
+// the others run after, kParallelAttach at a time. Split from rank_capture.cpp; the same
+// RankCapture, loop thread only.
+#include <algorithm>
+#include <csignal>
+
+#include "capture/gdb_command.h"
+#include "capture/rank_capture.h"
+#include "capture/rank_capture_job.h"
+
+namespace trainwatch::capture {
+
+using collect::CollectorResult;
+using collect::CollectorStatus;
+
+void RankCapture::StartEarlyGdb() {
+  Job& job = *job_;
+  job.gdb.resize(job.report.ranks.size());
+  if (job.go_dir.empty()) {
+    return;  // no folder for the go file: gdb runs after the window, as a whole
+  }
+  for (std::size_t i = 0; i < job.report.ranks.size() && job.early_gdb.size() < kParallelAttach;
+       ++i) {
+    // Known now: whether gdb must print this rank's Python stacks (no py-spy, no hook) or
+    // native ones (no eu-stack). Should py-spy fail for a rank, gdb runs after the window.
+    const bool python = !job.py_spy_installed && !job.hooks[i];
+    if (python || job.native_by_gdb) {
+      job.early_gdb.push_back(i);
+    }
+  }
+  if (job.early_gdb.empty()) {
+    return;
+  }
+  job.early_done = false;
+  std::vector<config::CommandConfig> commands;
+  for (std::size_t i : job.early_gdb) {
+    job.early_python.push_back(!job.py_spy_installed && !job.hooks[i]);
+    commands.push_back(GdbCommand(i, job.early_python.back(), job.GoFile()));
+  }
+  gdb_runner_.Run(std::move(commands), [this](std::vector<CollectorResult> results) {
+    Job& current = *job_;
+    const double since_go =
+        current.go_sent ? std::chrono::duration<double>(env_.SteadyNow() - current.go_at).count()
+                        : 0;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      // What held the rank is the time since the go, not the symbols read before it.
+      results[i].duration_seconds = std::min(results[i].duration_seconds, since_go);
+      OnGdbDone(current.early_gdb[i], std::move(results[i]));
+    }
+    current.early_done = true;
+    MaybeRunPython();
+  });
+}
+
+void RankCapture::MaybeRunPython() {
+  Job& job = *job_;
+  if (!job.second_sampled || !job.early_done || job.python_started) {
+    return;
+  }
+  job.python_started = true;
+  // An early gdb that failed, or that printed no Python stacks where py-spy then failed or a
+  // hook wrote nothing, is run again now, as after the window.
+  for (std::size_t k = 0; k < job.early_gdb.size(); ++k) {
+    const std::size_t i = job.early_gdb[k];
+    const bool failed = !job.gdb[i] || job.gdb[i]->status != CollectorStatus::kOk;
+    if (failed || (job.wants_python[i] && !job.early_python[k])) {
+      job.need_gdb.push_back(i);
+      job.python_by_gdb.push_back(job.wants_python[i]);
+    }
+  }
+  RunPython(0);
+}
+
+config::CommandConfig RankCapture::GdbCommand(std::size_t rank_index, bool python,
+                                              const std::string& go_file) const {
+  const RankEvidence& rank = job_->report.ranks[rank_index];
+  GdbRequest request;
+  request.pid = rank.process.pid;
+  request.proc_root = job_->proc_root;
+  // Without a helper it may load, gdb has no py-bt: it prints the native stacks, and the
+  // report says why the Python ones are missing.
+  request.python_helper = job_->python_helpers[rank_index];
+  request.python = python && !request.python_helper.empty();
+  request.native = job_->native_by_gdb || (python && !request.python);
+  request.index_dir = job_->gdb_index_dir;
+  request.go_file = go_file;
+  request.go_wait = kGoWait;
+  request.timeout = kPythonTimeout;
+  request.as = RankFolder(rank.process) + "/gdb.txt";
+  return capture::GdbCommand(request);
+}
+
+void RankCapture::OnGdbDone(std::size_t rank_index, CollectorResult result) {
+  if (result.status != CollectorStatus::kOk) {
+    // A debugger killed at its deadline may leave the rank stopped (its SIGSTOP).
+    env_.Signal(job_->report.ranks[rank_index].process.pid, SIGCONT);
+  }
+  job_->gdb[rank_index] = std::move(result);
+}
+
+void RankCapture::RunPython(std::size_t next) {
+  if (next >= job_->need_gdb.size()) {
+    return Finish();
+  }
+  std::vector<config::CommandConfig> commands;
+  std::vector<std::size_t> batch;
+  for (std::size_t i = next; i < job_->need_gdb.size() && batch.size() < kParallelAttach; ++i) {
+    commands.push_back(GdbCommand(job_->need_gdb[i], job_->python_by_gdb[i], ""));
+    batch.push_back(job_->need_gdb[i]);
+  }
+  gdb_runner_.Run(std::move(commands), [this, next, batch](std::vector<CollectorResult> results) {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      OnGdbDone(batch[i], std::move(results[i]));
+    }
+    RunPython(next + batch.size());
+  });
+}
+
+}  // namespace trainwatch::capture

@@ -1,0 +1,69 @@
+#include "capture/rank_selection.h"
+
+#include <algorithm>
+#include <climits>
+#include <string>
+
+#include "collect/rank_identity.h"
+
+namespace trainwatch::capture {
+
+std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterProcess>& remembered,
+                                              const collect::ProcessTree& tree,
+                                              const collect::RankMap& map) {
+  std::vector<collect::RankProcess> exited;
+  for (const source::WriterProcess& writer : remembered) {
+    const collect::RankIdentity identity = collect::ParseRankIdentity(writer.environ);
+    const bool exiting =
+        std::find(map.unreadable.begin(), map.unreadable.end(), writer.pid) != map.unreadable.end();
+    if ((tree.Find(writer.pid) != nullptr && !exiting) || !identity.rank ||
+        (!map.ranks.empty() && map.ranks.front().rank_source != identity.rank_source)) {
+      continue;
+    }
+    auto same_rank = [&](const collect::RankProcess& other) { return other.rank == identity.rank; };
+    if (std::any_of(map.ranks.begin(), map.ranks.end(), same_rank) ||
+        std::any_of(exited.begin(), exited.end(), same_rank)) {
+      continue;
+    }
+    collect::RankProcess process;
+    process.pid = writer.pid;
+    process.rank = identity.rank;
+    process.rank_source = identity.rank_source;
+    process.identity = identity;
+    process.comm = writer.comm;
+    process.cmdline = writer.cmdline;
+    while (!process.cmdline.empty() && process.cmdline.back() == '\0') {
+      process.cmdline.pop_back();
+    }
+    std::replace(process.cmdline.begin(), process.cmdline.end(), '\0', ' ');
+    process.environ = writer.environ;
+    exited.push_back(std::move(process));
+  }
+  return exited;
+}
+
+void SkipRanksPastTheCap(collect::RankMap& map, std::size_t max_ranks) {
+  if (map.ranks.size() <= max_ranks) {
+    return;
+  }
+  std::stable_sort(map.ranks.begin(), map.ranks.end(),
+                   [](const collect::RankProcess& a, const collect::RankProcess& b) {
+                     return a.rank.value_or(INT_MAX) < b.rank.value_or(INT_MAX);
+                   });
+  std::string skipped;
+  for (std::size_t i = max_ranks; i < map.ranks.size(); ++i) {
+    if (i - max_ranks < 16) {
+      const collect::RankProcess& rank = map.ranks[i];
+      skipped += (skipped.empty() ? "" : ", ") +
+                 (rank.rank ? "rank " + std::to_string(*rank.rank) : std::string("a process")) +
+                 " (pid " + std::to_string(rank.pid) + ")";
+    }
+  }
+  const std::size_t over = map.ranks.size() - max_ranks;
+  map.notes.push_back(std::to_string(over) + " of " + std::to_string(map.ranks.size()) +
+                      " ranks not captured, past capture.max_ranks (" + std::to_string(max_ranks) +
+                      "): " + skipped + (over > 16 ? ", ..." : ""));
+  map.ranks.resize(max_ranks);
+}
+
+}  // namespace trainwatch::capture

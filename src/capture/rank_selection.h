@@ -1,0 +1,28 @@
+// Which ranks one capture covers: the map's live ranks up to capture.max_ranks (the others
+// named in its notes), and the remembered writers that exited before the capture. Split from
+// rank_capture.cpp, which calls these on the thread pool. No I/O; any thread.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "collect/process_tree.h"
+#include "collect/rank_map.h"
+#include "source/writers.h"
+
+namespace trainwatch::capture {
+
+// The remembered writers that are gone now and had a rank of the same kind as the map's ranks,
+// which none of those has: the ranks that exited (crashed) before the capture. One still in
+// the tree but unreadable is exiting: gone too (else a rank that crashed a moment before the
+// capture would be in neither list).
+std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterProcess>& remembered,
+                                              const collect::ProcessTree& tree,
+                                              const collect::RankMap& map);
+
+// Keeps the first `max_ranks` of the map's ranks (by rank, those without one last) and names
+// the others in its notes: a job of hundreds of processes on a node (or a user's fork bomb
+// posing as ranks) must not hold the capture, and every later capture, for minutes.
+void SkipRanksPastTheCap(collect::RankMap& map, std::size_t max_ranks);
+
+}  // namespace trainwatch::capture

@@ -1,0 +1,360 @@
+#include "incident/incident_flow.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "capture/incident_redaction.h"
+#include "capture/job_identity.h"
+#include "capture/speakers.h"
+#include "detect/incident_json.h"
+#include "ops/firing_log.h"
+#include "ops/uncaptured_incidents.h"
+
+namespace trainwatch::incident {
+
+IncidentFlow::IncidentFlow(Env& env, std::string incidents_file, JobProcesses& processes,
+                           Owner owner)
+    : env_(env),
+      incidents_file_(std::move(incidents_file)),
+      processes_(processes),
+      owner_(std::move(owner)),
+      host_(capture::Hostname()),
+      settle_(env.NewTimer([this] { WriteSettled(); })) {}
+
+IncidentFlow::~IncidentFlow() = default;
+
+void IncidentFlow::AddSink(std::unique_ptr<IncidentSink> sink) {
+  sinks_.push_back(std::move(sink));
+}
+
+ops::IncidentHistory IncidentFlow::LoadHistory() {
+  const ops::IncidentLog log(incidents_file_, env_.fs());
+  Result<ops::IncidentHistory> history = log.ReadHistory();
+  if (!history) {
+    spdlog::error("{}; earlier incidents are not taken into account", history.error().message);
+    return {};
+  }
+  recurrences_.Restore(history->fingerprints);
+  const WallTime wall_now = env_.WallNow();
+  for (const auto& [rule, opened] : history->rule_last_opened) {
+    builder_.RestoreCooldown(rule, env_.SteadyNow() - (wall_now - opened));
+  }
+  for (ops::OpenIncident& open : history->open) {
+    open.opened = env_.SteadyNow();  // what happened while the daemon was away is not known
+    lifecycle_.Restore(std::move(open));
+  }
+  for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+    sink->Restore(*history);
+  }
+  if (history->incidents > 0) {
+    spdlog::info(
+        "{} earlier incidents in {} ({} still open); their cooldowns and fired lines carry on",
+        history->incidents, incidents_file_, lifecycle_.open_count());
+  }
+  return std::move(*history);
+}
+
+void IncidentFlow::Configure(const config::DaemonConfig& config) {
+  if (capturer_ && config.capture.bundles_dir != config_.capture.bundles_dir) {
+    spdlog::info("bundles now go to {}", config.capture.bundles_dir);
+  }
+  config_ = config;
+  if (capturer_) {
+    capturer_->Reconfigure(config_.capture);
+  } else {
+    capturer_ = std::make_unique<capture::Capturer>(env_, config_.capture);
+  }
+  builder_.set_settings({config_.incident.settle, config_.incident.cooldown});
+  for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+    sink->Configure(config_);
+  }
+}
+
+void IncidentFlow::Start() {
+  for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+    sink->Started();
+  }
+}
+
+void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {
+  const SteadyTime now = env_.SteadyNow();
+  // Redacted here, once, before the firing is logged or joins an incident: every way out
+  // downstream (incidents.jsonl, the manifest, this log, hooks, status) then quotes clean text.
+  // What was redacted is not counted here; a bundle's manifest counts what its files held.
+  const std::shared_ptr<const collect::Redactor> redactor = redactor_for_text();
+  collect::RedactionCounts redacted;
+  for (detect::Firing& firing : firings) {
+    capture::RedactFiring(*redactor, firing, redacted);
+    const ops::FiringLog::Said said = ops::FiringLog::Describe(firing);
+    if (stream != nullptr) {
+      // Held before Add moves the firing; released when the incident is written (or at
+      // once, below, when it joined nothing).
+      stream->HoldForIncident(firing);
+    }
+    const detect::IncidentBuilder::Disposition disposition = builder_.Add(std::move(firing), now);
+    for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+      sink->Fired(said, disposition, Settling());
+    }
+  }
+  if (!builder_.open() && stream != nullptr) {
+    stream->ReleaseIncidentHold();
+  }
+  ScheduleSettle();
+}
+
+const detect::Incident* IncidentFlow::Settling() const {
+  return builder_.open() ? &*builder_.open() : nullptr;
+}
+
+void IncidentFlow::ScheduleSettle() {
+  const std::optional<SteadyTime> at = builder_.SettlesAt();
+  if (!at) {
+    return;
+  }
+  settle_->Start(std::chrono::ceil<std::chrono::milliseconds>(std::max<SteadyTime::duration>(
+                     SteadyTime::duration::zero(), *at - env_.SteadyNow())),
+                 {});
+}
+
+void IncidentFlow::WriteSettled() {
+  if (std::optional<detect::Incident> incident =
+          builder_.TakeSettled(env_.SteadyNow(), env_.WallNow())) {
+    Write(*incident, {}, nullptr);
+  } else {
+    ScheduleSettle();
+  }
+  if (!builder_.open()) {
+    for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+      sink->SettleEnded();
+    }
+  }
+  owner_.settled();
+}
+
+std::shared_ptr<const collect::Redactor> IncidentFlow::redactor_for_text() {
+  if (!capturer_) {  // not configured yet: the built-in patterns
+    capturer_ = std::make_unique<capture::Capturer>(env_, config_.capture);
+  }
+  return capturer_->redactor();
+}
+
+void IncidentFlow::Manual(const std::string& reason, const ManualOptions& options,
+                          const Done& done) {
+  // A client's reason is quoted in the summary, the log and the hooks' environment too.
+  std::string clean_reason = reason;
+  collect::RedactionCounts redacted;
+  redactor_for_text()->RedactText(clean_reason, redacted);
+  detect::Incident incident = builder_.Manual(clean_reason, env_.WallNow());
+  Write(incident, options, done);
+}
+
+void IncidentFlow::OpenPeerIncident(detect::PeerLink link) {
+  detect::Incident incident = builder_.Peer(std::move(link), env_.WallNow());
+  Write(incident, {}, nullptr);
+}
+
+bool IncidentFlow::idle() const {
+  return !builder_.open() && capturing_.empty() &&
+         std::all_of(sinks_.begin(), sinks_.end(),
+                     [](const std::unique_ptr<IncidentSink>& sink) { return sink->idle(); });
+}
+
+void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& options,
+                         const Done& done) {
+  if (owner_.may_record && !owner_.may_record()) {
+    // The daemon is stopping: the other daemon records what it sees.
+    spdlog::error("incident {}: not recorded, the state_dir is another daemon's now", incident.id);
+    return;
+  }
+  recurrences_.Stamp(incident);
+  incident.job = JobOf(&incident);
+  if (incident.peer && incident.job.id != incident.peer->job_id) {
+    // Two jobs here: the peer's is the one this capture is for.
+    incident.job.id = incident.peer->job_id;
+    incident.job.id_from = "peer";
+  }
+  if (incident.peer && incident.peer->uid && *incident.peer->uid >= 0) {
+    incident.job.uid = static_cast<uid_t>(*incident.peer->uid);  // whose ranks it may capture
+  }
+  // Open from the moment it opened: an advance during its settle time resolves it at once.
+  const auto ago = std::max(WallTime::duration::zero(), env_.WallNow() - incident.opened);
+  lifecycle_.Open(incident, env_.SteadyNow() - std::chrono::duration_cast<Duration>(ago));
+  ++incidents_written_;
+  last_incident_ = incident.id;
+  for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+    sink->Recorded(incident);
+  }
+  owner_.recorded();
+  Capture(incident, options, done);
+}
+
+detect::JobIdentity IncidentFlow::JobOf(const detect::Incident* incident) const {
+  // The incident's own writers first: on a node running two jobs, it is theirs.
+  std::vector<std::string_view> environs;
+  std::vector<std::optional<uid_t>> uids;
+  // Who raised it: a user's log speaks for that user's job alone (its id is looked up in their
+  // processes only, and its record carries their uid, so that no peer acts on another user's
+  // job for it). The kernel's lines and root's logs speak for any job here.
+  const std::set<uid_t> speakers = incident != nullptr && !incident->peer
+                                       ? capture::IncidentSpeakers(*incident)
+                                       : std::set<uid_t>{};
+  auto may_speak = [&](const source::WriterProcess& writer) {
+    return speakers.empty() || (writer.uid && speakers.contains(*writer.uid));
+  };
+  if (incident != nullptr) {
+    for (const detect::Firing& firing : incident->firings) {
+      for (const source::WriterProcess& writer : firing.writers) {
+        if (may_speak(writer)) {
+          environs.push_back(writer.environ);
+          uids.push_back(writer.uid);
+        }
+      }
+    }
+  }
+  const std::vector<source::WriterProcess> others = processes_.Known();
+  for (const source::WriterProcess& writer : others) {
+    if (may_speak(writer)) {
+      environs.push_back(writer.environ);
+      uids.push_back(writer.uid);
+    }
+  }
+  detect::JobIdentity job = capture::IdentifyJob(environs, config_.cluster, host_, uids);
+  if (!speakers.empty()) {
+    // One user (the usual case) or several, or one not known: a uid no peer's job runs as
+    // where it is not exactly one known user.
+    job.uid = speakers.size() == 1 ? *speakers.begin() : capture::kUnknownSpeaker;
+  } else if (!job.uid) {
+    job.uid = 0;  // the kernel or root spoke, and no process of the job is known: root's word
+  }
+  return job;
+}
+
+void IncidentFlow::RecordResolved() {
+  for (const ops::Resolution& resolution : lifecycle_.TakeResolved()) {
+    Resolve(resolution);
+  }
+}
+
+Result<ops::Resolution> IncidentFlow::Acknowledge(const std::string& id, const std::string& why) {
+  if (!lifecycle_.IsOpen(id)) {
+    return Error{"incident " + id + " is not open in this daemon"};
+  }
+  std::string clean_why = why;  // quoted in the log and the record
+  collect::RedactionCounts redacted;
+  redactor_for_text()->RedactText(clean_why, redacted);
+  ops::Resolution resolution = lifecycle_.Ack(id, clean_why, env_.WallNow());
+  Resolve(resolution);
+  return resolution;
+}
+
+void IncidentFlow::Resolve(const ops::Resolution& resolution) {
+  // The same stall after a recovery is a new failure, not a repeat within the cooldown.
+  builder_.EndCooldown(resolution.rules);
+  for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+    sink->Resolved(resolution);
+  }
+}
+
+void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions& options,
+                           const Done& done) {
+  detect::Incident facts = incident;  // for the hooks: what they are told, not every line
+  facts.firings.clear();
+  if (!config_.capture.enabled ||
+      (incident.kind == rules::RuleKind::kWarning && incident.reason.empty() && !incident.peer)) {
+    const capture::CaptureOutcome outcome{
+        incident.id, "", 0, false,
+        config_.capture.enabled ? "no bundle for a warning" : "capture is disabled in the config"};
+    Conclude(facts, outcome, done);
+    return;
+  }
+  capture::CaptureRequest request;
+  request.incident = incident;
+  request.reason = incident.reason;
+  request.container = options.container;
+  request.extra_logs = options.extra_logs;
+  request.extra_paths = options.extra_paths;
+  processes_.FillCapture(request);
+  for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+    sink->AddToCapture(request);
+  }
+  capturing_.push_back(incident.id);
+  capturer_->Capture(std::move(request),
+                     [this, done, facts](const capture::CaptureOutcome& outcome) {
+                       std::erase(capturing_, outcome.incident_id);
+                       for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+                         sink->Captured(outcome);
+                       }
+                       Conclude(facts, outcome, done);
+                       owner_.settled();
+                     });
+}
+
+void IncidentFlow::Conclude(const detect::Incident& facts, const capture::CaptureOutcome& outcome,
+                            const Done& done) {
+  if (!aborted_) {
+    for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+      sink->Concluded(facts, outcome);
+    }
+  }
+  if (done) {
+    done(outcome);
+  }
+}
+
+void IncidentFlow::Abort() {
+  aborted_ = true;
+  std::optional<capture::CaptureOutcome> early;
+  if (capturer_) {
+    early = capturer_->Abort();  // kept: a worker may still be finishing with it
+  }
+  // Captures under way or queued are abandoned: the sinks hear of each (the log records it,
+  // and the next start reports it again: ops/uncaptured_incidents.h), except that one whose
+  // early bundle was written has that for its bundle.
+  for (const std::string& id : capturing_) {
+    capture::CaptureOutcome outcome;
+    if (early && early->incident_id == id) {
+      outcome = *early;
+      outcome.error = std::string(ops::kInterruptedCapture) +
+                      "; its early bundle, without what was still being taken, stays";
+    } else {
+      outcome.incident_id = id;
+      outcome.error = std::string(ops::kInterruptedCapture);
+    }
+    for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+      sink->CaptureInterrupted(outcome);
+    }
+  }
+  capturing_.clear();
+  settle_.reset();
+  for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+    sink->Stopping();
+  }
+}
+
+void IncidentFlow::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
+  snapshot.incidents_written = incidents_written_;
+  snapshot.incidents_file = incidents_file_;
+  snapshot.last_incident = last_incident_;
+  if (const auto& open = builder_.open()) {
+    snapshot.settling_incident = ops::SettlingIncidentSnapshot{
+        open->id, detect::IncidentKindName(*open), open->summary, open->rules};
+  }
+  for (const ops::OpenIncident& open : lifecycle_.open()) {
+    snapshot.open_incidents.push_back(
+        {open.id, std::string(rules::RuleKindName(open.kind)), open.opened_wall});
+  }
+  for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+    sink->FillSnapshot(snapshot);
+  }
+}
+
+std::uint64_t IncidentFlow::Activity() const {
+  std::uint64_t sum = incidents_written_;
+  for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+    sum = sum * 31 + sink->Activity();
+  }
+  return sum;
+}
+
+}  // namespace trainwatch::incident
