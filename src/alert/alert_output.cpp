@@ -169,7 +169,7 @@ void AlertOutput::Save() {
   for (const auto& [id, alert] : alerts_) {
     ++(alert.ends_ms == 0 ? state_.open : state_.ends_unsent);
   }
-  if (Status saved = env_.fs().ReplaceWhole(store_path_, StoreJson(alerts_), 0600); !saved) {
+  if (Status saved = WriteFileAtomically(store_path_, StoreJson(alerts_), 0600); !saved) {
     spdlog::error("alerts: cannot keep what is owed to Alertmanager: {}", saved.error().message);
   }
 }

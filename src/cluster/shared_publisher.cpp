@@ -131,7 +131,7 @@ Status SharedPublisher::Publish(const std::string& job_dir, const std::string& f
   if (error) {
     return Error{dir.string() + ": " + error.message()};
   }
-  if (Status written = env_.fs().ReplaceWhole((dir / file).string(), text, 0600); !written) {
+  if (Status written = WriteFileAtomically((dir / file).string(), text, 0600); !written) {
     return written;
   }
   if (running_) {

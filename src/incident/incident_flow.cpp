@@ -262,9 +262,10 @@ void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions
   facts.firings.clear();
   if (!config_.capture.enabled ||
       (incident.kind == rules::RuleKind::kWarning && incident.reason.empty() && !incident.peer)) {
-    const capture::CaptureOutcome outcome{
-        incident.id, "", 0, false,
-        config_.capture.enabled ? "no bundle for a warning" : "capture is disabled in the config"};
+    capture::CaptureOutcome outcome;
+    outcome.incident_id = incident.id;
+    outcome.error =
+        config_.capture.enabled ? "no bundle for a warning" : "capture is disabled in the config";
     Conclude(facts, outcome, done);
     return;
   }
