@@ -56,6 +56,7 @@ class AlertOutput {
   // The first call reads the store: alerts of incidents that closed meanwhile end now.
   void Configure(const config::AlertmanagerConfig& config);
   bool enabled() const { return !config_.urls.empty(); }
+  const config::AlertmanagerConfig& config() const { return config_; }
 
   void Open(Alert alert);
   // Sets (or replaces) an annotation of the incident's alert, if it has one, and posts again.

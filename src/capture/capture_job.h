@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,11 +37,12 @@ class CaptureParts {
  public:
   void Done(CapturePart part) { done_ |= static_cast<unsigned>(part); }
   bool done(CapturePart part) const { return (done_ & static_cast<unsigned>(part)) != 0; }
-  bool all_done() const { return done_ == 7; }
+  bool all_done() const { return done_ == kAll; }
   // The parts still out, named for a person: "the tools, the ranks' stacks".
   std::string Pending() const;
 
  private:
+  static constexpr unsigned kAll = 7;  // every CapturePart
   unsigned done_ = 0;
 };
 

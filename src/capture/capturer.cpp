@@ -301,8 +301,8 @@ void Capturer::MaybeWrite() {
     }
     return;
   }
-  if (job.phase == BundlePhase::kEarlyWaitOver ||
-      (job.phase == BundlePhase::kGathering && job.parts.done(CapturePart::kCommands))) {
+  if (job.early_to_come() &&
+      (job.phase == BundlePhase::kEarlyWaitOver || job.parts.done(CapturePart::kCommands))) {
     WriteEarlyBundle();
   }
 }

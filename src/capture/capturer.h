@@ -17,15 +17,11 @@
 #include "bundle/bundle_writer.h"
 #include "capture/capture_types.h"
 #include "capture/rank_capture.h"
-#include "cluster/peer_record.h"
 #include "collect/artifact.h"
 #include "collect/command_runner.h"
 #include "collect/redactor.h"
 #include "config/capture_config.h"
 #include "core/env.h"
-#include "detect/incident.h"
-#include "diagnose/suspects.h"
-#include "source/writers.h"
 
 namespace trainwatch::capture {
 

@@ -13,14 +13,9 @@ AlertmanagerSink::AlertmanagerSink(Env& env, const Pipeline& pipeline, std::stri
               [this](const std::string& id) { return pipeline_.Follows(id); }),
       may_write_(std::move(may_write)) {}
 
-void AlertmanagerSink::Configure(const config::DaemonConfig& config) {
-  config_ = config.alertmanager;
-  alerts_.Configure(config_);
-}
-
 void AlertmanagerSink::Recorded(const detect::Incident& incident) {
   if (pipeline_.Follows(incident.id)) {  // not a manual snapshot, a peer capture, warnings
-    alerts_.Open(alert::AlertOf(incident, config_));
+    alerts_.Open(alert::AlertOf(incident, alerts_.config()));
   }
 }
 
@@ -50,8 +45,8 @@ void AlertmanagerSink::FillSnapshot(ops::DaemonSnapshot& snapshot) const {
   }
   const alert::AlertOutputState& state = alerts_.state();
   snapshot.alertmanager = ops::DaemonSnapshot::Alertmanager{
-      config_.urls,       state.open,    state.ends_unsent, state.posts_ok,
-      state.posts_failed, state.dropped, state.error};
+      alerts_.config().urls, state.open,    state.ends_unsent, state.posts_ok,
+      state.posts_failed,    state.dropped, state.error};
 }
 
 std::uint64_t AlertmanagerSink::Activity() const {

@@ -19,7 +19,9 @@ class AlertmanagerSink final : public IncidentSink {
   AlertmanagerSink(Env& env, const Pipeline& pipeline, std::string store_path,
                    alert::AlertOutput::MakeClient make_client, std::function<bool()> may_write);
 
-  void Configure(const config::DaemonConfig& config) override;
+  void Configure(const config::DaemonConfig& config) override {
+    alerts_.Configure(config.alertmanager);
+  }
   void Recorded(const detect::Incident& incident) override;
   void Captured(const capture::CaptureOutcome& outcome) override;
   void Resolved(const ops::Resolution& resolution) override;
@@ -31,7 +33,6 @@ class AlertmanagerSink final : public IncidentSink {
   const Pipeline& pipeline_;
   alert::AlertOutput alerts_;
   std::function<bool()> may_write_;
-  config::AlertmanagerConfig config_;
 };
 
 }  // namespace trainwatch::incident

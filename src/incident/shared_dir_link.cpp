@@ -43,8 +43,7 @@ void SharedDirLink::Recorded(const detect::Incident& incident) {
     ++peer_captures_;
   }
   const bool failure = incident.reason.empty() && incident.kind != rules::RuleKind::kWarning;
-  if (!incident.job.id.empty() && incident.reason.empty() &&
-      (incident.kind != rules::RuleKind::kWarning || incident.peer)) {
+  if (!incident.job.id.empty() && (failure || incident.peer)) {  // its ranks are captured
     jobs_.Captured(incident.job.id, env_.SteadyNow());
   }
   if (config_.cluster.shared_dir.empty() || !failure) {

@@ -1,6 +1,7 @@
 #include "ops/incident_log.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -85,7 +86,7 @@ bool ReadsOneByte(const ReadableFile& file, std::uint64_t offset, char& byte) {
 Status IncidentLog::AppendLine(const std::string& text) {
   if (unwritten_.size() >= kMaxUnwritten) {
     unwritten_.pop_front();
-    ++dropped_;
+    ++lost_;
   }
   unwritten_.push_back(text + "\n");
   return Flush();
@@ -117,11 +118,12 @@ Status IncidentLog::Flush() {
     unwritten_.pop_front();
     size += line.size();
   }
-  if (dropped_ > 0) {
-    const std::uint64_t dropped = std::exchange(dropped_, 0);
-    return Error{path_ + ": written again, but " + std::to_string(dropped) +
-                 " older records waiting for it were dropped (more than " +
-                 std::to_string(kMaxUnwritten) + " waited)"};
+  if (lost_ > lost_said_) {
+    spdlog::error(
+        "{}: written again, but the {} oldest records that waited for it are lost (at "
+        "most {} wait)",
+        path_, lost_ - lost_said_, kMaxUnwritten);
+    lost_said_ = lost_;
   }
   return size > kMaxBytes ? Trim(**file, size) : Status::Ok();
 }
@@ -129,7 +131,7 @@ Status IncidentLog::Flush() {
 Status IncidentLog::Unwritten(const std::string& why) const {
   return Error{why + "; " + std::to_string(unwritten_.size()) +
                (unwritten_.size() == 1 ? " record waits" : " records wait") +
-               " in memory and is written with the next one"};
+               " in memory until the next record is written"};
 }
 
 Status IncidentLog::Trim(const ReadableFile& file, std::uint64_t size) {

@@ -81,6 +81,7 @@ class IncidentLog {
   // Ok.
   Status Flush();
   std::size_t unwritten() const { return unwritten_.size(); }
+  std::uint64_t lost() const { return lost_; }
 
  private:
   Status AppendLine(const std::string& text);
@@ -90,9 +91,10 @@ class IncidentLog {
   const FileSystem& fs_;
   // Records a full or failing disk refused, oldest first: written before the next one, so
   // that none is lost once the disk has room again (at most kMaxUnwritten: past it the oldest
-  // go, and the next write says how many).
+  // go, and the first write that lands again logs how many).
   std::deque<std::string> unwritten_;
-  std::uint64_t dropped_ = 0;
+  std::uint64_t lost_ = 0;       // dropped from unwritten_ past kMaxUnwritten, since the start
+  std::uint64_t lost_said_ = 0;  // of those, logged
 };
 
 }  // namespace trainwatch::ops
