@@ -14,11 +14,9 @@
 #include "alert/curl_http_client.h"
 #include "app/daemon_sinks.h"
 #include "app/running_daemon.h"
-#include "app/sources.h"
-#include "app/state_dir_guard.h"
-#include "app/wrap_python_hook.h"
 #include "collect/redactor.h"
 #include "collect/stray_processes.h"
+#include "collect/wrap_python_hook.h"
 #include "config/shipped_paths.h"
 #include "core/idle_memory.h"
 #include "core/open_file_limit.h"
@@ -29,9 +27,11 @@
 #include "ops/control_server.h"
 #include "ops/metrics_textfile.h"
 #include "ops/service_notify.h"
+#include "ops/state_dir_guard.h"
 #include "ops/status_json.h"
 #include "rules/configured_rules.h"
 #include "source/wrapped_child.h"
+#include "watch/sources.h"
 
 namespace trainwatch::app {
 namespace {
@@ -49,13 +49,15 @@ void Daemon::SaveState() {
   sources_->SaveTo(state);
   // Entries of sources no longer configured are dropped here, as is right: their files are
   // no longer followed.
-  if (Status saved = source::SaveTailState(setup_.config.state_dir + "/offsets.json", state, env_->fs());
+  if (Status saved =
+          source::SaveTailState(setup_.config.state_dir + "/offsets.json", state, env_->fs());
       !saved) {
     spdlog::error("cannot save offsets: {}", saved.error().message);
   }
 }
 
-Status Daemon::Apply(rules::ConfiguredRules setup, bool initial, Result<PreparedSources> prepared,
+Status Daemon::Apply(rules::ConfiguredRules setup, bool initial,
+                     Result<watch::PreparedSources> prepared,
                      const std::vector<Diagnostic>& notes) {
   if (!prepared) {
     return prepared.error();
@@ -90,118 +92,16 @@ Status Daemon::Apply(rules::ConfiguredRules setup, bool initial, Result<Prepared
   return Status::Ok();
 }
 
-void Daemon::Stop(int exit_code) {
-  if (stopping_) {
-    return;
-  }
-  stopping_ = true;
-  exit_code_ = exit_code;
-  stop_grace_.reset();
-  // Answered while the control socket still can.
-  reload_waiters_.insert(reload_waiters_.end(), queued_waiters_.begin(), queued_waiters_.end());
-  queued_waiters_.clear();
-  FinishReload(Error{"the daemon is stopping; the reload was not applied"});
-  SaveState();
-  incidents_->Abort();
-  WriteMetrics(/*now=*/true);  // the final counts, before the sources go
-  ops::NotifyServiceManager("STOPPING=1");
-  sources_->Close();
-  control_.Stop(/*remove_socket=*/!state_dir_taken_);
-  tick_.reset();
-  save_timer_.reset();
-  watchdog_.reset();
-  if (idle_memory_) {
-    idle_memory_->Stop();
-  }
-  signals_.clear();
-  child_.reset();
-  int status = 0;
-  exit_timer_ = UvHandle<uv_timer_t>::Make(&loop_, status, uv_timer_init);
-  if (exit_timer_) {
-    exit_timer_->data = this;
-    uv_unref(exit_timer_.base());
-    ArmExitTimer();
-  }
-}
-
-void Daemon::ArmExitTimer() {
-  uv_timer_start(
-      exit_timer_.get(),
-      [](uv_timer_t* timer) {
-        if (auto* self = static_cast<Daemon*>(timer->data)) {
-          self->ExitPastWedgedWorkers();
-        }
-      },
-      static_cast<std::uint64_t>(kStopWaitForWorkers.count()), 0);
-}
-
-void Daemon::ExitPastWedgedWorkers() {
-  const Env::PoolWork pool = env_->PoolWorkNow();
-  if (pool.running == 0) {
-    ArmExitTimer();  // something else holds the loop (a hook's child, a close): no wedge
-    return;
-  }
-  spdlog::error(
-      "stopping: {} thread-pool worker(s) still busy {} ms after the stop, the oldest for {} "
-      "ms (wedged on a hung file system or device?): exiting without them",
-      pool.running, kStopWaitForWorkers.count(), pool.oldest.count());
-  spdlog::shutdown();  // flushed: nothing after this returns
-  std::_Exit(exit_code_);
-}
-
-void Daemon::OnSignal(int signum) {
-  if (signum == SIGHUP) {
-    Reload();
-  } else if (child_ && child_->running()) {
-    // At a terminal, Ctrl-C reaches the command directly (same process group): passing it on
-    // would interrupt its own handling of the first.
-    if (signum != SIGINT || !::isatty(STDIN_FILENO)) {
-      spdlog::info("{}: passing it to the command", strsignal(signum));
-      child_->Signal(signum);
-    }
-  } else if (draining_) {
-    spdlog::warn("{} again: stopping now", strsignal(signum));
-    Stop(exit_code_);
-  } else {
-    spdlog::info("{}: stopping", strsignal(signum));
-    // wrap, after its command ended (waiting for the incident, bundle or hooks): the command's
-    // status stands, or a crashed job would look like a success.
-    StopAfterCaptures(stop_after_settle_ ? exit_code_ : 0);
-  }
-}
-
-void Daemon::StopAfterCaptures(int exit_code) {
-  exit_code_ = exit_code;
-  if (incidents_->capture_idle()) {
-    Stop(exit_code);
-    return;
-  }
-  // A bundle half made is the one an operator needs most (the stop may be the reaction to the
-  // failure); systemd waits TimeoutStopSec (30 s in the shipped unit) before SIGKILL, so the
-  // capture gets stop_grace, within it, and past it is abandoned and recorded as interrupted.
-  draining_ = true;
-  const Duration grace = setup_.config.capture.stop_grace;
-  spdlog::warn(
-      "finishing the capture of incident {} before stopping (at most {} ms, then it is "
-      "abandoned and recorded as interrupted)",
-      fmt::format("{}", fmt::join(incidents_->capturing(), ", ")), grace.count());
-  stop_grace_ = env_->NewTimer([this] {
-    spdlog::error("stop_grace passed with the capture still under way: abandoning it");
-    Stop(exit_code_);
-  });
-  stop_grace_->Start(std::chrono::duration_cast<std::chrono::milliseconds>(grace), {});
-}
-
 void Daemon::GuardStateDir() {
   if (!state_guard_ || stopping_) {
     return;
   }
   std::string why;
   switch (state_guard_->Check(&why)) {
-    case StateDirGuard::Verdict::kIntact:
+    case ops::StateDirGuard::Verdict::kIntact:
       state_dir_trouble_.clear();
       return;
-    case StateDirGuard::Verdict::kRestored:
+    case ops::StateDirGuard::Verdict::kRestored:
       state_dir_trouble_.clear();
       spdlog::error(
           "state_dir {} (or its lock) was deleted while running: recreated it and "
@@ -218,7 +118,7 @@ void Daemon::GuardStateDir() {
       }
       SaveState();
       return;
-    case StateDirGuard::Verdict::kTakenByAnother:
+    case ops::StateDirGuard::Verdict::kTakenByAnother:
       spdlog::critical(
           "state_dir {} was deleted while running and another trainwatch daemon "
           "has taken it since ({}): two would fire every line twice, so this one "
@@ -229,7 +129,7 @@ void Daemon::GuardStateDir() {
       guest_ = true;  // the offsets and metrics are the other daemon's now
       Stop(2);        // not restarted by the unit (RestartPreventExitStatus)
       return;
-    case StateDirGuard::Verdict::kCannotRestore:
+    case ops::StateDirGuard::Verdict::kCannotRestore:
       if (why != state_dir_trouble_) {
         spdlog::error("state_dir {} is gone and cannot be made again: {}", state_guard_->dir(),
                       why);
@@ -254,7 +154,7 @@ void Daemon::StartWrap() {
   hooks.on_end = [this](const source::ChildEnd& end) { OnChildEnd(end); };
   std::vector<std::string> extra_env;
   if (setup_.config.wrap_python_hook) {
-    python_hook_ = WrapPythonHook::Prepare(setup_.config.state_dir);
+    python_hook_ = collect::WrapPythonHook::Prepare(setup_.config.state_dir);
     if (python_hook_) {
       extra_env = python_hook_->Environment();
     }
@@ -328,7 +228,7 @@ int Daemon::Run() {
   }
   const std::string state_dir = setup->config.state_dir;
   // One daemon per state_dir: two would fight over offsets and the control socket.
-  state_guard_ = std::make_unique<StateDirGuard>(state_dir);
+  state_guard_ = std::make_unique<ops::StateDirGuard>(state_dir);
   Result<bool> locked = state_guard_->Acquire();
   if (!locked) {
     spdlog::error("cannot start: state_dir {}: {}", state_dir, locked.error().message);
@@ -380,7 +280,7 @@ int Daemon::Run() {
   AddDaemonSinks(*env_, *incidents_, *job_processes_,
                  {state_dir, owner.may_record, owner.settled,
                   [this] { return std::make_unique<alert::CurlHttpClient>(&loop_); }});
-  sources_ = std::make_unique<Sources>(
+  sources_ = std::make_unique<watch::Sources>(
       *env_, &loop_, options_.kmsg_device,
       [this](std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {
         incidents_->OnFirings(firings, stream);
@@ -431,9 +331,9 @@ int Daemon::Run() {
   // Compiled rule databases are kept in the state_dir: later starts load them instead of
   // compiling.
   std::vector<Diagnostic> notes;
-  Result<PreparedSources> prepared =
-      PrepareSources(setup->config, setup->rules, !options_.wrap.empty(),
-                     setup->config.state_dir + "/cache", notes);
+  Result<watch::PreparedSources> prepared =
+      watch::PrepareSources(setup->config, setup->rules, !options_.wrap.empty(),
+                            setup->config.state_dir + "/cache", notes);
   if (Status applied = Apply(std::move(*setup), /*initial=*/true, std::move(prepared), notes);
       !applied) {
     spdlog::error("cannot start: {}", applied.error().message);

@@ -37,7 +37,7 @@ void Daemon::Reload(ReloadDone done) {
   struct Checked {
     rules::ConfiguredRules setup;
     std::vector<Diagnostic> problems;
-    Result<PreparedSources> prepared;  // built when the examples behaved
+    Result<watch::PreparedSources> prepared;  // built when the examples behaved
     std::vector<Diagnostic> notes;
   };
   if (guest_) {
@@ -51,8 +51,8 @@ void Daemon::Reload(ReloadDone done) {
         std::vector<Diagnostic> example_notes;
         checked->problems = detect::CheckExamples(checked->setup.rules, &example_notes);
         if (checked->problems.empty()) {
-          checked->prepared = PrepareSources(checked->setup.config, checked->setup.rules, wrapping,
-                                             cache_dir, checked->notes);
+          checked->prepared = watch::PrepareSources(checked->setup.config, checked->setup.rules,
+                                                    wrapping, cache_dir, checked->notes);
         }
       },
       [this, checked] {
@@ -82,7 +82,7 @@ void Daemon::FinishReload(const Result<std::string>& verdict) {
 
 Result<std::string> Daemon::ApplyReload(rules::ConfiguredRules setup,
                                         const std::vector<Diagnostic>& problems,
-                                        Result<PreparedSources> prepared,
+                                        Result<watch::PreparedSources> prepared,
                                         const std::vector<Diagnostic>& notes) {
   if (!problems.empty()) {
     std::string text;

@@ -9,23 +9,24 @@
 #include <vector>
 
 #include "alert/alert_output.h"
-#include "app/sources.h"
 #include "core/env.h"
 #include "incident/incident_flow.h"
 #include "incident/job_processes.h"
+#include "watch/sources.h"
 
 namespace trainwatch::app {
 
 // The Sources are made after the flow (they start from its history): until then, none known.
 class SourcesAsJobProcesses final : public incident::JobProcesses {
  public:
-  explicit SourcesAsJobProcesses(const std::unique_ptr<Sources>& sources) : sources_(sources) {}
+  explicit SourcesAsJobProcesses(const std::unique_ptr<watch::Sources>& sources)
+      : sources_(sources) {}
   std::vector<source::WriterProcess> Known() override;
   void Rescan() override;
   void FillCapture(capture::CaptureRequest& request) override;
 
  private:
-  const std::unique_ptr<Sources>& sources_;
+  const std::unique_ptr<watch::Sources>& sources_;
 };
 
 struct SinkWiring {

@@ -1,7 +1,7 @@
 // The Daemon behind RunDaemon (app/daemon.h), declared here so that its concerns live in files
-// of their own: daemon.cpp (start-up, the loop, stop, the state_dir, wrap), daemon_reload.cpp
-// (SIGHUP and `trainwatch reload`), daemon_control.cpp (the control socket, status, the
-// metrics textfile). Only those files include it. Loop thread only.
+// of their own: daemon.cpp (start-up, the loop, the state_dir, wrap), daemon_reload.cpp
+// (SIGHUP and `trainwatch reload`), daemon_stop.cpp (signals and the stop), daemon_control.cpp (the
+// control socket, status, the metrics textfile). Only those files include it. Loop thread only.
 #pragma once
 
 #include <uv.h>
@@ -15,9 +15,7 @@
 
 #include "app/daemon.h"
 #include "app/daemon_sinks.h"
-#include "app/sources.h"
-#include "app/state_dir_guard.h"
-#include "app/wrap_python_hook.h"
+#include "collect/wrap_python_hook.h"
 #include "core/idle_memory.h"
 #include "core/posix_env.h"
 #include "core/result.h"
@@ -25,9 +23,11 @@
 #include "incident/incident_flow.h"
 #include "ops/control_server.h"
 #include "ops/metrics_textfile.h"
+#include "ops/state_dir_guard.h"
 #include "ops/status_json.h"
 #include "rules/configured_rules.h"
 #include "source/wrapped_child.h"
+#include "watch/sources.h"
 
 namespace trainwatch::app {
 
@@ -38,7 +38,7 @@ class Daemon {
 
  private:
   // `prepared`: the sources built for `setup` (their rules compiled), with `notes` on them.
-  Status Apply(rules::ConfiguredRules setup, bool initial, Result<PreparedSources> prepared,
+  Status Apply(rules::ConfiguredRules setup, bool initial, Result<watch::PreparedSources> prepared,
                const std::vector<Diagnostic>& notes);
   // SIGHUP: the config and rules are read on the loop (tens of milliseconds); the rules'
   // examples run and the new sources' rules are compiled on the pool (hundreds of
@@ -51,7 +51,7 @@ class Daemon {
   // What now runs ("3 sources, 85 rules"), or why the old config and rules stay.
   Result<std::string> ApplyReload(rules::ConfiguredRules setup,
                                   const std::vector<Diagnostic>& problems,
-                                  Result<PreparedSources> prepared,
+                                  Result<watch::PreparedSources> prepared,
                                   const std::vector<Diagnostic>& notes);
   void FinishReload(const Result<std::string>& verdict);
   // The stop's last resort: a pool worker that never returns (a read on a hung network file
@@ -87,16 +87,16 @@ class Daemon {
   rules::ConfiguredRules setup_;
   std::vector<source::SavedTail> saved_;
   bool first_start_ = true;
-  std::unique_ptr<StateDirGuard> state_guard_;  // none for a wrap beside a daemon
+  std::unique_ptr<ops::StateDirGuard> state_guard_;  // none for a wrap beside a daemon
   std::unique_ptr<LoopTimer> stop_grace_;
   bool state_dir_taken_ = false;   // by another daemon, after ours was deleted
   bool draining_ = false;          // SIGTERM came; waiting for the captures under way
   std::string state_dir_trouble_;  // the last "cannot restore" said, so it is said once
   std::unique_ptr<SourcesAsJobProcesses> job_processes_;  // over sources_, for incidents_
   std::unique_ptr<incident::IncidentFlow> incidents_;
-  std::unique_ptr<Sources> sources_;
+  std::unique_ptr<watch::Sources> sources_;
   std::unique_ptr<source::WrappedChild> child_;
-  std::unique_ptr<WrapPythonHook> python_hook_;  // wrap: its stacks folder, while it runs
+  std::unique_ptr<collect::WrapPythonHook> python_hook_;  // wrap: its stacks folder, while it runs
   ops::ControlServer control_;
   ops::MetricsTextfile metrics_;
   std::unique_ptr<LoopTimer> tick_;

@@ -1,4 +1,4 @@
-#include "app/state_dir_guard.h"
+#include "ops/state_dir_guard.h"
 
 #include <fcntl.h>
 #include <spdlog/fmt/fmt.h>
@@ -13,7 +13,7 @@
 
 #include "core/trusted_path.h"
 
-namespace trainwatch::app {
+namespace trainwatch::ops {
 
 namespace {
 
@@ -94,4 +94,4 @@ StateDirGuard::Verdict StateDirGuard::Check(std::string* why) {
   return Verdict::kRestored;
 }
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::ops

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace trainwatch::app {
+namespace trainwatch::collect {
 
 class WrapPythonHook {
  public:
@@ -27,4 +27,4 @@ class WrapPythonHook {
   std::string dir_;
 };
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::collect

@@ -1,6 +1,6 @@
 // StateDirGuard on a real directory (flock needs a real file): deleted under a running daemon,
 // it is restored with the lock; if a second daemon took it meanwhile, the first is told.
-#include "app/state_dir_guard.h"
+#include "ops/state_dir_guard.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -11,7 +11,7 @@
 
 #include "support/temp_dir.h"
 
-namespace trainwatch::app {
+namespace trainwatch::ops {
 namespace {
 
 namespace fs = std::filesystem;
@@ -124,9 +124,9 @@ TEST(StateDirGuard, ADirectoryOfAnotherUserIsSaidWithItsOwnerAndMode) {
 }
 
 }  // namespace
-}  // namespace trainwatch::app
+}  // namespace trainwatch::ops
 
-namespace trainwatch::app {
+namespace trainwatch::ops {
 namespace {
 
 // Security round 3: a root daemon refuses a state_dir (or its cache) that another user owns or
@@ -166,4 +166,4 @@ TEST(StateDirGuard, AStateDirAnotherUserCouldWriteIsRefused) {
 }
 
 }  // namespace
-}  // namespace trainwatch::app
+}  // namespace trainwatch::ops

@@ -12,7 +12,7 @@
 #include "core/result.h"
 #include "core/unique_fd.h"
 
-namespace trainwatch::app {
+namespace trainwatch::ops {
 
 class StateDirGuard {
  public:
@@ -38,4 +38,4 @@ class StateDirGuard {
   UniqueFd lock_;
 };
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::ops

@@ -1,6 +1,6 @@
 // Sources on a FakeEnv: what a reload keeps (files, offsets, a traceback half written), what it
 // starts and stops, and the source-level silence and stall checks stepped through time.
-#include "app/sources.h"
+#include "watch/sources.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include "support/fake_env.h"
 #include "support/temp_dir.h"
 
-namespace trainwatch::app {
+namespace trainwatch::watch {
 namespace {
 
 using std::chrono::milliseconds;
@@ -193,4 +193,4 @@ TEST_F(SourcesTest, ALogClosedByItsWriterBeforeItWasFollowedIsJudgedOnceFollowed
 }
 
 }  // namespace
-}  // namespace trainwatch::app
+}  // namespace trainwatch::watch

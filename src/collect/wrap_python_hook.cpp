@@ -1,4 +1,4 @@
-#include "app/wrap_python_hook.h"
+#include "collect/wrap_python_hook.h"
 
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include "collect/python_hook.h"
 #include "config/shipped_paths.h"
 
-namespace trainwatch::app {
+namespace trainwatch::collect {
 
 std::unique_ptr<WrapPythonHook> WrapPythonHook::Prepare(const std::string& state_dir) {
   namespace fs = std::filesystem;
@@ -34,8 +34,8 @@ WrapPythonHook::~WrapPythonHook() {
 
 std::vector<std::string> WrapPythonHook::Environment() const {
   const char* pythonpath = std::getenv("PYTHONPATH");
-  return collect::PythonHookEnvironment(config::ShippedPythonHookDir(), dir_,
-                                        pythonpath != nullptr ? pythonpath : "");
+  return PythonHookEnvironment(config::ShippedPythonHookDir(), dir_,
+                               pythonpath != nullptr ? pythonpath : "");
 }
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::collect

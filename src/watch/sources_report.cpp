@@ -4,11 +4,11 @@
 // moved.
 #include <set>
 
-#include "app/sources.h"
 #include "capture/job_facts.h"
 #include "ops/source_snapshot.h"
+#include "watch/sources.h"
 
-namespace trainwatch::app {
+namespace trainwatch::watch {
 
 void Sources::FillCapture(capture::CaptureRequest& request) {
   std::vector<WatchedSource*> all;
@@ -72,4 +72,4 @@ std::size_t Sources::files() const {
   return count;
 }
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::watch

@@ -24,7 +24,7 @@
 #include "source/tail_state.h"
 #include "source/writer_scan.h"
 
-namespace trainwatch::app {
+namespace trainwatch::watch {
 
 using detect::WatchedSource;
 
@@ -144,4 +144,4 @@ class Sources {
   std::unique_ptr<LoopTimer> traceback_timer_;  // closes tracebacks whose writer went quiet
 };
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::watch

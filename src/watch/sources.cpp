@@ -1,10 +1,10 @@
-#include "app/sources.h"
+#include "watch/sources.h"
 
 #include <spdlog/spdlog.h>
 
 #include <set>
 
-namespace trainwatch::app {
+namespace trainwatch::watch {
 namespace {
 
 // A traceback is over when its writer has been quiet this long: Python prints one at once.
@@ -303,4 +303,4 @@ void Sources::Exclude(const std::string& path) {
   }
 }
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::watch
