@@ -6,10 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "core/shared_library.h"
 #include "core/trusted_path.h"
@@ -28,43 +31,62 @@ struct ElfLibrary {
   decltype(&dwelf_elf_gnu_build_id) build_id = nullptr;
 };
 
-const ElfLibrary* LoadElf() {
-  static const std::optional<ElfLibrary> loaded = []() -> std::optional<ElfLibrary> {
+Result<const ElfLibrary*> LoadElf() {
+  static const Result<const ElfLibrary*> loaded = []() -> Result<const ElfLibrary*> {
     Result<SharedLibrary> dw = SharedLibrary::Open("libdw.so.1", "libdw1");
-    ElfLibrary elf;
-    // libdw links libelf: its functions are found through libdw's handle.
-    if (!dw ||
-        !(dw->Find("elf_version", elf.version) && dw->Find("elf_begin", elf.begin) &&
-          dw->Find("elf_end", elf.end) && dw->Find("elf_kind", elf.kind) &&
-          dw->Find("dwelf_elf_gnu_build_id", elf.build_id)) ||
-        elf.version(EV_CURRENT) == EV_NONE) {
-      return std::nullopt;
+    if (!dw) {
+      return dw.error();
     }
-    return elf;
+    static ElfLibrary elf;
+    // libdw links libelf: its functions are found through libdw's handle.
+    if (!(dw->Find("elf_version", elf.version) && dw->Find("elf_begin", elf.begin) &&
+          dw->Find("elf_end", elf.end) && dw->Find("elf_kind", elf.kind) &&
+          dw->Find("dwelf_elf_gnu_build_id", elf.build_id))) {
+      return Error{dw->MissingError()};
+    }
+    if (elf.version(EV_CURRENT) == EV_NONE) {
+      return Error{"libelf does not support this ELF version"};
+    }
+    return &elf;
   }();
-  return loaded ? &*loaded : nullptr;
+  return loaded;
 }
 
-}  // namespace
+// An executable opened to read its build id: a regular file (a FIFO planted as one is never
+// read), and its size, which tells cheaply that two files cannot be the same.
+struct ElfFile {
+  UniqueFd fd;
+  off_t size = 0;
+};
 
-std::string BuildIdOf(const std::string& path) {
-  const ElfLibrary* lib = LoadElf();
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (lib == nullptr || fd.get() < 0) {
-    return {};
-  }
+Result<ElfFile> OpenElf(const std::string& path) {
+  ElfFile file{UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)), 0};
   struct stat info {};
-  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    return {};  // a FIFO planted as an interpreter is never read
+  if (file.fd.get() < 0 || ::fstat(file.fd.get(), &info) != 0) {
+    return Error{path + ": " + std::strerror(errno)};
   }
-  auto end = [lib](Elf* elf) { lib->end(elf); };
+  if (!S_ISREG(info.st_mode)) {
+    return Error{path + ": not a regular file"};
+  }
+  file.size = info.st_size;
+  return file;
+}
+
+// Its GNU build id in hex; empty when it has none.
+Result<std::string> BuildIdIn(const ElfFile& file) {
+  Result<const ElfLibrary*> lib = LoadElf();
+  if (!lib) {
+    return lib.error();
+  }
+  auto end = [lib = *lib](Elf* elf) { lib->end(elf); };
   // Read, not mapped: a file truncated by another client while mapped would be a SIGBUS.
-  const std::unique_ptr<Elf, decltype(end)> elf(lib->begin(fd.get(), ELF_C_READ, nullptr), end);
-  if (!elf || lib->kind(elf.get()) != ELF_K_ELF) {
-    return {};
+  const std::unique_ptr<Elf, decltype(end)> elf((*lib)->begin(file.fd.get(), ELF_C_READ, nullptr),
+                                                end);
+  if (!elf || (*lib)->kind(elf.get()) != ELF_K_ELF) {
+    return std::string();
   }
   const void* id = nullptr;
-  const ssize_t size = lib->build_id(elf.get(), &id);
+  const ssize_t size = (*lib)->build_id(elf.get(), &id);
   std::string hex;
   static constexpr std::string_view kDigits = "0123456789abcdef";
   for (ssize_t i = 0; i < size; ++i) {
@@ -75,17 +97,31 @@ std::string BuildIdOf(const std::string& path) {
   return hex;
 }
 
+// A helper and the interpreter it belongs to, both out of every user's reach, as resolved.
+struct HelperCandidate {
+  std::string helper;
+  std::string interpreter;
+};
+
+}  // namespace
+
+Result<std::string> BuildIdOf(const std::string& path) {
+  Result<ElfFile> file = OpenElf(path);
+  if (!file) {
+    return file.error();
+  }
+  return BuildIdIn(*file);
+}
+
 std::optional<std::string> TrustedPythonHelper(const std::string& exe, std::string& why,
                                                const PythonHelperDirs& dirs) {
-  const std::string id = BuildIdOf(exe);
-  if (id.empty()) {
-    why = "its executable has no build id to match against this host's Python";
-    return std::nullopt;
-  }
   const std::filesystem::path helpers = std::filesystem::path(dirs.auto_load) /
                                         std::filesystem::path(dirs.interpreters).relative_path();
-  std::error_code error;
+  // The helpers first, checked before anything of theirs is read: the helper is run, the
+  // interpreter vouches for the rank's executable.
+  std::vector<HelperCandidate> candidates;
   std::string untrusted;
+  std::error_code error;
   for (auto it = std::filesystem::directory_iterator(helpers, error);
        !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
     const std::string name = it->path().filename().string();
@@ -93,27 +129,47 @@ std::optional<std::string> TrustedPythonHelper(const std::string& exe, std::stri
     if (!name.starts_with("python") || !name.ends_with(kSuffix)) {
       continue;
     }
-    const std::string interpreter =
-        dirs.interpreters + "/" + name.substr(0, name.size() - kSuffix.size());
-    if (BuildIdOf(interpreter) != id) {
+    Result<std::string> helper = CheckTrustedPath(it->path().string(), 0);
+    Result<std::string> interpreter =
+        CheckTrustedPath(dirs.interpreters + "/" + name.substr(0, name.size() - kSuffix.size()), 0);
+    if (!helper || !interpreter) {
+      untrusted = (!helper ? helper : interpreter).error().message;
       continue;
     }
-    // Both must be out of every user's reach: the helper is run, the interpreter vouches.
-    for (const std::string& path : {it->path().string(), interpreter}) {
-      if (Result<std::string> trusted = CheckTrustedPath(path, 0); !trusted.ok()) {
-        untrusted = trusted.error().message;
-      }
-    }
-    if (!untrusted.empty()) {
-      break;
-    }
-    return it->path().string();
+    candidates.push_back({std::move(*helper), std::move(*interpreter)});
   }
-  why = !untrusted.empty() ? "the CPython helper for its interpreter is not root's alone (" +
-                                 untrusted + "): not loaded"
-                           : "its interpreter (build id " + id + ") is none of this host's " +
-                                 dirs.interpreters + "/python3.X with a CPython helper in " +
-                                 helpers.string() + " (python3.X-dbg installs it)";
+  Result<ElfFile> rank = OpenElf(exe);
+  if (!rank) {
+    why = "its executable cannot be read (" + rank.error().message + ")";
+    return std::nullopt;
+  }
+  std::optional<std::string> id;  // the rank's, read once a same-sized interpreter is found
+  for (const HelperCandidate& candidate : candidates) {
+    Result<ElfFile> interpreter = OpenElf(candidate.interpreter);
+    if (!interpreter || interpreter->size != rank->size) {
+      continue;  // a copy of an interpreter has its size: the rank's ELF is parsed only then
+    }
+    if (!id) {
+      Result<std::string> read = BuildIdIn(*rank);
+      if (!read) {
+        why = "its build id cannot be read: " + read.error().message;
+        return std::nullopt;
+      }
+      if (read->empty()) {
+        why = "its executable has no build id to match against this host's Python";
+        return std::nullopt;
+      }
+      id = std::move(*read);
+    }
+    if (Result<std::string> theirs = BuildIdIn(*interpreter); theirs && *theirs == *id) {
+      return candidate.helper;
+    }
+  }
+  why = "its interpreter is none of this host's " + dirs.interpreters +
+        "/python3.X with a CPython helper in " + helpers.string() + " (python3.X-dbg installs it)";
+  if (!untrusted.empty()) {
+    why += "; a helper that is not root's alone was not considered (" + untrusted + ")";
+  }
   return std::nullopt;
 }
 

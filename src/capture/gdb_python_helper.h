@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "core/result.h"
+
 namespace trainwatch::capture {
 
 struct PythonHelperDirs {
@@ -23,7 +25,8 @@ struct PythonHelperDirs {
 std::optional<std::string> TrustedPythonHelper(const std::string& exe, std::string& why,
                                                const PythonHelperDirs& dirs = {});
 
-// The executable's GNU build id in hex; empty when it has none or cannot be read.
-std::string BuildIdOf(const std::string& path);
+// The executable's GNU build id in hex; empty when it has none; an error when it is not a
+// regular file or cannot be read, or libdw (libdw1) is missing.
+Result<std::string> BuildIdOf(const std::string& path);
 
 }  // namespace trainwatch::capture

@@ -12,7 +12,17 @@ std::string UntrustedBecause(const PeerRecord& record, const JobOwners& here) {
         record.job_id);
   }
   const auto owners = here.find(record.job_id);
-  if (owners != here.end() && !owners->second.contains(static_cast<uid_t>(*record.uid))) {
+  if (owners == here.end() && *record.uid == 0) {
+    // Root's word speaks for every user's processes (capture/speakers.h): taken only for a job
+    // whose processes here are root's too, never for one this node does not run, which anyone
+    // able to write the shared directory could name.
+    return fmt::format(
+        "its record speaks as root for job {}, which has no process here: it would take every "
+        "user's processes; not acted on",
+        record.job_id);
+  }
+  if (owners != here.end() && !owners->second.empty() &&
+      !owners->second.contains(static_cast<uid_t>(*record.uid))) {
     return fmt::format(
         "its record says job {} runs as uid {} on {}, but it runs as uid {} here: another "
         "user's claim to the job, not acted on",

@@ -70,7 +70,8 @@ class FileSystem {
   virtual Result<FileStatus> Stat(const std::string& path, bool follow = true) const = 0;
   // The entries of `dir` but "." and "..", in no particular order.
   virtual Result<std::vector<DirEntry>> List(const std::string& dir) const = 0;
-  // A regular file or whatever `path` names, non-blocking (a FIFO does not hang the caller).
+  // A regular file, its last link followed (no /proc magic link); anything else (a FIFO, a
+  // device, a directory) is refused before it is opened for reading.
   virtual Result<std::unique_ptr<ReadableFile>> OpenForReading(const std::string& path) const = 0;
   virtual Result<FileSystemKind> KindOf(const std::string& dir) const = 0;
   // The path `path` names once every symlink in it is followed (realpath(3)): where a log

@@ -11,7 +11,9 @@
 #include "core/atomic_file.h"
 #include "core/directory.h"
 #include "core/file_system.h"
+#include "core/trusted_path.h"
 #include "core/unique_fd.h"
+#include "core/untrusted_file.h"
 
 namespace trainwatch {
 namespace {
@@ -53,7 +55,7 @@ FileStatus StatusOf(const struct stat& info) {
           static_cast<std::uint64_t>(info.st_nlink),
           TypeOfMode(info.st_mode),
           info.st_uid,
-          (info.st_mode & S_IWOTH) != 0 || ((info.st_mode & S_IWGRP) != 0 && info.st_gid != 0)};
+          OthersMayWrite(info.st_mode, info.st_gid)};
 }
 
 // File systems whose changes inotify does not see (made on another host).
@@ -156,11 +158,16 @@ Result<std::vector<DirEntry>> PosixFileSystem::List(const std::string& dir) cons
 
 Result<std::unique_ptr<ReadableFile>> PosixFileSystem::OpenForReading(
     const std::string& path) const {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0) {
-    return ErrnoError(path);
+  // A log's path is a user's to point anywhere: the object is checked before it is opened for
+  // reading (core/untrusted_file.h), since opening some devices acts (/dev/watchdog arms a
+  // reboot) and a FIFO blocks. A last link is followed: a log is often one, to the current run.
+  UntrustedPath how;
+  how.follow_last_link = true;
+  Result<UniqueFd> fd = OpenUntrusted(path, how, O_RDONLY);
+  if (!fd) {
+    return fd.error();
   }
-  return std::unique_ptr<ReadableFile>(std::make_unique<PosixOpenFile>(std::move(fd), path));
+  return std::unique_ptr<ReadableFile>(std::make_unique<PosixOpenFile>(std::move(*fd), path));
 }
 
 Result<FileSystemKind> PosixFileSystem::KindOf(const std::string& dir) const {

@@ -14,6 +14,7 @@
 #include <random>
 
 #include "core/atomic_file.h"
+#include "core/trusted_path.h"
 #include "core/untrusted_file.h"
 
 namespace trainwatch {
@@ -85,7 +86,7 @@ HsDatabase LoadCachedDatabase(const std::string& dir, const DatabaseKey& key) {
   UntrustedPath how;
   how.owner = ::geteuid();
   Result<UntrustedText> file = ReadUntrusted(path, how, kMaxCachedBytes);
-  if (!file || file->truncated || (file->info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+  if (!file || file->truncated || OthersMayWrite(file->info.st_mode, file->info.st_gid)) {
     return nullptr;
   }
   const std::string& data = file->text;

@@ -23,9 +23,7 @@ Status CheckOne(const std::filesystem::path& path, uid_t owner, bool ancestor) {
     return Error{path.string() + ": owned by uid " + std::to_string(info.st_uid)};
   }
   const bool sticky_dir = ancestor && S_ISDIR(info.st_mode) && (info.st_mode & S_ISVTX) != 0;
-  // Group root's members are administrators: its write bit (a umask of 002) is no user's.
-  const mode_t others = info.st_gid == 0 ? S_IWOTH : S_IWGRP | S_IWOTH;
-  if ((info.st_mode & others) != 0 && !sticky_dir) {
+  if (OthersMayWrite(info.st_mode, info.st_gid) && !sticky_dir) {
     return Error{
         path.string() + ": writable by " +
         ((info.st_mode & S_IWOTH) != 0 ? "everyone" : "its group " + std::to_string(info.st_gid))};
@@ -34,6 +32,10 @@ Status CheckOne(const std::filesystem::path& path, uid_t owner, bool ancestor) {
 }
 
 }  // namespace
+
+bool OthersMayWrite(mode_t mode, gid_t gid) {
+  return (mode & S_IWOTH) != 0 || ((mode & S_IWGRP) != 0 && gid != 0);
+}
 
 Result<std::string> CheckTrustedPath(const std::string& path, uid_t owner) {
   std::error_code error;

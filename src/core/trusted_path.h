@@ -14,6 +14,11 @@
 
 namespace trainwatch {
 
+// Whether someone other than the owner and root's group may write a file of `mode` and group
+// `gid`: others (o+w), or a group other than root's (g+w). Group root's members are
+// administrators, so its write bit (a umask of 002) is no user's.
+bool OthersMayWrite(mode_t mode, gid_t gid);
+
 // `path` made absolute with its links resolved, when it and each directory above it belong to
 // root or `owner` and no one else may write them; else the error names the first that fails
 // and why ("/home/alice/venv/bin: owned by uid 1000").

@@ -120,6 +120,7 @@ std::vector<std::string> SharedDirLink::JobsHere() {
   if (!config_.cluster.job_id.empty()) {
     // Every process here is the job's: their owners are whose records are acted on.
     job_uids_.clear();
+    job_uids_[config_.cluster.job_id];  // runs here, by the operator's word
     for (const source::WriterProcess& writer : processes_.Known()) {
       if (writer.uid) {
         job_uids_[config_.cluster.job_id].insert(*writer.uid);

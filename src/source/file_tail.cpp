@@ -50,12 +50,9 @@ Result<FileTail::Opened> FileTail::OpenRegular(const FileSystem& fs, const std::
   if (!file) {
     return file.error();
   }
-  Result<FileStatus> info = (*file)->Status();
+  Result<FileStatus> info = (*file)->Status();  // a regular file: FileSystem::OpenForReading
   if (!info) {
     return info.error();
-  }
-  if (info->type != FileType::kRegular) {
-    return Error{path + ": not a regular file"};
   }
   return Opened{std::move(*file), FileId{info->device, info->inode}, info->size};
 }

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "capture/gdb_command.h"
 #include "support/file_text.h"
@@ -28,6 +27,7 @@ constexpr const char* kPython = "/usr/bin/python3.11";
 constexpr const char* kHelper = "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py";
 
 bool HaveDebianPython() { return ::access(kPython, X_OK) == 0 && ::access(kHelper, R_OK) == 0; }
+bool HaveLibdw() { return BuildIdOf(kPython).ok() || BuildIdOf("/bin/true").ok(); }
 
 TEST(GdbPythonHelper, TheHostsInterpreterGetsItsOwnHelper) {
   if (!HaveDebianPython()) {
@@ -37,22 +37,30 @@ TEST(GdbPythonHelper, TheHostsInterpreterGetsItsOwnHelper) {
   const std::optional<std::string> helper = TrustedPythonHelper(kPython, why);
   ASSERT_TRUE(helper.has_value()) << why;
   EXPECT_TRUE(helper->ends_with("-gdb.py")) << *helper;
-  EXPECT_EQ(BuildIdOf(kPython).size(), 40u);  // SHA-1, as Debian builds it
+  Result<std::string> id = BuildIdOf(kPython);
+  ASSERT_TRUE(id) << id.error().message;
+  EXPECT_EQ(id->size(), 40u);  // SHA-1, as Debian builds it
 }
 
 TEST(GdbPythonHelper, AnotherProgramGetsNone) {
+  if (!HaveLibdw()) {
+    GTEST_SKIP() << "needs libdw1";
+  }
   std::string why;
   EXPECT_FALSE(TrustedPythonHelper("/bin/true", why).has_value());
   EXPECT_NE(why.find("none of this host's"), std::string::npos) << why;
   TempDir dir;
   ::mkfifo(dir.PathOf("fifo").c_str(), 0600);
-  EXPECT_EQ(BuildIdOf(dir.PathOf("fifo")), "");  // never blocks on a planted FIFO
+  Result<std::string> fifo = BuildIdOf(dir.PathOf("fifo"));  // never blocks on a planted FIFO
+  ASSERT_FALSE(fifo);
+  EXPECT_NE(fifo.error().message.find("not a regular file"), std::string::npos);
   EXPECT_FALSE(TrustedPythonHelper(dir.PathOf("fifo"), why).has_value());
+  EXPECT_NE(why.find("not a regular file"), std::string::npos) << why;
 }
 
 TEST(GdbPythonHelper, AHelperAUserCanWriteIsRefused) {
-  if (!HaveDebianPython()) {
-    GTEST_SKIP() << "needs " << kPython << " and python3.11-dbg's " << kHelper;
+  if (!HaveDebianPython() || ::geteuid() != 0) {  // else the stand-in tree is the user's
+    GTEST_SKIP() << "needs root, " << kPython << " and python3.11-dbg's " << kHelper;
   }
   // A stand-in auto-load tree with the right helper name, but writable by everyone.
   TempDir dir;
@@ -83,19 +91,26 @@ TEST(GdbPythonHelper, APlantedHelperBesideAUsersPythonNeverRuns) {
   }
   ::chmod((home / "python3.11").c_str(), 0755);
   ::chmod(dir.path().c_str(), 0755);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
   const pid_t rank = ::fork();
   ASSERT_GE(rank, 0);
   if (rank == 0) {
+    ::dup2(ready[1], STDOUT_FILENO);
     ::setgid(65534);
     ::setuid(65534);
     const std::string python = (home / "python3.11").string();
     ::execl(python.c_str(), python.c_str(), "-c",
-            "import time\ndef waiting_in_the_users_python():\n time.sleep(60)\n"
+            "import sys, time\ndef waiting_in_the_users_python():\n"
+            " print('ready', flush=True)\n time.sleep(60)\n"
             "waiting_in_the_users_python()",
             nullptr);
     ::_exit(127);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // in its sleep by then
+  ::close(ready[1]);
+  char said[8] = {};
+  ASSERT_GT(::read(ready[0], said, sizeof said), 0) << "the user's python did not start";
+  ::close(ready[0]);
   std::string why;
   const std::optional<std::string> helper =
       TrustedPythonHelper("/proc/" + std::to_string(rank) + "/exe", why);

@@ -28,5 +28,16 @@ TEST(PeerTrust, AnotherUsersClaimOrNoUidIsNot) {
   EXPECT_NE(none.find("names no uid"), std::string::npos) << none;
 }
 
+TEST(PeerTrust, RootsWordIsTakenOnlyForAJobThatRunsHereAsRoot) {
+  // Root would speak for every user's processes: a record anyone can write to the shared
+  // directory must not make a node take them for a job it does not run.
+  const std::string elsewhere = UntrustedBecause(RecordOf(0), {{"jobB", {1000}}});
+  EXPECT_NE(elsewhere.find("speaks as root"), std::string::npos) << elsewhere;
+  EXPECT_EQ(UntrustedBecause(RecordOf(0), {{"jobA", {0}}}), "") << "a job of root's here";
+  EXPECT_NE(UntrustedBecause(RecordOf(0), {{"jobA", {1000}}}), "") << "another user's job";
+  // The operator says the job runs here (cluster.job_id), none of its processes seen yet.
+  EXPECT_EQ(UntrustedBecause(RecordOf(0), {{"jobA", {}}}), "");
+}
+
 }  // namespace
 }  // namespace trainwatch::cluster

@@ -274,6 +274,9 @@ Result<std::unique_ptr<ReadableFile>> FakeFileSystem::OpenForReading(
   if (auto failing = failing_opens_.find(path); failing != failing_opens_.end()) {
     return Error{path + ": " + std::strerror(failing->second)};
   }
+  if (file->directory) {
+    return Error{path + ": is a directory, not a regular file"};  // as OpenUntrusted says
+  }
   return std::unique_ptr<ReadableFile>(std::make_unique<FakeReadableFile>(file));
 }
 
