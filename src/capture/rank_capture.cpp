@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -20,7 +19,6 @@
 #include "collect/stack_text.h"
 #include "core/deadline_call.h"
 #include "core/proc_files.h"
-#include "core/split.h"
 
 namespace trainwatch::capture {
 namespace {

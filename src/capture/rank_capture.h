@@ -78,8 +78,8 @@ class RankCapture {
   void ReadHooks();
   // gdb for the rank: py-bt when `python`, bt when eu-stack is missing; with `go_file`, it
   // reads the executable first and attaches when that file appears.
-  config::CommandConfig GdbCommand(std::size_t rank_index, bool python,
-                                   const std::string& go_file) const;
+  config::CommandConfig GdbFor(std::size_t rank_index, bool python,
+                               const std::string& go_file) const;
   void OnGdbDone(std::size_t rank_index, collect::CollectorResult result);
   // The rest of gdb's ranks, once the window's second sample is in and the early gdbs ended.
   void MaybeRunPython();

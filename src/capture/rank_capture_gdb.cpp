@@ -38,7 +38,7 @@ void RankCapture::StartEarlyGdb() {
   std::vector<config::CommandConfig> commands;
   for (std::size_t i : job.early_gdb) {
     job.early_python.push_back(!job.py_spy_installed && !job.hooks[i]);
-    commands.push_back(GdbCommand(i, job.early_python.back(), job.GoFile()));
+    commands.push_back(GdbFor(i, job.early_python.back(), job.GoFile()));
   }
   gdb_runner_.Run(std::move(commands), [this](std::vector<CollectorResult> results) {
     Job& current = *job_;
@@ -74,8 +74,8 @@ void RankCapture::MaybeRunPython() {
   RunPython(0);
 }
 
-config::CommandConfig RankCapture::GdbCommand(std::size_t rank_index, bool python,
-                                              const std::string& go_file) const {
+config::CommandConfig RankCapture::GdbFor(std::size_t rank_index, bool python,
+                                          const std::string& go_file) const {
   const RankEvidence& rank = job_->report.ranks[rank_index];
   GdbRequest request;
   request.pid = rank.process.pid;
@@ -90,7 +90,7 @@ config::CommandConfig RankCapture::GdbCommand(std::size_t rank_index, bool pytho
   request.go_wait = kGoWait;
   request.timeout = kPythonTimeout;
   request.as = RankFolder(rank.process) + "/gdb.txt";
-  return capture::GdbCommand(request);
+  return GdbCommand(request);
 }
 
 void RankCapture::OnGdbDone(std::size_t rank_index, CollectorResult result) {
@@ -108,7 +108,7 @@ void RankCapture::RunPython(std::size_t next) {
   std::vector<config::CommandConfig> commands;
   std::vector<std::size_t> batch;
   for (std::size_t i = next; i < job_->need_gdb.size() && batch.size() < kParallelAttach; ++i) {
-    commands.push_back(GdbCommand(job_->need_gdb[i], job_->python_by_gdb[i], ""));
+    commands.push_back(GdbFor(job_->need_gdb[i], job_->python_by_gdb[i], ""));
     batch.push_back(job_->need_gdb[i]);
   }
   gdb_runner_.Run(std::move(commands), [this, next, batch](std::vector<CollectorResult> results) {

@@ -1,9 +1,9 @@
 #include "capture/rank_selection.h"
 
 #include <algorithm>
-#include <climits>
 #include <string>
 
+#include "collect/process_collectors.h"
 #include "collect/rank_identity.h"
 
 namespace trainwatch::capture {
@@ -31,11 +31,7 @@ std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterPr
     process.rank_source = identity.rank_source;
     process.identity = identity;
     process.comm = writer.comm;
-    process.cmdline = writer.cmdline;
-    while (!process.cmdline.empty() && process.cmdline.back() == '\0') {
-      process.cmdline.pop_back();
-    }
-    std::replace(process.cmdline.begin(), process.cmdline.end(), '\0', ' ');
+    process.cmdline = collect::JoinCmdline(writer.cmdline, /*quote=*/false);
     process.environ = writer.environ;
     exited.push_back(std::move(process));
   }
@@ -46,10 +42,6 @@ void SkipRanksPastTheCap(collect::RankMap& map, std::size_t max_ranks) {
   if (map.ranks.size() <= max_ranks) {
     return;
   }
-  std::stable_sort(map.ranks.begin(), map.ranks.end(),
-                   [](const collect::RankProcess& a, const collect::RankProcess& b) {
-                     return a.rank.value_or(INT_MAX) < b.rank.value_or(INT_MAX);
-                   });
   std::string skipped;
   for (std::size_t i = max_ranks; i < map.ranks.size(); ++i) {
     if (i - max_ranks < 16) {

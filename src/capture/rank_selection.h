@@ -20,9 +20,10 @@ std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterPr
                                               const collect::ProcessTree& tree,
                                               const collect::RankMap& map);
 
-// Keeps the first `max_ranks` of the map's ranks (by rank, those without one last) and names
-// the others in its notes: a job of hundreds of processes on a node (or a user's fork bomb
-// posing as ranks) must not hold the capture, and every later capture, for minutes.
+// Keeps the first `max_ranks` of the map's ranks and names the others in its notes: a job of
+// hundreds of processes on a node (or a user's fork bomb posing as ranks) must not hold the
+// capture, and every later capture, for minutes. REQUIRES: the ranks in RankMap's order (by
+// rank, those without one last), as BuildRankMap returns them.
 void SkipRanksPastTheCap(collect::RankMap& map, std::size_t max_ranks);
 
 }  // namespace trainwatch::capture

@@ -2,7 +2,6 @@
 
 #include <signal.h>
 
-#include <algorithm>
 #include <cerrno>
 
 #include "collect/process_collectors.h"
@@ -22,8 +21,7 @@ CollectorResult CollectExitedProcesses(const std::vector<source::WriterProcess>&
     }
     ++exited;
     const std::string folder = ProcessFolder(process.pid, process.comm);
-    std::string cmdline = process.cmdline;
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    std::string cmdline = JoinCmdline(process.cmdline, /*quote=*/false);
     redactor.RedactText(cmdline, counts);
     const std::string note = "# read while it was writing the log; it has exited since\n";
     // Redacted here (the environment by variable name): the writer must not redact again.

@@ -43,21 +43,6 @@ std::string ShellQuote(std::string_view arg) {
   return quoted + "'";
 }
 
-std::string JoinCmdline(std::string_view raw, bool quote) {
-  // Arguments end with a NUL each (a process that rewrote its argv may not); the final NUL
-  // makes no empty argument, while one more does: ["a", ""] is "a\0\0".
-  std::string joined;
-  bool first = true;
-  ForEachPiece(raw, '\0', [&](std::string_view arg) {
-    if (!first) {
-      joined += ' ';
-    }
-    first = false;
-    joined += quote ? ShellQuote(arg) : std::string(arg);
-  });
-  return joined;
-}
-
 // The folder of a live `pid`, named by its comm alone (its command line is not needed for
 // that); a detail line and nullopt when it is gone.
 std::optional<std::string> LiveProcessFolder(pid_t pid, const std::string& proc_root,
@@ -71,6 +56,28 @@ std::optional<std::string> LiveProcessFolder(pid_t pid, const std::string& proc_
 }
 
 }  // namespace
+
+std::string JoinCmdline(std::string_view raw, bool quote) {
+  if (!quote) {
+    // Unquoted, an empty argument shows as nothing: empty ones at the end would leave only a
+    // trailing space.
+    while (raw.ends_with('\0')) {
+      raw.remove_suffix(1);
+    }
+  }
+  // Arguments end with a NUL each (a process that rewrote its argv may not); the final NUL
+  // makes no empty argument, while one more does: ["a", ""] is "a\0\0".
+  std::string joined;
+  bool first = true;
+  ForEachPiece(raw, '\0', [&](std::string_view arg) {
+    if (!first) {
+      joined += ' ';
+    }
+    first = false;
+    joined += quote ? ShellQuote(arg) : std::string(arg);
+  });
+  return joined;
+}
 
 std::string ProcessFolder(pid_t pid, const std::string& comm) {
   std::string folder = "processes/" + std::to_string(pid);

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collect/artifact.h"
@@ -33,6 +34,11 @@ Result<std::vector<ProcessInfo>> FindProcesses(const std::string& pattern,
 // The comm and command line of `pid`. Fails when the process is gone (or its comm cannot be
 // read); an empty command line is not a failure (a zombie has none).
 Result<ProcessInfo> DescribeProcess(pid_t pid, const std::string& proc_root = "/proc");
+
+// A command line as /proc/PID/cmdline holds it (each argument ended by a NUL) on one line, its
+// arguments joined by spaces. `quote`: each shell-quoted, so the line can be pasted back (an
+// empty argument is ''); else as they are, with no trailing space for empty ones at the end.
+std::string JoinCmdline(std::string_view raw, bool quote);
 
 // The bundle folder of a process: "processes/<pid>-<comm>" (comm made safe), or
 // "processes/<pid>" when its comm is unknown. Shared by CollectEnvironment, CollectProcesses

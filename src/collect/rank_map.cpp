@@ -23,14 +23,6 @@ bool IsSpawnChild(const std::string& cmdline) {
   return cmdline.find("--multiprocessing-fork") != std::string::npos;
 }
 
-std::string Joined(std::string raw) {
-  while (!raw.empty() && raw.back() == '\0') {
-    raw.pop_back();
-  }
-  std::replace(raw.begin(), raw.end(), '\0', ' ');
-  return raw;
-}
-
 struct Facts {
   std::string cmdline;
   std::string environ;
@@ -57,7 +49,7 @@ RankMap BuildRankMap(const std::vector<pid_t>& seeds, const ProcessTree& tree,
     }
     Facts read_facts;
     if (Result<ProcText> cmdline = ReadProcCmdline(pid, proc_root)) {
-      read_facts.cmdline = Joined(std::move(cmdline->text));
+      read_facts.cmdline = JoinCmdline(cmdline->text, /*quote=*/false);
     }
     if (Result<ProcText> environ = ReadProcEnviron(pid, proc_root)) {
       read_facts.environ = std::move(environ->text);

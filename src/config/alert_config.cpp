@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "config/yaml_shapes.h"
+
 namespace trainwatch::config {
 namespace {
 
@@ -33,8 +35,7 @@ bool IsLabelName(const std::string& name) {
 }
 
 void ParseAlertmanager(const YAML::Node& node, YamlReader& yaml, AlertmanagerConfig& out) {
-  if (!node.IsMap()) {
-    yaml.Fail(node, "alertmanager: expected a mapping {urls, resend, timeout, labels}");
+  if (!IsMap(yaml, node, "alertmanager", "{urls, resend, timeout, labels}")) {
     return;
   }
   yaml.ForgetKeys();

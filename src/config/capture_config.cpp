@@ -2,11 +2,10 @@
 
 #include <re2/re2.h>
 
-#include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <map>
 
+#include "config/yaml_shapes.h"
 #include "core/regex_options.h"
 
 namespace trainwatch::config {
@@ -30,8 +29,7 @@ class CaptureParser {
       : yaml_(yaml), path_(path) {}
 
   void Parse(const YAML::Node& node, CaptureConfig& out) {
-    if (!node.IsMap()) {
-      yaml_.Fail(node, "'capture' must be a mapping {bundles_dir, max_count, commands, ...}");
+    if (!IsMap(yaml_, node, "capture", "{bundles_dir, max_count, commands, ...}")) {
       return;
     }
     yaml_.CheckKeys(node,
@@ -64,12 +62,12 @@ class CaptureParser {
       }
     }
     if (const YAML::Node count = node["max_count"]) {
-      if (auto value = Count(count, "capture max_count", 1, 100000)) {
+      if (auto value = WholeNumber(yaml_, count, "capture max_count", 1, 100000)) {
         out.max_count = *value;
       }
     }
     if (const YAML::Node ranks = node["max_ranks"]) {
-      if (auto value = Count(ranks, "capture max_ranks", 1, 4096)) {
+      if (auto value = WholeNumber(yaml_, ranks, "capture max_ranks", 1, 4096)) {
         out.max_ranks = *value;
       }
     }
@@ -106,7 +104,7 @@ class CaptureParser {
       Redact(redact, out);
     }
     if (const YAML::Node level = node["compression_level"]) {
-      if (auto value = Count(level, "capture compression_level", 1, 19)) {
+      if (auto value = WholeNumber(yaml_, level, "capture compression_level", 1, 19)) {
         out.compression_level = static_cast<int>(*value);
       }
     }
@@ -155,23 +153,6 @@ class CaptureParser {
     return items;
   }
 
-  std::optional<std::uint64_t> Count(const YAML::Node& node, const std::string& what,
-                                     std::uint64_t low, std::uint64_t high) {
-    auto text = yaml_.Scalar(node, what);
-    if (!text) {
-      return std::nullopt;
-    }
-    std::uint64_t value = 0;
-    const char* end = text->data() + text->size();
-    const auto [ptr, ec] = std::from_chars(text->data(), end, value);
-    if (text->empty() || ec != std::errc() || ptr != end || value < low || value > high) {
-      yaml_.Fail(node, what + " must be a whole number from " + std::to_string(low) + " to " +
-                           std::to_string(high));
-      return std::nullopt;
-    }
-    return value;
-  }
-
   void Size(const YAML::Node& node, const std::string& what, std::uint64_t& out) {
     if (!node) {
       return;
@@ -217,8 +198,7 @@ class CaptureParser {
   }
 
   void Redact(const YAML::Node& node, CaptureConfig& out) {
-    if (!node.IsMap()) {
-      yaml_.Fail(node, "capture redact must be a mapping {names: [...], patterns: [...]}");
+    if (!IsMap(yaml_, node, "capture redact", "{names: [...], patterns: [...]}")) {
       return;
     }
     yaml_.CheckKeys(node, {"names", "patterns"}, "capture redact");
@@ -257,11 +237,7 @@ class CaptureParser {
     if (auto name = node["name"] ? yaml_.Scalar(node["name"], "command name") : std::nullopt) {
       command.name = *name;
       // Names become file names in bundles and label values in the metrics.
-      const bool plain = std::isalnum(static_cast<unsigned char>(name->front())) &&
-                         std::all_of(name->begin(), name->end(), [](unsigned char c) {
-                           return std::isalnum(c) || c == '.' || c == '_' || c == '-';
-                         });
-      if (!plain) {
+      if (!IsPlainName(*name)) {
         yaml_.Fail(node["name"], "command name '" + *name +
                                      "' must be letters, digits, '.', '_' or '-', starting with "
                                      "a letter or digit");

@@ -25,6 +25,8 @@ struct When {
   bool manual = true;  // `trainwatch snapshot`
   bool warning = false;
   bool peer = true;  // another node of the job opened an incident (cluster.shared_dir)
+
+  bool operator==(const When&) const = default;
 };
 
 struct CommandConfig {
@@ -79,14 +81,14 @@ std::vector<CommandConfig> DefaultCommands();
 // Their names, in order: the metrics' and status's label for each.
 std::vector<std::string> CommandNames(const std::vector<CommandConfig>& commands);
 
-// Parses `node` (the `capture` mapping) into `out`, recording problems in `yaml`.
-// `path` expands and resolves a path field (as the rest of the config does), nullopt when
-// it failed (recorded).
 // Parses `node` (the `on_incident` list) into `out`: commands with name, argv, timeout and
 // when (no `as`, `keep` or `max_output_bytes`: a hook's output goes to the log, not a
 // bundle). Hook timeouts default to 60 s.
 void ParseHooks(const YAML::Node& node, YamlReader& yaml, std::vector<CommandConfig>& out);
 
+// Parses `node` (the `capture` mapping) into `out`, recording problems in `yaml`.
+// `path` expands and resolves a path field (as the rest of the config does), nullopt when
+// it failed (recorded).
 void ParseCaptureConfig(
     const YAML::Node& node, YamlReader& yaml,
     const std::function<std::optional<std::string>(const YAML::Node&, const std::string&)>& path,

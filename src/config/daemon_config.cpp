@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "config/source_config.h"
@@ -194,17 +192,8 @@ class DaemonConfigParser {
       }
     }
     if (const YAML::Node lines = node["context_lines"]) {
-      if (auto text = yaml_.Scalar(lines, "incident context_lines")) {
-        // Digits only: YAML's int conversion would take "-1", "0x10" and "1_000" too.
-        std::uint32_t value = 0;
-        const char* end = text->data() + text->size();
-        const auto [ptr, ec] = std::from_chars(text->data(), end, value);
-        if (text->empty() || (*text)[0] == '+' || ec != std::errc() || ptr != end ||
-            value > kMaxContextLines) {
-          yaml_.Fail(lines, "incident context_lines must be a whole number from 0 to 1000");
-        } else {
-          incident.context_lines = value;
-        }
+      if (auto value = WholeNumber(yaml_, lines, "incident context_lines", 0, kMaxContextLines)) {
+        incident.context_lines = static_cast<std::uint32_t>(*value);
       }
     }
   }

@@ -1,25 +1,11 @@
 #include "config/source_config.h"
 
-#include <cctype>
 #include <map>
 
 #include "config/yaml_shapes.h"
 
 namespace trainwatch::config {
 namespace {
-
-// Source names end up in messages and bundle names, so no spaces or slashes.
-bool IsSourceName(const std::string& name) {
-  if (name.empty() || !std::isalnum(static_cast<unsigned char>(name.front()))) {
-    return false;
-  }
-  for (char c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
-      return false;
-    }
-  }
-  return true;
-}
 
 // Like the daemon config parser it was split from: a problem is recorded and parsing goes on.
 class SourcesParser {
@@ -74,7 +60,7 @@ class SourcesParser {
       if (*text == "wrap") {
         // `trainwatch wrap` adds its command's output as the source "wrap".
         yaml_.Fail(name, "source name 'wrap' is reserved for the output of `trainwatch wrap`");
-      } else if (IsSourceName(*text)) {
+      } else if (IsPlainName(*text)) {
         source.name = *text;
       } else {
         yaml_.Fail(name, "source name '" + *text +
@@ -100,11 +86,7 @@ class SourcesParser {
     }
 
     if (const YAML::Node kmsg = node["kmsg"]) {
-      if (auto text = yaml_.Scalar(kmsg, label + " kmsg")) {
-        if (!YAML::convert<bool>::decode(kmsg, source.kmsg)) {
-          yaml_.Fail(kmsg, label + ": kmsg must be true or false");
-        }
-      }
+      source.kmsg = yaml_.BoolField(kmsg, label + ": kmsg").value_or(false);
     }
     const YAML::Node paths = node["paths"];
     if (paths && source.kmsg) {

@@ -7,10 +7,14 @@
 #include <iterator>
 #include <limits>
 
+#include "core/text_trim.h"
+
 namespace trainwatch::detect {
 namespace {
 
 constexpr std::size_t npos = std::string_view::npos;
+// What a progress line pads its fields with: spaces and tabs, never line ends.
+constexpr std::string_view kBlanks = " \t";
 
 // ASCII only, whatever the locale: log lines are bytes.
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -38,19 +42,7 @@ std::string_view TakeWhile(std::string_view& s, Pred pred) {
   return taken;
 }
 
-void SkipSpaces(std::string_view& s) {
-  TakeWhile(s, [](char c) { return c == ' ' || c == '\t'; });
-}
-
-std::string_view TrimRight(std::string_view s, std::string_view chars = " \t") {
-  const std::size_t end = s.find_last_not_of(chars);
-  return end == npos ? std::string_view() : s.substr(0, end + 1);
-}
-
-std::string_view Trim(std::string_view s) {
-  SkipSpaces(s);
-  return TrimRight(s);
-}
+void SkipSpaces(std::string_view& s) { s = TrimLeft(s, kBlanks); }
 
 // "H:MM:SS" or "MM:SS", tqdm's elapsed and remaining time.
 bool TakeClock(std::string_view& s) {
@@ -189,7 +181,7 @@ void AppendWriterPrefix(std::string& key, std::string_view prefix) {
 ProgressUpdate TqdmUpdate(std::string_view left, std::int64_t count,
                           std::optional<std::int64_t> total) {
   // tqdm prints "{desc}: "; Ray's wrapper around a bar without desc leaves "(pid=63079) :".
-  left = Trim(TrimRight(left, " \t:"));
+  left = Trim(TrimRight(left, " \t:"), kBlanks);
   const std::size_t desc_at = WriterPrefixLength(left);
   ProgressUpdate update{.key = "tqdm:", .label = std::string(left), .count = count, .total = total};
   AppendWriterPrefix(update.key, left.substr(0, desc_at));
@@ -258,12 +250,12 @@ std::optional<ProgressUpdate> ParseTqdmAt(std::string_view text, std::size_t bra
   }
   // Drop the bar "|███▌      | " and the percentage " 45%" in front of it (Lightning leaves
   // the percentage out while the total is unknown).
-  left = TrimRight(left);
+  left = TrimRight(left, kBlanks);
   const std::size_t bar_at = left.ends_with('|') ? left.rfind('|', left.size() - 2) : npos;
   if (left.size() >= 2 && bar_at != npos) {
-    left = TrimRight(left.substr(0, bar_at));
+    left = TrimRight(left.substr(0, bar_at), kBlanks);
     if (left.ends_with('%')) {
-      left = TrimRight(TrimRight(left.substr(0, left.size() - 1), "0123456789"));
+      left = TrimRight(TrimRight(left.substr(0, left.size() - 1), "0123456789"), kBlanks);
     }
   }
   return TqdmUpdate(left, *count, total);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/text_trim.h"
 #include "detect/traceback_lines.h"
 
 namespace trainwatch::detect {
@@ -69,11 +70,12 @@ void TracebackGrouper::OpenHeader(std::uint64_t line, std::string_view text, std
   // group's box ("    | Traceback ...", "    | + Exception Group Traceback ..."): they belong
   // to the open group of the same writer, whose summary ("ExceptionGroup: ... (2
   // sub-exceptions)") says it all.
-  std::string_view box = TrimRight(prefix);
+  std::string_view box = TrimRight(prefix, kWhiteSpace);
   if (box.ends_with("Exception Group")) {
-    box = TrimRight(box.substr(0, box.size() - std::string_view("Exception Group").size()));
+    box = TrimRight(box.substr(0, box.size() - std::string_view("Exception Group").size()),
+                    kWhiteSpace);
     if (box.ends_with("+")) {
-      box = TrimRight(box.substr(0, box.size() - 1));
+      box = TrimRight(box.substr(0, box.size() - 1), kWhiteSpace);
     }
   }
   if (box.ends_with("|")) {
@@ -105,11 +107,12 @@ void TracebackGrouper::OpenHeader(std::uint64_t line, std::string_view text, std
   open.traceback.header_line = line;
   open.traceback.header_text = std::string(text);
   open.prefix = std::string(prefix);
-  if (std::string_view group = TrimRight(prefix); group.ends_with("Exception Group")) {
-    group = TrimRight(group.substr(0, group.size() - std::string_view("Exception Group").size()));
+  if (std::string_view group = TrimRight(prefix, kWhiteSpace); group.ends_with("Exception Group")) {
+    group = TrimRight(group.substr(0, group.size() - std::string_view("Exception Group").size()),
+                      kWhiteSpace);
     if (group.ends_with("+")) {
       open.group = true;
-      open.group_writer = std::string(TrimRight(group.substr(0, group.size() - 1)));
+      open.group_writer = std::string(TrimRight(group.substr(0, group.size() - 1), kWhiteSpace));
     }
   }
   if (IsFrameLine(prefix) && !open_.empty()) {
@@ -132,10 +135,10 @@ void TracebackGrouper::OpenHeader(std::uint64_t line, std::string_view text, std
     if (!own) {
       continue;
     }
-    const std::string_view body = TrimLeft(earlier.substr(*own));
+    const std::string_view body = TrimLeft(earlier.substr(*own), " \t");
     if (HasSurvivedMarker(body)) {
       open.traceback.survived = true;
-    } else if (IsExceptionLine(TrimRight(body))) {
+    } else if (IsExceptionLine(TrimRight(body, kWhiteSpace))) {
       break;  // the end of an earlier traceback: a marker above it is not this one's
     }
   }
@@ -148,12 +151,12 @@ void TracebackGrouper::OpenHeader(std::uint64_t line, std::string_view text, std
 
 TracebackGrouper::Step TracebackGrouper::Advance(Open& open, std::uint64_t line,
                                                  std::string_view body) {
-  body = TrimRight(body);
+  body = TrimRight(body, kWhiteSpace);
   switch (open.state) {
     case State::kFrames:
       if (!body.empty() && (body.front() == ' ' || body.front() == '\t')) {
         open.last_line = line;  // a frame, its source line, a caret line, "[Previous line ...]"
-        if (const std::string_view frame = TrimLeft(body); frame.starts_with("File \"")) {
+        if (const std::string_view frame = TrimLeft(body, " \t"); frame.starts_with("File \"")) {
           open.traceback.innermost_frame = std::string(frame.substr(0, kMaxFrameBytes));
         }
         return Step::kBelongs;
@@ -222,7 +225,7 @@ void TracebackGrouper::OnHeaderlessFrame(std::uint64_t line, std::string_view te
     return;
   }
   // Frames inside an open exception group's box ("    |   File ...") are the group's.
-  if (TrimRight(text.substr(0, at)).ends_with("|") &&
+  if (TrimRight(text.substr(0, at), kWhiteSpace).ends_with("|") &&
       std::any_of(open_.begin(), open_.end(), [](const Open& open) { return open.group; })) {
     return;
   }
@@ -233,7 +236,7 @@ void TracebackGrouper::OnHeaderlessFrame(std::uint64_t line, std::string_view te
   open.mode = HasClock(open.prefix) ? PrefixMode::kClock : PrefixMode::kExact;
   open.headerless = true;
   open.traceback.innermost_frame =
-      std::string(TrimRight(text.substr(at)).substr(0, kMaxFrameBytes));
+      std::string(TrimRight(text.substr(at), kWhiteSpace).substr(0, kMaxFrameBytes));
   open.last_line = line;
   if (open_.size() >= kMaxOpen) {
     Close(0, out);
@@ -246,7 +249,7 @@ void TracebackGrouper::OnLoneException(std::uint64_t line, std::string_view text
   if (Route(line, text, out)) {
     return;  // the final line of an open traceback
   }
-  const std::string_view body = TrimRight(text.substr(at));
+  const std::string_view body = TrimRight(text.substr(at), kWhiteSpace);
   if (!IsWriterPrefix(text.substr(0, at)) || !IsExceptionLine(body)) {
     return;
   }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/text_trim.h"
+
 namespace trainwatch::detect {
 namespace {
 
@@ -96,20 +98,6 @@ std::string_view WriterTag(std::string_view prefix) {
   return tag.find_first_of("%|") == std::string_view::npos ? tag : std::string_view();
 }
 
-std::string_view TrimLeft(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
-    text.remove_prefix(1);
-  }
-  return text;
-}
-
-std::string_view TrimRight(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
 bool IsExceptionLine(std::string_view body) {
   std::size_t i = 0;
   std::size_t last_part = 0;
@@ -149,7 +137,7 @@ bool IsExceptionLine(std::string_view body) {
 }
 
 bool HasSurvivedMarker(std::string_view line) {
-  line = TrimRight(line);
+  line = TrimRight(line, kWhiteSpace);
   for (std::string_view marker :
        {"Exception ignored in", "Exception in thread ",
         "Unhandled exception in thread started by",                     // Python 2
@@ -170,7 +158,7 @@ bool IsExceptionAt(std::string_view rest) {
   const std::size_t name_end =
       rest.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.");
   return name_end != 0 && (name_end == std::string_view::npos || rest[name_end] == ':' ||
-                           TrimRight(rest).size() == name_end);
+                           TrimRight(rest, kWhiteSpace).size() == name_end);
 }
 
 bool IsWriterPrefix(std::string_view prefix) {
@@ -178,7 +166,7 @@ bool IsWriterPrefix(std::string_view prefix) {
     return true;
   }
   const std::string_view tag = WriterTag(prefix);
-  return !tag.empty() && TrimLeft(prefix.substr(tag.size())).empty();
+  return !tag.empty() && TrimLeft(prefix.substr(tag.size()), " \t").empty();
 }
 
 }  // namespace trainwatch::detect

@@ -23,12 +23,6 @@ std::optional<std::size_t> ClockPrefixLength(std::string_view prefix, std::strin
 // header was glued to (a progress bar), which says nothing about the writer.
 std::string_view WriterTag(std::string_view prefix);
 
-// Without leading spaces and tabs.
-std::string_view TrimLeft(std::string_view text);
-
-// Without trailing white space.
-std::string_view TrimRight(std::string_view text);
-
 // The line Python ends a traceback with: "RuntimeError: ...", "KeyboardInterrupt",
 // "torch.cuda.OutOfMemoryError: ...", "socket.gaierror: [Errno -2] ...",
 // "numpy.core._exceptions._ArrayMemoryError: ...". A bare word counts only when it reads

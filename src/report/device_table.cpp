@@ -7,23 +7,15 @@
 
 #include "collect/device_utilization.h"
 #include "core/split.h"
+#include "core/text_trim.h"
 
 namespace trainwatch::report {
 namespace {
 
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
 std::vector<std::string_view> Fields(std::string_view line) {
   std::vector<std::string_view> fields;
-  ForEachPiece(line, ',', [&](std::string_view field) { fields.push_back(Trim(field)); });
+  ForEachPiece(line, ',',
+               [&](std::string_view field) { fields.push_back(Trim(field, kWhiteSpace)); });
   return fields;
 }
 
@@ -35,7 +27,7 @@ struct Column {
 Column ParseHeader(std::string_view field) {
   Column column;
   const std::size_t bracket = field.find(" [");
-  column.key = std::string(Trim(field.substr(0, bracket)));
+  column.key = std::string(Trim(field.substr(0, bracket), kWhiteSpace));
   std::transform(column.key.begin(), column.key.end(), column.key.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (bracket != std::string_view::npos && field.back() == ']') {
@@ -64,7 +56,7 @@ std::vector<DeviceRow> ParseSmiCsv(std::string_view tool, std::string_view text)
   std::vector<DeviceRow> rows;
   std::vector<Column> header;
   ForEachPiece(text, '\n', [&](std::string_view line) {
-    line = Trim(line);
+    line = Trim(line, kWhiteSpace);
     if (line.empty()) {
       return;
     }

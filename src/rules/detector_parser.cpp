@@ -6,6 +6,7 @@
 #include <csignal>
 #include <vector>
 
+#include "config/yaml_shapes.h"
 #include "core/regex_options.h"
 
 namespace trainwatch::rules {
@@ -96,11 +97,9 @@ class DetectorParser {
         detector.unless = PatternField(unless, "unless");
       }
       if (auto count = body["count"]) {
-        int value = 0;
-        if (!YAML::convert<int>::decode(count, value) || value < 1 || value > 1000000) {
-          yaml_.Fail(count, label + ": threshold count must be a whole number from 1 to 1000000");
-        } else {
-          detector.count = static_cast<std::uint32_t>(value);
+        if (auto value =
+                config::WholeNumber(yaml_, count, label + ": threshold count", 1, 1000000)) {
+          detector.count = static_cast<std::uint32_t>(*value);
         }
       } else {
         yaml_.Fail(body, label + ": threshold has no 'count'");
@@ -122,16 +121,7 @@ class DetectorParser {
       }
       yaml_.CheckKeys(body, {"stall_after", "startup_grace", "factor", "min"}, "progress");
       ProgressDetector detector;
-      if (auto stall = body["stall_after"]) {
-        if (auto parsed = yaml_.DurationField(stall, "progress stall_after")) {
-          detector.stall_after = *parsed;
-          if (parsed->count() == 0) {
-            yaml_.Fail(stall, label + ": progress stall_after must be more than 0");
-          }
-        }
-      } else {
-        yaml_.Fail(body, label + ": progress has no 'stall_after' (e.g. stall_after: 10m)");
-      }
+      RequiredDuration(body, "progress", "stall_after", "10m", label, detector.stall_after);
       if (auto grace = body["startup_grace"]) {
         if (auto parsed = yaml_.DurationField(grace, "progress startup_grace")) {
           detector.startup_grace = *parsed;
@@ -146,16 +136,7 @@ class DetectorParser {
       }
       yaml_.CheckKeys(body, {"after"}, "silence");
       SilenceDetector detector;
-      if (auto after = body["after"]) {
-        if (auto parsed = yaml_.DurationField(after, "silence after")) {
-          detector.after = *parsed;
-          if (parsed->count() == 0) {
-            yaml_.Fail(after, label + ": silence after must be more than 0");
-          }
-        }
-      } else {
-        yaml_.Fail(body, label + ": silence has no 'after' (e.g. after: 30m)");
-      }
+      RequiredDuration(body, "silence", "after", "30m", label, detector.after);
       rule.detector = detector;
     } else {
       ParseExit(body, rule, label);
@@ -163,6 +144,24 @@ class DetectorParser {
   }
 
  private:
+  // `body[key]`, a duration above 0, into `out`; its absence is recorded with an `example`
+  // ("10m"). `detector` names the body in messages ("progress").
+  void RequiredDuration(const YAML::Node& body, const std::string& detector, const std::string& key,
+                        const std::string& example, const std::string& label, Duration& out) {
+    const YAML::Node node = body[key];
+    if (!node) {
+      yaml_.Fail(body, label + ": " + detector + " has no '" + key + "' (e.g. " + key + ": " +
+                           example + ")");
+      return;
+    }
+    if (auto parsed = yaml_.DurationField(node, detector + " " + key)) {
+      out = *parsed;
+      if (parsed->count() == 0) {
+        yaml_.Fail(node, label + ": " + detector + " " + key + " must be more than 0");
+      }
+    }
+  }
+
   // Compiles the regex once here so a typo is reported with its location at load time.
   std::optional<Pattern> PatternField(const YAML::Node& node, const std::string& what) {
     auto text = yaml_.Scalar(node, what);
@@ -230,11 +229,8 @@ class DetectorParser {
         yaml_.Fail(codes, label + ": exit codes must be a list, like [1, 137]");
       } else {
         for (const auto& code : codes) {
-          int value = 0;
-          if (!YAML::convert<int>::decode(code, value) || value < 0 || value > 255) {
-            yaml_.Fail(code, label + ": exit code must be a number from 0 to 255");
-          } else {
-            detector.codes.push_back(value);
+          if (auto value = config::WholeNumber(yaml_, code, label + ": exit code", 0, 255)) {
+            detector.codes.push_back(static_cast<int>(*value));
           }
         }
       }
@@ -256,9 +252,7 @@ class DetectorParser {
       }
     }
     if (auto nonzero = body["nonzero"]) {
-      if (!YAML::convert<bool>::decode(nonzero, detector.any_nonzero)) {
-        yaml_.Fail(nonzero, label + ": exit nonzero must be true or false");
-      }
+      detector.any_nonzero = yaml_.BoolField(nonzero, label + ": exit nonzero").value_or(false);
     }
     if (detector.codes.empty() && detector.signals.empty() && !detector.any_nonzero) {
       yaml_.Fail(body, label + ": exit needs codes, signals or nonzero: true");

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "config/yaml_reader.h"
+#include "config/yaml_shapes.h"
 #include "rules/detector_parser.h"
 
 namespace trainwatch::rules {
@@ -179,9 +180,7 @@ class RuleFileParser {
     }
 
     if (auto tags = node["tags"]) {
-      if (!tags.IsSequence() || tags.size() == 0) {
-        yaml_.Fail(tags, label + ": 'tags' must be a non-empty list, like [train]");
-      } else {
+      if (config::IsNonEmptyList(yaml_, tags, label + ": tags", "[train]")) {
         for (const auto& tag : tags) {
           if (auto text = yaml_.Scalar(tag, "a tag")) {
             rule.tags.push_back(*text);

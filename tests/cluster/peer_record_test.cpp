@@ -1,6 +1,13 @@
 #include "cluster/peer_record.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "support/temp_dir.h"
 
 namespace trainwatch::cluster {
 namespace {
@@ -117,6 +124,41 @@ TEST(PeerRecord, NamesAreSafeFileNames) {
   EXPECT_FALSE(IsPeerFileName("x@gpu-17.json.tmp"));
   EXPECT_FALSE(IsPeerFileName(".x@gpu-17.json"));
   EXPECT_FALSE(IsPeerFileName("notes.json"));
+}
+
+// The file on the shared directory is anyone's who can write there: a link, a FIFO or a huge
+// file is refused by what it is, each next to a whole record that would otherwise be read.
+TEST(PeerRecord, AFileOnTheSharedDirectoryIsReadOnlyWhenItIsAPlainSmallFile) {
+  testing::TempDir dir;
+  PeerRecord record;
+  record.job_id = "jobA";
+  record.node = "gpu-1";
+  record.incident_id = "20261125T091200Z-ab12000001";
+  record.kind = "crash";
+  record.uid = 1000;
+  const std::string text = PeerRecordJson(record);
+  const std::string real = dir.PathOf("real@gpu-1.json");
+  std::ofstream(real) << text;
+  ASSERT_TRUE(ReadPeerRecordFile(real)) << "the control: a whole record reads";
+
+  const std::string link = dir.PathOf("link@gpu-1.json");
+  ASSERT_EQ(::symlink(real.c_str(), link.c_str()), 0);
+  Result<PeerRecord> linked = ReadPeerRecordFile(link);
+  ASSERT_FALSE(linked) << "a link to a whole record is not followed";
+  EXPECT_NE(linked.error().message.find("symbolic link"), std::string::npos)
+      << linked.error().message;
+
+  const std::string fifo = dir.PathOf("fifo@gpu-1.json");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Result<PeerRecord> piped = ReadPeerRecordFile(fifo);  // returns: never blocks on it
+  ASSERT_FALSE(piped);
+  EXPECT_NE(piped.error().message.find("is a FIFO"), std::string::npos) << piped.error().message;
+
+  const std::string huge = dir.PathOf("huge@gpu-1.json");
+  std::ofstream(huge) << text << std::string(kMaxPeerRecordBytes, ' ');  // still valid JSON
+  Result<PeerRecord> big = ReadPeerRecordFile(huge);
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().message.find("over the cap"), std::string::npos) << big.error().message;
 }
 
 }  // namespace

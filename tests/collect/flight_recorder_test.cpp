@@ -152,24 +152,28 @@ TEST_F(FlightRecorderAttack, ADumpOverTheCapIsRefusedWhole) {
 }
 
 TEST_F(FlightRecorderAttack, ARankInAnotherRootCannotLeadOutOfIt) {
-  // A stand-in /proc whose process 42 has its own root, as a container's rank does: the rank's
-  // absolute link to the host's secret resolves inside that root, where nothing is.
+  // A stand-in /proc whose process 42 has its own root, as a container's rank does. Its
+  // variables lead through a link to "/" (its own root's, for the rank) to the host's FIFO and
+  // the host's secret dump: resolved from the host's "/" they would be poked and read.
   TempDir proc;
   std::filesystem::create_directories(proc.path() / "42" / "root" / "x");
-  ASSERT_EQ(::symlink(secret_.c_str(), (proc.path() / "42/root/x/p_0.pipe").c_str()), 0);
-  ASSERT_EQ(::symlink("/../../../../../../..", (proc.path() / "42/root/x/up").c_str()), 0);
+  ASSERT_EQ(::symlink("/", (proc.path() / "42/root/x/top").c_str()), 0);
+  const std::string host_pipe = secret_ + "_p_0.pipe";
+  ASSERT_EQ(::mkfifo(host_pipe.c_str(), 0600), 0);
+  const UniqueFd reader(::open(host_pipe.c_str(), O_RDONLY | O_NONBLOCK));
+  ASSERT_GE(reader.get(), 0);
   std::string why;
-  const auto target =
-      FindFlightRecorder(42, 0,
-                         "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/x/p_\0TORCH_NCCL_TRACE_BUFFER_SIZE=20\0"
-                         "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=/x/up"s +
-                             secret_ + "_no_such\0"s,
-                         proc.path().string(), why);
+  const std::string environ = "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/x/top" + secret_ + "_p_" + '\0' +
+                              "TORCH_NCCL_TRACE_BUFFER_SIZE=20" + '\0' +
+                              "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=/x/top" + secret_ + "_" + '\0';
+  const auto target = FindFlightRecorder(42, 0, environ, proc.path().string(), why);
   ASSERT_TRUE(target.has_value()) << why;
-  EXPECT_FALSE(PokeFlightRecorder(*target, why));
-  EXPECT_EQ(SecretNow(), "root's secret\n");
+  EXPECT_FALSE(PokeFlightRecorder(*target, why)) << "the host's FIFO was written";
+  char got[8] = {};
+  EXPECT_LE(::read(reader.get(), got, sizeof got), 0) << "the host's FIFO was written";
+  dir_.Write("secret_0", "root's secret dump\n");  // written after the poke, as a dump is
   EXPECT_FALSE(ReadFlightRecorderDump(*target, 1 << 20, why).has_value());
-  EXPECT_EQ(why.find("root's secret"), std::string::npos);
+  EXPECT_EQ(why.find("root's secret"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "collect/process_collectors.h"
 #include "collect/process_tree.h"
 #include "support/temp_dir.h"
 
@@ -171,6 +172,29 @@ TEST(BuildRankMap, FallsBackToTheSeedsThemselves) {
   const RankMap map = proc.Map({300, 999});  // 999 is not there
   EXPECT_EQ(Labels(map), std::vector<std::string>{"pid 300=300"});
   EXPECT_TRUE(map.launchers.empty());
+}
+
+// The rank map's command lines come through JoinCmdline (collect/process_collectors.h), as the
+// exited ranks' and the processes' collectors do.
+TEST(BuildRankMap, JoinsACommandLineWithoutATrailingSpace) {
+  FakeProc proc;
+  proc.Add(300, 1, 10, {"/usr/bin/python3", "train.py", ""}, {"RANK=0"});
+  const RankMap map = proc.Map({300});
+  ASSERT_EQ(map.ranks.size(), 1u);
+  EXPECT_EQ(map.ranks[0].cmdline, "/usr/bin/python3 train.py");
+}
+
+TEST(JoinCmdline, JoinsTheArgumentsWithSpacesAndQuotesThemOnlyWhenAsked) {
+  const std::string raw = "python3\0train.py\0--name\0a b\0"s;
+  EXPECT_EQ(JoinCmdline(raw, /*quote=*/false), "python3 train.py --name a b");
+  EXPECT_EQ(JoinCmdline(raw, /*quote=*/true), "python3 train.py --name 'a b'");
+  // An empty last argument: nothing unquoted (no trailing space), '' quoted.
+  EXPECT_EQ(JoinCmdline("a\0\0"s, /*quote=*/false), "a");
+  EXPECT_EQ(JoinCmdline("a\0\0"s, /*quote=*/true), "a ''");
+  EXPECT_EQ(JoinCmdline("a\0\0b\0"s, /*quote=*/false), "a  b");
+  // A process that rewrote its argv may leave no NUL at all.
+  EXPECT_EQ(JoinCmdline("python3 train.py", /*quote=*/false), "python3 train.py");
+  EXPECT_EQ(JoinCmdline("", /*quote=*/false), "");
 }
 
 TEST(IsLauncherCommand, KnowsTheLaunchers) {

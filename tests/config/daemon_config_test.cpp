@@ -303,6 +303,8 @@ TEST(DaemonConfig, ReportsEachProblemAtItsPosition) {
       {"duplicate key", "state_dir: /s\nstate_dir: /t\n",
        "2:1: key 'state_dir' appears twice in the config"},
       {"not a mapping", "- a\n", "1:1: expected a mapping of settings"},
+      {"alertmanager not a map", "alertmanager: x\n",
+       "1:15: 'alertmanager' must be a mapping {urls, resend, timeout, labels}"},
       {"unknown nested key", "incident: {setle: 2s}\n", "1:12: unknown key 'setle' in incident"},
       {"unknown source key", src + "    path: [/x]\n",
        "4:5: unknown key 'path' in a source (expected one of: kmsg, name, paths, start_at, "
@@ -314,6 +316,8 @@ TEST(DaemonConfig, ReportsEachProblemAtItsPosition) {
       {"negative context", "incident: {context_lines: -1}\n",
        "1:27: incident context_lines must be a whole number from 0 to 1000"},
       {"huge context", "incident: {context_lines: 1001}\n",
+       "1:27: incident context_lines must be a whole number from 0 to 1000"},
+      {"signed context", "incident: {context_lines: +5}\n",
        "1:27: incident context_lines must be a whole number from 0 to 1000"},
       {"fractional context", "incident: {context_lines: 2.5}\n",
        "1:27: incident context_lines must be a whole number"},
@@ -360,6 +364,8 @@ TEST(DaemonConfig, ReportsEachProblemAtItsPosition) {
       {"kmsg false alone", src + "    kmsg: false\n",
        "2:5: source 'a' has neither 'paths' nor 'kmsg: true'"},
       {"bad kmsg", src + "    kmsg: yes please\n", "4:11: source 'a': kmsg must be true or false"},
+      // YAML 1.1's yes/on/y are not booleans here, as everywhere else in the config.
+      {"loose kmsg", src + "    kmsg: yes\n", "4:11: source 'a': kmsg must be true or false"},
       {"empty paths", src + "    paths: []\n",
        "4:12: source 'a' paths must be a non-empty list, like [\"~/logs/**/*.log\"]"},
       {"bad start_at", src + "    paths: [/x]\n    start_at: middle\n",

@@ -111,6 +111,22 @@ TEST(RuleLoader, ReportsEachProblemWithFileLineAndColumn) {
        "pack.yaml:6:22: silence after: duration '30' needs a unit"},
       {"bad signal", head + "    exit: {signals: [SIGNOPE]}\n",
        "pack.yaml:6:22: rule 'demo.x': unknown signal 'SIGNOPE'"},
+      // YAML 1.1's yes is not a boolean here, and a code is decimal digits: no 0x, no sign.
+      {"loose boolean", head + "    exit: {nonzero: yes}\n",
+       "pack.yaml:6:21: rule 'demo.x': exit nonzero must be true or false"},
+      {"hex exit code", head + "    exit: {codes: [0x10]}\n",
+       "pack.yaml:6:20: rule 'demo.x': exit code must be a whole number from 0 to 255"},
+      {"signed count", head + "    threshold: {pattern: 'a', count: +5, within: 1m}\n" + examples,
+       "pack.yaml:6:38: rule 'demo.x': threshold count must be a whole number from 1 to 1000000"},
+      {"zero stall", head + "    progress: {stall_after: 0s}\n" + examples,
+       "pack.yaml:6:29: rule 'demo.x': progress stall_after must be more than 0"},
+      {"no silence after", head + "    silence: {}\n" + examples,
+       "pack.yaml:6:14: rule 'demo.x': silence has no 'after' (e.g. after: 30m)"},
+      {"empty tags",
+       "rules:\n  - id: demo.x\n    kind: crash\n    tags: []\n"
+       "    description: X\n    pattern: 'a'\n" +
+           examples,
+       "pack.yaml:4:11: rule 'demo.x': tags must be a non-empty list, like [train]"},
       {"empty file", "", "pack.yaml:1: empty rule file"},
       {"second document", head + "    pattern: 'a'\n" + examples + "---\n" + head,
        "pack.yaml:9:1: a file holds one YAML document"},

@@ -1,0 +1,64 @@
+#include "capture/rank_selection.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "support/temp_dir.h"
+
+namespace trainwatch::capture {
+namespace {
+
+using namespace std::string_literals;
+
+collect::RankProcess Rank(pid_t pid, std::optional<int> rank) {
+  collect::RankProcess process;
+  process.pid = pid;
+  process.rank = rank;
+  process.rank_source = rank ? "RANK" : "";
+  return process;
+}
+
+TEST(ExitedRanks, TakesAGoneWriterWithARankAndJoinsItsCommandLine) {
+  const trainwatch::testing::TempDir proc;  // an empty /proc: every writer is gone
+  source::WriterProcess writer;
+  writer.pid = 4242;
+  writer.comm = "python3";
+  writer.cmdline = "python3\0train.py\0\0"s;  // its last argument empty
+  writer.environ = "RANK=3\0WORLD_SIZE=4\0"s;
+  source::WriterProcess no_rank = writer;
+  no_rank.pid = 4343;
+  no_rank.environ = "PATH=/bin\0"s;
+  const std::vector<collect::RankProcess> exited =
+      ExitedRanks({writer, no_rank}, collect::ProcessTree::Read(proc.path().string()), {});
+  ASSERT_EQ(exited.size(), 1u);
+  EXPECT_EQ(exited[0].pid, 4242);
+  EXPECT_EQ(exited[0].rank, 3);
+  EXPECT_EQ(exited[0].cmdline, "python3 train.py");
+  EXPECT_EQ(exited[0].environ, writer.environ);
+}
+
+TEST(SkipRanksPastTheCap, KeepsTheFirstRanksOfTheMapAndNamesTheRest) {
+  collect::RankMap map;
+  map.ranks = {Rank(10, 0), Rank(11, 1), Rank(12, 2), Rank(9, std::nullopt)};
+  SkipRanksPastTheCap(map, 2);
+  ASSERT_EQ(map.ranks.size(), 2u);
+  EXPECT_EQ(map.ranks[0].pid, 10);
+  EXPECT_EQ(map.ranks[1].pid, 11);
+  ASSERT_EQ(map.notes.size(), 1u);
+  EXPECT_EQ(map.notes[0],
+            "2 of 4 ranks not captured, past capture.max_ranks (2): rank 2 (pid 12), a process "
+            "(pid 9)");
+}
+
+TEST(SkipRanksPastTheCap, LeavesAMapWithinTheCapAlone) {
+  collect::RankMap map;
+  map.ranks = {Rank(10, 0), Rank(11, 1)};
+  SkipRanksPastTheCap(map, 2);
+  EXPECT_EQ(map.ranks.size(), 2u);
+  EXPECT_TRUE(map.notes.empty());
+}
+
+}  // namespace
+}  // namespace trainwatch::capture
