@@ -90,7 +90,9 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
         }
         // The Flight Recorders dump while the rest is taken; their dumps are read at the end.
         // The rank names these files: each step has a deadline (a hung file system holds a
-        // read in the kernel), past which it is left behind and the capture goes on.
+        // read in the kernel), past which it is left behind, counted against the budget of
+        // the rank's user (another user's wedged reads never refuse this one's), and the
+        // capture goes on.
         for (const collect::RankProcess& rank : job->map.ranks) {
           std::string why = "its rank is unknown";
           std::optional<collect::FlightRecorderTarget> target;
@@ -107,7 +109,8 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
                   }
                   return Found(std::move(poked), std::move(not_found));
                 },
-                kRankFileDeadline, why);
+                kRankFileDeadline, UserDeadlineBudget(ProcessRealUid(job->proc_root, rank.pid)),
+                why);
             if (found) {
               std::tie(target, why) = std::move(*found);
             }
@@ -126,7 +129,7 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
                     collect::FindPythonHook(pid, environ, proc_root, not_found);
                 return Found(std::move(hook), std::move(not_found));
               },
-              kRankFileDeadline, why);
+              kRankFileDeadline, UserDeadlineBudget(ProcessRealUid(job->proc_root, rank.pid)), why);
           job->hooks.push_back(found ? std::move(found->first) : std::nullopt);
           job->hook_why.push_back(found ? std::move(found->second) : why);
         }
@@ -140,7 +143,7 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
                 std::string helper = TrustedPythonHelper(exe, none).value_or("");
                 return Found(std::move(helper), std::move(none));
               },
-              kRankFileDeadline, why);
+              kRankFileDeadline, UserDeadlineBudget(ProcessRealUid(job->proc_root, rank.pid)), why);
           job->python_helpers.push_back(found ? std::move(found->first) : std::string());
           job->python_helper_why.push_back(found ? std::move(found->second) : why);
         }
@@ -298,7 +301,10 @@ void RankCapture::ReadHooks() {
             job->hook_dumps[i] =
                 CallWithDeadline<std::string>(
                     [hook = *job->hooks[i]] { return collect::ReadHookDump(hook); },
-                    kRankFileDeadline, why)
+                    kRankFileDeadline,
+                    UserDeadlineBudget(
+                        ProcessRealUid(job->proc_root, job->report.ranks[i].process.pid)),
+                    why)
                     .value_or("");
           }
         }
@@ -359,7 +365,11 @@ void RankCapture::Finish() {
                         collect::ReadFlightRecorderDump(target, cap, not_read);
                     return Read(std::move(dump), std::move(not_read));
                   },
-                  kRankFileDeadline, job->recorder_why[i]);
+                  kRankFileDeadline,
+                  // A rank gone by now (a crash) is charged to the budget of unknown users.
+                  UserDeadlineBudget(
+                      ProcessRealUid(job->proc_root, job->report.ranks[i].process.pid)),
+                  job->recorder_why[i]);
               if (read) {
                 std::tie(job->recorder_dumps[i], job->recorder_why[i]) = std::move(*read);
               }

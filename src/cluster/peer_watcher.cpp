@@ -18,14 +18,13 @@ namespace fs = std::filesystem;
 // What one worker did for one job.
 struct JobPoll {
   std::string job_id;
-  std::shared_ptr<const std::set<std::string>> seen;        // the loop's, read only here
-  bool read = true;                                         // read new records (else: list only)
-  bool listed = false;                                      // the listing completed
-  std::vector<std::string> names;                           // peers' records listed
+  std::shared_ptr<const std::set<std::string>> seen;  // the loop's, read only here
+  bool read = true;                                   // read new records (else: list only)
+  std::weak_ptr<const void> left_behind;  // the last call there left behind (as JobSeen's)
+  std::vector<std::string> names;         // peers' records listed
   std::vector<std::pair<std::string, PeerRecord>> records;  // listed name, read and parsed
   std::vector<std::string> other_jobs;  // records of another job id (same dir name)
-  bool over_cap = false;                // more records listed than kMaxRecordsPerJob
-  bool deferred = false;                // more new records than kMaxReadsPerPoll
+  bool over_cap = false;                // the listing stopped at kMaxRecordsPerJob entries
   std::vector<std::pair<std::string, std::string>> unreadable;  // name, why
   std::string error;
 };
@@ -33,67 +32,86 @@ struct JobPoll {
 struct PeerWatcher::Poll {
   std::string shared_dir;
   std::string node_suffix;
+  DeadlineBudget budget;
   std::vector<JobPoll> jobs;
   std::uint64_t reads = 0;
 };
 
 namespace {
 
-void PollJob(const std::string& shared_dir, const std::string& node_suffix, JobPoll& job,
-             std::uint64_t& reads) {
-  const fs::path dir = fs::path(shared_dir) / "jobs" / JobDirName(job.job_id);
+// `work` under the watcher's deadline and budget. A call that does not return is kept in
+// `job.left_behind` until its work ends: the work lets go of the token it holds then.
+template <typename T>
+std::optional<T> CallThere(JobPoll& job, const DeadlineBudget& budget, std::function<T()> work,
+                           std::string& why) {
+  auto token = std::make_shared<char>();
+  std::weak_ptr<const void> watch = token;
+  std::optional<T> result = CallWithDeadline<T>(
+      [work = std::move(work), token = std::move(token)]() mutable {
+        T value = work();
+        token.reset();
+        return value;
+      },
+      PeerWatcher::kReadDeadline, budget, why);
+  if (!result) {
+    job.left_behind = watch;  // already expired when the work never ran
+  }
+  return result;
+}
+
+void PollJob(const PeerWatcher::Poll& poll, JobPoll& job, std::uint64_t& reads) {
+  const fs::path dir = fs::path(poll.shared_dir) / "jobs" / JobDirName(job.job_id);
   // A hung network file system holds a listing or a read in the kernel: each has a deadline,
-  // past which it is left behind (core/deadline_call.h) and this worker goes on.
+  // past which it is left behind (core/deadline_call.h) and this worker goes on. Another call
+  // there while it is still stuck would only join it, one more thread per poll.
+  if (!job.left_behind.expired()) {
+    job.error = dir.string() +
+                ": an earlier listing or read there has not returned (a hung file system?); "
+                "not listed again until it does";
+    return;
+  }
   std::string hung;
-  std::optional<std::pair<std::vector<fs::directory_entry>, std::error_code>> listing =
-      CallWithDeadline<std::pair<std::vector<fs::directory_entry>, std::error_code>>(
-          [dir] {
-            std::error_code listed;
-            std::vector<fs::directory_entry> found = ListEntries(dir, listed);
-            return std::pair(std::move(found), listed);
-          },
-          PeerWatcher::kReadDeadline, hung);
+  std::optional<Listing> listing = CallThere<Listing>(
+      job, poll.budget, [dir] { return ListEntries(dir, PeerWatcher::kMaxRecordsPerJob); }, hung);
   if (!listing) {
     job.error = dir.string() + ": " + hung;
     return;
   }
-  const std::vector<fs::directory_entry>& entries = listing->first;
-  const std::error_code error = listing->second;
-  if (error == std::errc::no_such_file_or_directory) {
-    job.listed = true;  // no node of this job has published anything yet
+  if (listing->error == std::errc::no_such_file_or_directory) {
+    return;  // no node of this job has published anything yet
+  }
+  if (listing->error) {
+    job.error = dir.string() + ": " + listing->error.message();
     return;
   }
-  if (error) {
-    job.error = dir.string() + ": " + error.message();
-    return;
-  }
-  job.listed = true;
+  job.over_cap = listing->cut;  // a flood: the rest is not even listed
   std::size_t read_now = 0;
-  for (const fs::directory_entry& entry : entries) {
+  bool reading = true;  // until a read misses its deadline: the next one would hang as well
+  for (const fs::directory_entry& entry : listing->entries) {
     std::string name = entry.path().filename().string();
-    if (!IsPeerFileName(name) || name.ends_with(node_suffix)) {
+    if (!IsPeerFileName(name) || name.ends_with(poll.node_suffix)) {
       continue;  // a temporary being written, or this node's own
-    }
-    if (job.names.size() == PeerWatcher::kMaxRecordsPerJob) {
-      job.over_cap = true;  // a flood: the rest is not even remembered
-      break;
     }
     job.names.push_back(name);
     if (job.seen->contains(name) || !job.read) {
       continue;
     }
-    if (read_now == PeerWatcher::kMaxReadsPerPoll) {
-      job.deferred = true;  // read at the next polls
-      job.names.pop_back();
+    if (!reading || read_now == PeerWatcher::kMaxReadsPerPoll) {
+      job.names.pop_back();  // read at the next polls
       continue;
     }
     ++read_now;
     ++reads;
-    std::optional<Result<PeerRecord>> read = CallWithDeadline<Result<PeerRecord>>(
-        [path = entry.path().string()] { return ReadPeerRecordFile(path); },
-        PeerWatcher::kReadDeadline, hung);
+    std::optional<Result<PeerRecord>> read = CallThere<Result<PeerRecord>>(
+        job, poll.budget, [path = entry.path().string()] { return ReadPeerRecordFile(path); },
+        hung);
     if (!read) {
-      job.unreadable.emplace_back(name, hung);
+      reading = false;
+      if (hung.starts_with(kNotTried)) {
+        job.names.pop_back();  // refused, not unreadable: read at the next polls
+      } else {
+        job.unreadable.emplace_back(name, hung);
+      }
       continue;
     }
     Result<PeerRecord>& record = *read;
@@ -156,6 +174,7 @@ void PeerWatcher::PollNow() {
   auto poll = std::make_shared<Poll>();
   poll->shared_dir = shared_dir_;
   poll->node_suffix = node_suffix_;
+  poll->budget = budget_;
   const SteadyTime now = env_.SteadyNow();
   for (const std::string& job : jobs) {
     JobSeen& seen = seen_[job];
@@ -164,13 +183,14 @@ void PeerWatcher::PollNow() {
     job_poll.job_id = job;
     job_poll.seen = seen.names;
     job_poll.read = !wants_records_ || wants_records_(job);
+    job_poll.left_behind = seen.left_behind;
   }
   ForgetOldJobs();
   env_.RunOnPool(
       [poll] {
         for (JobPoll& job : poll->jobs) {
           try {
-            PollJob(poll->shared_dir, poll->node_suffix, job, poll->reads);
+            PollJob(*poll, job, poll->reads);
           } catch (const std::exception& e) {  // allocation, or a library's surprise: not fatal
             job.error = e.what();
           }
@@ -198,16 +218,18 @@ void PeerWatcher::OnPolled(const std::shared_ptr<Poll>& poll) {
   std::vector<Found> found;
   std::string error;
   for (JobPoll& job : poll->jobs) {
+    JobSeen& seen = seen_[job.job_id];
+    seen.left_behind = job.left_behind;
     if (!job.error.empty()) {
       error = job.error;
       continue;  // what was seen stays seen
     }
     ++state_.listings;
-    JobSeen& seen = seen_[job.job_id];
+    state_.cut_listings += job.over_cap ? 1 : 0;
     if (job.over_cap && !seen.warned_over_cap) {
       spdlog::warn(
-          "shared directory: {}/jobs/{} lists more than {} records: only that many are "
-          "remembered (a flood, or a job that never ends); the rest are ignored",
+          "shared directory: {}/jobs/{} holds more than {} entries: the listing stops there "
+          "(a flood, or a job that never ends); records past it are not seen",
           poll->shared_dir, JobDirName(job.job_id), kMaxRecordsPerJob);
     }
     seen.warned_over_cap = job.over_cap;

@@ -9,7 +9,12 @@
 // What it tolerates: a hostile or broken peer — a record file is read without following a link,
 // never when it is a FIFO (or anything but a regular file), never past kMaxPeerRecordBytes, and
 // only within the record schema (ParsePeerRecord); a job's directory is listed up to
-// kMaxRecordsPerJob names and kMaxReadsPerPoll reads per poll. A record seen half-written (never,
+// kMaxRecordsPerJob entries (the listing stops there, the rest never read into memory: said
+// once in the log and counted in state().cut_listings) and kMaxReadsPerPoll reads per poll.
+// A hung file system — each listing and read has a deadline, past which it is left behind on a
+// thread counted against the watcher's own budget (core/deadline_call.h), not the users'; the
+// job's further records are not read in that poll, and its directory is not listed again while
+// the call left behind is still in the kernel. A record seen half-written (never,
 // with the publisher's rename, but a foreign writer may) or unparsable is read again at the next
 // polls, and given up after kUnreadableTries with one log line; a listing that errs keeps what was
 // seen; attribute caching (NFS, sshfs) only delays a record by the cache's lifetime (the guide
@@ -30,18 +35,20 @@
 #include <vector>
 
 #include "cluster/peer_record.h"
+#include "core/deadline_call.h"
 #include "core/env.h"
 
 namespace trainwatch::cluster {
 
 struct WatcherState {
-  std::vector<std::string> jobs;  // watched at the last poll
-  std::uint64_t polls = 0;        // workers that ran
-  std::uint64_t listings = 0;     // directory listings, one per job per poll
-  std::uint64_t reads = 0;        // record files read
-  std::uint64_t records = 0;      // peers' new records handed on (fresh or not)
-  std::uint64_t unread = 0;       // new records not read (WantsRecords said no)
-  std::string error;              // why the last poll failed for some job; empty when it did not
+  std::vector<std::string> jobs;   // watched at the last poll
+  std::uint64_t polls = 0;         // workers that ran
+  std::uint64_t listings = 0;      // directory listings, one per job per poll
+  std::uint64_t cut_listings = 0;  // listings stopped at kMaxRecordsPerJob entries (a flood)
+  std::uint64_t reads = 0;         // record files read
+  std::uint64_t records = 0;       // peers' new records handed on (fresh or not)
+  std::uint64_t unread = 0;        // new records not read (WantsRecords said no)
+  std::string error;               // why the last poll failed for some job; empty when it did not
 };
 
 class PeerWatcher {
@@ -49,11 +56,13 @@ class PeerWatcher {
   static constexpr std::chrono::minutes kFreshFor{10};
   static constexpr int kUnreadableTries = 3;
   static constexpr std::size_t kMaxJobs = 64;  // remembered jobs (seen records) at most
-  // Per job: records listed (and remembered) at most, and new ones read per poll at most (the
-  // rest wait for the next polls); a record file is read only up to kMaxPeerRecordBytes.
+  // Per job: directory entries listed (and so records remembered) at most, and new records
+  // read per poll at most (the rest wait for the next polls); a record file is read only up to
+  // kMaxPeerRecordBytes.
   static constexpr std::size_t kMaxRecordsPerJob = 10000;
   static constexpr std::size_t kMaxReadsPerPoll = 256;
-  // A listing or a record read that takes longer is left behind (a hung file system).
+  // A listing or a record read that takes longer is left behind (a hung file system), counted
+  // against this watcher's budget.
   static constexpr std::chrono::milliseconds kReadDeadline{5000};
 
   // Records new since the last poll, oldest first; `fresh` says whether each is recent
@@ -93,6 +102,8 @@ class PeerWatcher {
     std::map<std::string, int> tries;  // unreadable names, and how often they were tried
     bool warned_over_cap = false;
     SteadyTime last_watched{};
+    // The last call of its directory left behind at its deadline; expired once that returned.
+    std::weak_ptr<const void> left_behind;
   };
   void OnPolled(const std::shared_ptr<Poll>& poll);
   void ForgetOldJobs();
@@ -109,6 +120,7 @@ class PeerWatcher {
   std::unique_ptr<LoopTimer> timer_;
   std::map<std::string, JobSeen> seen_;  // by job id
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  DeadlineBudget budget_;  // the calls left behind: this watcher's, not the users'
   WatcherState state_;
 };
 

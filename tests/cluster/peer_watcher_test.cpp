@@ -214,6 +214,27 @@ TEST_F(PeerWatcherTest, AFloodOfRecordsIsReadAFewHundredAPoll) {
   EXPECT_EQ(found_.size(), flood);
 }
 
+// A peer floods the job's directory past kMaxRecordsPerJob: the listing stops at the cap (the
+// rest is never read into memory), says so in the state, and the names it holds are taken.
+TEST_F(PeerWatcherTest, AFloodedDirectoryIsListedUpToTheCapAndSaidCut) {
+  auto watcher = Watcher({"job"});
+  wants_records_ = false;  // the names alone matter here
+  const std::string dir = Shared() + "/jobs/" + JobDirName("job");
+  fs::create_directories(dir);
+  const std::size_t flood = PeerWatcher::kMaxRecordsPerJob + 50;
+  for (std::size_t i = 0; i < flood; ++i) {
+    std::string id = "r";  // appended: GCC 12's false -Wrestrict on "r" + std::string
+    id += std::to_string(i);
+    std::ofstream(dir + "/" + PeerFileName(id, "gpu-1"));
+  }
+  env_.Advance(milliseconds(2000));
+  EXPECT_EQ(watcher->state().cut_listings, 1u);
+  EXPECT_EQ(watcher->state().unread, PeerWatcher::kMaxRecordsPerJob);
+  EXPECT_EQ(watcher->state().error, "");
+  env_.Advance(milliseconds(2000));
+  EXPECT_EQ(watcher->state().cut_listings, 2u);  // each poll's listing stops there
+}
+
 TEST_F(PeerWatcherTest, NoJobHereListsNothing) {
   auto watcher = Watcher({});
   env_.Advance(milliseconds(10000));
