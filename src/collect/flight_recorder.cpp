@@ -91,24 +91,32 @@ bool PokeFlightRecorder(const FlightRecorderTarget& target, std::string& why) {
 
 std::optional<std::string> ReadFlightRecorderDump(const FlightRecorderTarget& target,
                                                   std::size_t max_bytes, std::string& why) {
-  Result<UntrustedText> dump =
-      RootedFiles(target.root).ReadOwned(target.dump, target.owner, max_bytes);
+  Result<UniqueFd> dump =
+      RootedFiles(target.root)
+          .OpenOwned(target.dump, S_IFREG, target.owner, O_RDONLY, static_cast<off_t>(max_bytes));
   if (!dump) {
     why = dump.error().message.ends_with(std::strerror(ENOENT))
               ? "poked, but no dump in " + target.dump
               : "poked, but its dump is refused: " + dump.error().message;
     return std::nullopt;
   }
-  if (MtimeNs(dump->info) == target.dump_mtime_ns) {
+  // The old dump is no answer: told by its mtime before a byte of it is read.
+  struct stat info {};
+  if (::fstat(dump->get(), &info) != 0 || MtimeNs(info) == target.dump_mtime_ns) {
     why = "poked, but no new dump in " + target.dump;
     return std::nullopt;
   }
-  if (dump->truncated) {  // it grew past the cap while read
+  Result<ProcText> text = ReadToEnd(dump->get(), max_bytes);
+  if (!text) {
+    why = "poked, but its dump " + target.dump + " cannot be read" + text.error().message;
+    return std::nullopt;
+  }
+  if (text->truncated) {  // it grew past the cap while read
     why = "poked, but its dump " + target.dump + " is over the cap of " +
           std::to_string(max_bytes) + " bytes";
     return std::nullopt;
   }
-  return std::move(dump->text);
+  return std::move(text->text);
 }
 
 }  // namespace trainwatch::collect

@@ -56,17 +56,6 @@ Result<UniqueFd> RootedFiles::OpenOwned(const std::string& path, mode_t type, ui
   return OpenUntrusted(path, how, access);
 }
 
-Result<UntrustedText> RootedFiles::ReadOwned(const std::string& path, uid_t owner,
-                                             std::size_t max_bytes) const {
-  if (root_.get() < 0) {
-    return Error{root_name_ + ": " + std::strerror(ENOENT)};
-  }
-  UntrustedPath how = Below(S_IFREG);
-  how.owner = owner;
-  how.max_size = static_cast<off_t>(max_bytes);
-  return ReadUntrusted(path, how, max_bytes);
-}
-
 bool RootedFiles::Is(const std::string& path, mode_t type) const {
   UntrustedPath how = Below(type);
   how.follow_last_link = true;

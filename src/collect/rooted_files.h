@@ -38,8 +38,6 @@ class RootedFiles {
   // `owner` and, for a regular file, of at most `max_size` bytes (untrusted_file.h).
   Result<UniqueFd> OpenOwned(const std::string& path, mode_t type, uid_t owner, int access,
                              std::optional<off_t> max_size = std::nullopt) const;
-  Result<UntrustedText> ReadOwned(const std::string& path, uid_t owner,
-                                  std::size_t max_bytes) const;
 
  private:
   UntrustedPath Below(mode_t type) const;
