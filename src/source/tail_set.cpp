@@ -443,6 +443,7 @@ void TailSet::Close() {
   }
   closed_ = true;
   in_turn_.clear();  // as the followed files below: no flush, read again by the next start
+  turn_paths_.clear();
   turn_order_.clear();
   watches_.clear();
   // No flush: an unfinished last line is read again, whole, by the next start.

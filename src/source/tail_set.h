@@ -243,8 +243,15 @@ class TailSet {
     std::unique_ptr<TailedFile> file;  // none until its first turn; its descriptor released
     std::optional<source::TailPosition> start;  // where its first turn starts
   };
+  // The turn of the file `id`, or in_turn_.end().
+  std::map<std::string, InTurn>::iterator TurnOf(source::FileId id);
+  // Forgets the turn at `at` (its file, if any, already dropped or taken).
+  void EraseTurn(std::map<std::string, InTurn>::iterator at);
   std::map<std::string, InTurn> in_turn_;  // by path
-  std::deque<std::string> turn_order_;     // round robin
+  // The path of each file read in turn that has had its first turn, by its id: a followed
+  // file's open, a rename and a promotion find its turn without a walk over all of them.
+  std::map<source::FileId, std::string> turn_paths_;
+  std::deque<std::string> turn_order_;  // round robin
   SteadyTime last_turns_{};
   std::deque<Retired> retired_;
   std::deque<source::FileId> queue_;         // files with more to read

@@ -61,7 +61,7 @@ void TailSet::TakeTurns(SteadyTime now) {
       if (turn.file) {
         DropTurn(*turn.file);
       }
-      in_turn_.erase(found);
+      EraseTurn(found);
       continue;
     }
     if (!turn.file) {
@@ -80,12 +80,13 @@ void TailSet::TakeTurns(SteadyTime now) {
       }
       spdlog::info("source {}: reading {} in turn (past the descriptor budget) from byte {}",
                    source_.name, path, file->tail.read_offset());
+      turn_paths_[file->tail.id()] = path;
       turn.file = std::move(file);
     } else if (Status reopened = turn.file->tail.Reopen(env_.fs()); !reopened.ok()) {
       // Renamed away, deleted or replaced: what it held to its end was read at its last turn.
       spdlog::info("source {}: {}; its turns end", source_.name, reopened.error().message);
       DropTurn(*turn.file);
-      in_turn_.erase(found);
+      EraseTurn(found);
       continue;  // a new file at the path is met again by the next rescan
     }
     ReadFile(*turn.file, kReadBudget);
@@ -95,10 +96,24 @@ void TailSet::TakeTurns(SteadyTime now) {
   }
 }
 
+std::map<std::string, TailSet::InTurn>::iterator TailSet::TurnOf(source::FileId id) {
+  const auto path = turn_paths_.find(id);
+  return path == turn_paths_.end() ? in_turn_.end() : in_turn_.find(path->second);
+}
+
+void TailSet::EraseTurn(std::map<std::string, InTurn>::iterator at) {
+  if (at->second.file) {  // only a turn that had its first has its id known
+    // Unless the id now names another path's turn (two links to one file).
+    if (const auto path = turn_paths_.find(at->second.file->tail.id());
+        path != turn_paths_.end() && path->second == at->first) {
+      turn_paths_.erase(path);
+    }
+  }
+  in_turn_.erase(at);
+}
+
 bool TailSet::RenameTurn(const std::string& path, source::FileId id) {
-  const auto found = std::find_if(in_turn_.begin(), in_turn_.end(), [&](const auto& entry) {
-    return entry.second.file && entry.second.file->tail.id() == id;
-  });
+  const auto found = TurnOf(id);
   if (found == in_turn_.end()) {
     return false;
   }
@@ -106,6 +121,7 @@ bool TailSet::RenameTurn(const std::string& path, source::FileId id) {
   InTurn turn = std::move(found->second);
   in_turn_.erase(found);
   turn.file->tail.set_path(path);
+  turn_paths_[id] = path;
   in_turn_.emplace(path, std::move(turn));
   std::replace(turn_order_.begin(), turn_order_.end(), old_path, path);
   spdlog::info("source {}: {} (read in turn) is {} now", source_.name, old_path, path);
@@ -114,19 +130,15 @@ bool TailSet::RenameTurn(const std::string& path, source::FileId id) {
 
 bool TailSet::Promote(const std::string& path, source::FileId id) {
   // By its path, or by its id under another path (renamed while read in turn).
-  auto found = in_turn_.find(path);
-  if (found == in_turn_.end() || !found->second.file || found->second.file->tail.id() != id) {
-    found = std::find_if(in_turn_.begin(), in_turn_.end(), [&](const auto& entry) {
-      return entry.second.file && entry.second.file->tail.id() == id;
-    });
-    if (found == in_turn_.end()) {
-      return false;
-    }
+  const auto found = TurnOf(id);
+  if (found == in_turn_.end()) {
+    return false;
   }
   DescriptorBudget::Lease descriptor;
   if (budget_ && !budget_->Take(descriptor)) {
     return false;
   }
+  turn_paths_.erase(id);
   std::unique_ptr<TailedFile> file = std::move(found->second.file);
   in_turn_.erase(found);
   if (Status reopened = file->tail.Reopen(env_.fs()); !reopened.ok()) {
@@ -143,12 +155,9 @@ bool TailSet::Promote(const std::string& path, source::FileId id) {
 }
 
 void TailSet::DropTurnOf(source::FileId id) {
-  for (auto it = in_turn_.begin(); it != in_turn_.end(); ++it) {
-    if (it->second.file && it->second.file->tail.id() == id) {
-      DropTurn(*it->second.file);
-      in_turn_.erase(it);
-      return;
-    }
+  if (const auto found = TurnOf(id); found != in_turn_.end()) {
+    DropTurn(*found->second.file);
+    EraseTurn(found);
   }
 }
 
