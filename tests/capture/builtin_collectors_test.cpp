@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collect/redactor.h"
+#include "support/fifo_release.h"
 #include "support/temp_dir.h"
 
 namespace trainwatch::capture {
@@ -25,18 +26,6 @@ namespace {
 using namespace std::chrono_literals;
 using collect::CollectorResult;
 using collect::CollectorStatus;
-
-// Opens `fifo` for writing once its reader waits in open(2): the reader returns.
-void Release(const std::string& fifo) {
-  for (int i = 0; i < 200; ++i) {
-    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd >= 0) {
-      ::close(fd);
-      return;
-    }
-    std::this_thread::sleep_for(5ms);  // the left-behind reader has not reached open(2) yet
-  }
-}
 
 bool NoneStuck() {
   for (int i = 0; i < 500 && StuckDeadlineCalls() != 0; ++i) {
@@ -80,7 +69,7 @@ TEST(BuiltinCollectors, AReadPastItsDeadlineIsLeftBehindAndSaidTimedOut) {
   EXPECT_NE(result.detail.find("left behind"), std::string::npos) << result.detail;
   EXPECT_TRUE(result.artifacts.empty());
   EXPECT_EQ(budget.stuck(), 1u);  // the read waits on a thread of its own
-  Release(fifo);
+  testing::ReleaseFifoReader(fifo);
   EXPECT_TRUE(NoneStuck());
   EXPECT_EQ(budget.stuck(), 0u);
 }
@@ -151,7 +140,7 @@ TEST(BuiltinCollectors, TheUsersReadsAreChargedToTheirOwnBudget) {
   EXPECT_EQ(Named(results, "incident")->status, CollectorStatus::kOk);
   EXPECT_NE(Named(results, "processes"), nullptr);
   for (const std::string& fifo : fifos) {
-    Release(fifo);
+    testing::ReleaseFifoReader(fifo);
   }
   EXPECT_TRUE(NoneStuck());
 }

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/fifo_release.h"
 #include "support/temp_dir.h"
 
 namespace trainwatch {
@@ -30,18 +31,6 @@ std::function<int()> BlockOn(const std::string& fifo) {
     }
     return 7;
   };
-}
-
-// Opens `fifo` for writing once its reader waits in open(2): the reader returns.
-void Release(const std::string& fifo) {
-  for (int i = 0; i < 200; ++i) {
-    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd >= 0) {
-      ::close(fd);
-      return;
-    }
-    std::this_thread::sleep_for(5ms);  // the left-behind reader has not reached open(2) yet
-  }
 }
 
 bool CountIs(std::size_t expected) {
@@ -63,7 +52,7 @@ class Fifos {
   ~Fifos() { ReleaseAll(); }
   void ReleaseAll() {
     for (const std::string& fifo : paths_) {
-      Release(fifo);
+      testing::ReleaseFifoReader(fifo);
     }
     paths_.clear();
   }
