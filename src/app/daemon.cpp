@@ -4,14 +4,16 @@
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
 
-#include "alert/curl_http_client.h"
+#include "app/daemon_host.h"
 #include "app/daemon_sinks.h"
 #include "app/running_daemon.h"
 #include "collect/redactor.h"
@@ -23,7 +25,6 @@
 #include "core/posix_env.h"
 #include "core/trusted_path.h"
 #include "core/unique_fd.h"
-#include "core/uv_handle.h"
 #include "ops/control_server.h"
 #include "ops/metrics_textfile.h"
 #include "ops/service_notify.h"
@@ -107,13 +108,8 @@ void Daemon::GuardStateDir() {
           "state_dir {} (or its lock) was deleted while running: recreated it and "
           "took the lock again; control socket, offsets and incident log follow",
           state_guard_->dir());
-      control_.Stop();
-      if (Status listening = control_.Start(
-              &loop_, state_guard_->dir() + "/control.sock",
-              [this](const std::string& request, const ops::ControlServer::Reply& reply) {
-                HandleControl(request, reply);
-              });
-          !listening) {
+      host_->StopControl(/*remove_socket=*/true);
+      if (Status listening = ListenControl(); !listening) {
         spdlog::error("cannot start the control socket again: {}", listening.error().message);
       }
       SaveState();
@@ -144,6 +140,11 @@ void Daemon::StartWrap() {
   if (const std::size_t at = log_file.find("{pid}"); at != std::string::npos) {
     log_file.replace(at, 5, std::to_string(::getpid()));
   }
+  if (host_->uv_loop() == nullptr) {
+    spdlog::error("wrap: this daemon has no libuv loop to run the command on");
+    Stop(2);
+    return;
+  }
   source::WrappedChild::Hooks hooks;
   hooks.on_batch = [this](int index, const source::LineBatch& batch) {
     sources_->OnWrapBatch(index, batch);
@@ -159,7 +160,8 @@ void Daemon::StartWrap() {
       extra_env = python_hook_->Environment();
     }
   }
-  if (Status started = child_->Start(&loop_, options_.wrap, log_file, std::move(hooks), extra_env);
+  if (Status started =
+          child_->Start(host_->uv_loop(), options_.wrap, log_file, std::move(hooks), extra_env);
       !started) {
     spdlog::error("{}", started.error().message);
     child_.reset();
@@ -219,36 +221,47 @@ void Daemon::Tick() {
   WriteMetrics(/*now=*/false);
 }
 
-int Daemon::Run() {
+std::optional<DaemonStart> Daemon::Prepare(const DaemonOptions& options) {
   Result<rules::ConfiguredRules> setup =
-      rules::LoadConfiguredRules(config::ConfigPath(options_.config_path));
+      rules::LoadConfiguredRules(config::ConfigPath(options.config_path));
   if (!setup) {
     spdlog::error("cannot start:\n{}", setup.error().message);
-    return 2;
+    return std::nullopt;
   }
+  DaemonStart start;
   const std::string state_dir = setup->config.state_dir;
   // One daemon per state_dir: two would fight over offsets and the control socket.
-  state_guard_ = std::make_unique<ops::StateDirGuard>(state_dir);
-  Result<bool> locked = state_guard_->Acquire();
+  start.state_guard = std::make_unique<ops::StateDirGuard>(state_dir);
+  Result<bool> locked = start.state_guard->Acquire();
   if (!locked) {
     spdlog::error("cannot start: state_dir {}: {}", state_dir, locked.error().message);
-    return 2;
+    return std::nullopt;
   }
   if (!*locked) {
-    state_guard_.reset();
-    if (options_.wrap.empty()) {
+    start.state_guard.reset();
+    if (options.wrap.empty()) {
       spdlog::error("cannot start: another trainwatch daemon uses state_dir {} ({})", state_dir,
                     std::strerror(EWOULDBLOCK));
-      return 2;
+      return std::nullopt;
     }
     // The job must run anyway. That daemon watches the configured sources; this wrap watches
     // only its command, and appends its incidents to the same log (whole-line appends).
     spdlog::info("a trainwatch daemon already watches state_dir {}: watching only the command",
                  state_dir);
-    guest_ = true;
+    start.guest = true;
     LeaveToHost(setup->config);
   }
-  Result<source::LoadedTailState> state = source::LoadTailState(state_dir + "/offsets.json");
+  start.setup = std::move(*setup);
+  return start;
+}
+
+void Daemon::Start(DaemonStart start) {
+  rules::ConfiguredRules setup = std::move(start.setup);
+  state_guard_ = std::move(start.state_guard);
+  guest_ = start.guest;
+  const std::string state_dir = setup.config.state_dir;
+  Result<source::LoadedTailState> state =
+      source::LoadTailState(state_dir + "/offsets.json", env_->fs());
   if (!state) {
     spdlog::error("{}; starting without saved offsets", state.error().message);
   } else {
@@ -256,8 +269,6 @@ int Daemon::Run() {
     first_start_ = state->first_start;
   }
 
-  uv_loop_init(&loop_);
-  env_ = std::make_unique<PosixEnv>(&loop_);
   started_ = env_->SteadyNow();
   started_wall_ = env_->WallNow();
   incident::IncidentFlow::Owner owner;
@@ -277,11 +288,11 @@ int Daemon::Run() {
   job_processes_ = std::make_unique<SourcesAsJobProcesses>(sources_);
   incidents_ = std::make_unique<incident::IncidentFlow>(*env_, state_dir + "/incidents.jsonl",
                                                         *job_processes_, owner);
-  AddDaemonSinks(*env_, *incidents_, *job_processes_,
-                 {state_dir, owner.may_record, owner.settled,
-                  [this] { return std::make_unique<alert::CurlHttpClient>(&loop_); }});
+  AddDaemonSinks(
+      *env_, *incidents_, *job_processes_,
+      {state_dir, owner.may_record, owner.settled, [this] { return host_->NewHttpClient(); }});
   sources_ = std::make_unique<watch::Sources>(
-      *env_, &loop_, options_.kmsg_device,
+      *env_, host_->uv_loop(), options_.kmsg_device,
       [this](std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {
         incidents_->OnFirings(firings, stream);
       },
@@ -309,21 +320,7 @@ int Daemon::Run() {
                       release.mappings, release.bytes >> 20);
       });
   watchdog_ = env_->NewTimer([] { ops::NotifyServiceManager("WATCHDOG=1"); });
-  for (int signum : {SIGHUP, SIGTERM, SIGINT}) {
-    int status = 0;
-    auto handle = UvHandle<uv_signal_t>::Make(&loop_, status, uv_signal_init);
-    handle->data = this;
-    uv_signal_start(
-        handle.get(),
-        [](uv_signal_t* signal, int number) {
-          if (auto* self = static_cast<Daemon*>(signal->data)) {
-            self->OnSignal(number);
-          }
-        },
-        signum);
-    signals_.push_back(std::move(handle));
-  }
-  ::signal(SIGPIPE, SIG_IGN);  // a client that hangs up on the control socket is no reason to die
+  host_->WatchSignals([this](int signum) { OnSignal(signum); });
 
   if (!options_.wrap.empty()) {
     child_ = std::make_unique<source::WrappedChild>();
@@ -331,21 +328,15 @@ int Daemon::Run() {
   // Compiled rule databases are kept in the state_dir: later starts load them instead of
   // compiling.
   std::vector<Diagnostic> notes;
-  Result<watch::PreparedSources> prepared =
-      watch::PrepareSources(setup->config, setup->rules, !options_.wrap.empty(),
-                            setup->config.state_dir + "/cache", notes);
-  if (Status applied = Apply(std::move(*setup), /*initial=*/true, std::move(prepared), notes);
+  Result<watch::PreparedSources> prepared = watch::PrepareSources(
+      setup.config, setup.rules, !options_.wrap.empty(), RuleCacheDir(state_dir), notes);
+  if (Status applied = Apply(std::move(setup), /*initial=*/true, std::move(prepared), notes);
       !applied) {
     spdlog::error("cannot start: {}", applied.error().message);
     Stop(2);
   } else if (guest_) {
     // No control socket: the daemon of this state_dir answers there.
-  } else if (Status listening = control_.Start(
-                 &loop_, state_dir + "/control.sock",
-                 [this](const std::string& request, const ops::ControlServer::Reply& reply) {
-                   HandleControl(request, reply);
-                 });
-             !listening) {
+  } else if (Status listening = ListenControl(); !listening) {
     spdlog::error("cannot start the control socket: {}", listening.error().message);
     Stop(2);
   }
@@ -375,17 +366,53 @@ int Daemon::Run() {
     spdlog::info("watching: {} sources, {} rules; incidents go to {}", sources_->size(),
                  setup_.rules.size(), incidents_->incidents_file());
   }
-  uv_run(&loop_, UV_RUN_DEFAULT);
-  exit_timer_.Reset();  // not needed: every worker returned
-  uv_run(&loop_, UV_RUN_NOWAIT);
-  // The components' handles are closed; their memory goes with the close callbacks, run above.
-  const int closed = uv_loop_close(&loop_);
-  if (closed != 0) {
-    spdlog::error("loop did not close cleanly: {}", uv_strerror(closed));
-    return exit_code_ == 0 ? 1 : exit_code_;
-  }
-  return exit_code_;
 }
+
+Status Daemon::ListenControl() {
+  return host_->ListenControl(
+      state_guard_ ? state_guard_->dir() + "/control.sock"
+                   : setup_.config.state_dir + "/control.sock",
+      [this](const std::string& request, const ops::ControlServer::Reply& reply) {
+        HandleControl(request, reply);
+      });
+}
+
+std::string Daemon::RuleCacheDir(const std::string& state_dir) const {
+  return options_.cache_compiled_rules ? state_dir + "/cache" : std::string();
+}
+
+namespace {
+
+// One daemon on a real libuv loop, from its start to the loop's close.
+int RunOnLoop(const DaemonOptions& options) {
+  std::optional<DaemonStart> start = Daemon::Prepare(options);
+  if (!start) {
+    return 2;
+  }
+  uv_loop_t loop{};
+  uv_loop_init(&loop);
+  int exit_code = 0;
+  {
+    PosixEnv env(&loop);
+    PosixDaemonHost host(&loop);
+    Daemon daemon(options, env, host);
+    daemon.Start(std::move(*start));
+    uv_run(&loop, UV_RUN_DEFAULT);
+    host.Close();
+    uv_run(&loop, UV_RUN_NOWAIT);
+    exit_code = daemon.exit_code();
+    // The components' handles are closed; their memory goes with the close callbacks, run
+    // above.
+    const int closed = uv_loop_close(&loop);
+    if (closed != 0) {
+      spdlog::error("loop did not close cleanly: {}", uv_strerror(closed));
+      return exit_code == 0 ? 1 : exit_code;
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace
 
 int RunDaemon(const DaemonOptions& options) {
   if (::geteuid() == 0) {
@@ -410,8 +437,7 @@ int RunDaemon(const DaemonOptions& options) {
   }
   DaemonOptions limited = options;
   limited.open_file_limit = limit.soft;
-  Daemon daemon(limited);
-  return daemon.Run();
+  return RunOnLoop(limited);
 }
 
 }  // namespace trainwatch::app

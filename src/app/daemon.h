@@ -18,6 +18,9 @@ struct DaemonOptions {
   // The soft RLIMIT_NOFILE the daemon runs under: logs are held open within what it leaves
   // (source::DescriptorBudget). 0: no budget of its own.
   unsigned long long open_file_limit = 0;
+  // Compiled rule databases are kept in state_dir/cache, so later starts load them instead of
+  // compiling. A test on the fake file system keeps none.
+  bool cache_compiled_rules = true;
 };
 
 // Runs until SIGTERM/SIGINT (daemon) or the child's end (wrap). Returns the process exit

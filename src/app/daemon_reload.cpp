@@ -47,7 +47,8 @@ void Daemon::Reload(ReloadDone done) {
       Checked{std::move(*setup), {}, Error{"not built: an example did not behave"}, {}});
   reloading_ = true;
   env_->RunOnPool(
-      [checked, wrapping = !options_.wrap.empty(), cache_dir = setup_.config.state_dir + "/cache"] {
+      [checked, wrapping = !options_.wrap.empty(),
+       cache_dir = RuleCacheDir(setup_.config.state_dir)] {
         std::vector<Diagnostic> example_notes;
         checked->problems = detect::CheckExamples(checked->setup.rules, &example_notes);
         if (checked->problems.empty()) {

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <cstdlib>
 #include <cstring>
 
 #include "app/running_daemon.h"
@@ -29,47 +28,30 @@ void Daemon::Stop(int exit_code) {
   WriteMetrics(/*now=*/true);  // the final counts, before the sources go
   ops::NotifyServiceManager("STOPPING=1");
   sources_->Close();
-  control_.Stop(/*remove_socket=*/!state_dir_taken_);
+  host_->StopControl(/*remove_socket=*/!state_dir_taken_);
   tick_.reset();
   save_timer_.reset();
   watchdog_.reset();
   if (idle_memory_) {
     idle_memory_->Stop();
   }
-  signals_.clear();
+  host_->StopSignals();
   child_.reset();
-  int status = 0;
-  exit_timer_ = UvHandle<uv_timer_t>::Make(&loop_, status, uv_timer_init);
-  if (exit_timer_) {
-    exit_timer_->data = this;
-    uv_unref(exit_timer_.base());
-    ArmExitTimer();
-  }
-}
-
-void Daemon::ArmExitTimer() {
-  uv_timer_start(
-      exit_timer_.get(),
-      [](uv_timer_t* timer) {
-        if (auto* self = static_cast<Daemon*>(timer->data)) {
-          self->ExitPastWedgedWorkers();
-        }
-      },
-      static_cast<std::uint64_t>(kStopWaitForWorkers.count()), 0);
+  host_->CheckAfterStop(kStopWaitForWorkers, [this] { ExitPastWedgedWorkers(); });
 }
 
 void Daemon::ExitPastWedgedWorkers() {
   const Env::PoolWork pool = env_->PoolWorkNow();
   if (pool.running == 0) {
-    ArmExitTimer();  // something else holds the loop (a hook's child, a close): no wedge
+    // Something else holds the loop (a hook's child, a close): no wedge.
+    host_->CheckAfterStop(kStopWaitForWorkers, [this] { ExitPastWedgedWorkers(); });
     return;
   }
   spdlog::error(
       "stopping: {} thread-pool worker(s) still busy {} ms after the stop, the oldest for {} "
       "ms (wedged on a hung file system or device?): exiting without them",
       pool.running, kStopWaitForWorkers.count(), pool.oldest.count());
-  spdlog::shutdown();  // flushed: nothing after this returns
-  std::_Exit(exit_code_);
+  host_->ExitNow(exit_code_);
 }
 
 void Daemon::OnSignal(int signum) {

@@ -1,25 +1,25 @@
 // The Daemon behind RunDaemon (app/daemon.h), declared here so that its concerns live in files
 // of their own: daemon.cpp (start-up, the loop, the state_dir, wrap), daemon_reload.cpp
 // (SIGHUP and `trainwatch reload`), daemon_stop.cpp (signals and the stop), daemon_control.cpp (the
-// control socket, status, the metrics textfile). Only those files include it. Loop thread only.
+// control socket, status, the metrics textfile). Only those files and the daemon's test on the
+// FakeEnv (tests/app) include it. Loop thread only.
 #pragma once
-
-#include <uv.h>
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "app/daemon.h"
+#include "app/daemon_host.h"
 #include "app/daemon_sinks.h"
 #include "collect/wrap_python_hook.h"
+#include "core/env.h"
 #include "core/idle_memory.h"
-#include "core/posix_env.h"
 #include "core/result.h"
-#include "core/uv_handle.h"
 #include "incident/incident_flow.h"
 #include "ops/control_server.h"
 #include "ops/metrics_textfile.h"
@@ -31,10 +31,29 @@
 
 namespace trainwatch::app {
 
+// What a start settles before the loop runs: the config and rules read, the state_dir locked.
+struct DaemonStart {
+  rules::ConfiguredRules setup;
+  std::unique_ptr<ops::StateDirGuard> state_guard;  // none: a guest, or a test's fake state_dir
+  bool guest = false;  // a wrap beside the daemon that holds the state_dir
+};
+
 class Daemon {
  public:
-  explicit Daemon(DaemonOptions options) : options_(std::move(options)) {}
-  int Run();
+  // `env` and `host` outlive the Daemon.
+  Daemon(DaemonOptions options, Env& env, DaemonHost& host)
+      : options_(std::move(options)), env_(&env), host_(&host) {}
+  // Reads the config and rules and locks the state_dir; nullopt when the daemon cannot start
+  // (said why).
+  static std::optional<DaemonStart> Prepare(const DaemonOptions& options);
+  // Starts everything on the loop; a start that fails stops at once with exit status 2.
+  void Start(DaemonStart start);
+  bool stopping() const { return stopping_; }
+  // The process exit status once stopped: 0 after a clean stop, 2 when the config or rules
+  // are unusable at start, the child's status for wrap.
+  int exit_code() const { return exit_code_; }
+  // A guest (a wrap beside the daemon of its state_dir) leaves these to that daemon.
+  static void LeaveToHost(config::DaemonConfig& config);
 
  private:
   // `prepared`: the sources built for `setup` (their rules compiled), with `notes` on them.
@@ -58,7 +77,6 @@ class Daemon {
   // system sleeps uninterruptibly) would hold the loop, and so the stop, for ever. The state
   // is saved by then: log it and leave (std::_Exit). With no worker busy, it waits again.
   void ExitPastWedgedWorkers();
-  void ArmExitTimer();
   static constexpr std::chrono::milliseconds kStopWaitForWorkers{3000};
   void Stop(int exit_code);
   // SIGTERM: a capture under way may finish first, within the config's stop_grace.
@@ -67,8 +85,9 @@ class Daemon {
   void GuardStateDir();
   void OnSignal(int signum);
   void Tick();
-  // A guest (a wrap beside the daemon of its state_dir) leaves these to that daemon.
-  static void LeaveToHost(config::DaemonConfig& config);
+  Status ListenControl();
+  // Where compiled rule databases are kept; empty: nowhere (DaemonOptions).
+  std::string RuleCacheDir(const std::string& state_dir) const;
   void SaveState();
   void StartWrap();
   void OnChildEnd(const source::ChildEnd& end);
@@ -82,8 +101,8 @@ class Daemon {
   void WriteMetrics(bool now);
 
   DaemonOptions options_;
-  uv_loop_t loop_{};
-  std::unique_ptr<PosixEnv> env_;  // on loop_
+  Env* env_;
+  DaemonHost* host_;
   rules::ConfiguredRules setup_;
   std::vector<source::SavedTail> saved_;
   bool first_start_ = true;
@@ -97,16 +116,11 @@ class Daemon {
   std::unique_ptr<watch::Sources> sources_;
   std::unique_ptr<source::WrappedChild> child_;
   std::unique_ptr<collect::WrapPythonHook> python_hook_;  // wrap: its stacks folder, while it runs
-  ops::ControlServer control_;
   ops::MetricsTextfile metrics_;
   std::unique_ptr<LoopTimer> tick_;
   std::unique_ptr<LoopTimer> save_timer_;
   std::unique_ptr<LoopTimer> watchdog_;
   std::unique_ptr<IdleMemory> idle_memory_;  // what work used, handed back once it settled
-  std::vector<UvHandle<uv_signal_t>> signals_;
-  // Set at the stop, unreferenced (it keeps nothing alive): past it, pool work still under
-  // way is a wedged worker, and the daemon exits without it (ExitPastWedgedWorkers).
-  UvHandle<uv_timer_t> exit_timer_;
   bool stopping_ = false;
   bool guest_ = false;  // wrap beside a daemon that holds the state_dir
   bool stop_after_settle_ = false;

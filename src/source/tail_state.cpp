@@ -1,38 +1,30 @@
 #include "source/tail_state.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
-#include "core/atomic_file.h"
-#include "core/unique_fd.h"
+#include "core/small_file.h"
 
 namespace trainwatch::source {
 namespace {
 
 constexpr int kSchemaVersion = 1;
+// An entry is about 200 bytes: room for a hundred thousand followed files.
+constexpr std::size_t kMaxStateBytes = 32u << 20;
 
 }  // namespace
 
-Result<LoadedTailState> LoadTailState(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) {
-    if (errno == ENOENT) {
-      return LoadedTailState{};
-    }
-    return Error{file + ": " + std::strerror(errno)};
+Result<LoadedTailState> LoadTailState(const std::string& file, const FileSystem& fs) {
+  Result<std::optional<std::string>> text = ReadSmallFile(fs, file, kMaxStateBytes);
+  if (!text) {
+    return text.error();
   }
-  std::stringstream text;
-  text << in.rdbuf();
+  if (!*text) {
+    return LoadedTailState{};  // the first start
+  }
   LoadedTailState loaded;
   loaded.first_start = false;
   try {
-    const nlohmann::json json = nlohmann::json::parse(text.str());
+    const nlohmann::json json = nlohmann::json::parse(**text);
     if (json.value("version", 0) != kSchemaVersion) {
       return Error{file + ": unknown state version (expected " + std::to_string(kSchemaVersion) +
                    ")"};

@@ -31,7 +31,9 @@ struct LoadedTailState {
   TailState state;
   bool first_start = true;
 };
-Result<LoadedTailState> LoadTailState(const std::string& file);
+// An unreadable, damaged or oversized file is an error naming it.
+Result<LoadedTailState> LoadTailState(const std::string& file,
+                                      const FileSystem& fs = RealFileSystem());
 Status SaveTailState(const std::string& file, const TailState& state,
                      const FileSystem& fs = RealFileSystem());
 

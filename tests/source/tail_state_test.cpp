@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "support/fake_file_system.h"
 #include "support/temp_dir.h"
 
 namespace trainwatch::source {
@@ -139,6 +140,36 @@ TEST(TailState, SavingIntoAMissingDirectoryFailsAndNamesThePath) {
   Status saved = SaveTailState(file, SampleState());
   ASSERT_FALSE(saved.ok());
   EXPECT_NE(saved.error().message.find(file), std::string::npos) << saved.error().message;
+}
+
+TEST(TailState, IsReadThroughTheFileSeamAndAFailedReadNamesTheFile) {
+  trainwatch::testing::FakeFileSystem files;
+  files.MakeDirs("/state");
+  const std::string file = "/state/offsets.json";
+  Result<LoadedTailState> none = LoadTailState(file, files);
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->first_start);
+
+  ASSERT_TRUE(SaveTailState(file, SampleState(), files).ok());
+  Result<LoadedTailState> loaded = LoadTailState(file, files);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_FALSE(loaded->first_start);
+  ASSERT_EQ(loaded->state.tails.size(), SampleState().tails.size());
+  ExpectSameTail(loaded->state.tails[2], SampleState().tails[2], 2);
+
+  files.FailOpens(file, EIO);  // the file is there but cannot be read: not a first start
+  Result<LoadedTailState> failed = LoadTailState(file, files);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.error().message.find(file), std::string::npos) << failed.error().message;
+}
+
+TEST(TailState, AFileFarLargerThanAnyStateIsRefusedUnread) {
+  trainwatch::testing::FakeFileSystem files;
+  files.MakeDirs("/state");
+  files.Append("/state/offsets.json", std::string(33u << 20, ' '));
+  Result<LoadedTailState> loaded = LoadTailState("/state/offsets.json", files);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.error().message.find("more than"), std::string::npos) << loaded.error().message;
 }
 
 }  // namespace
