@@ -3,12 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
-#include "core/atomic_file.h"
 #include "core/printable.h"
+#include "core/small_file.h"
 
 namespace trainwatch::alert {
 
@@ -51,11 +49,11 @@ void AlertOutput::Configure(const config::AlertmanagerConfig& config) {
   }
   if (!loaded_) {
     loaded_ = true;
-    std::ifstream in(store_path_, std::ios::binary);
-    if (in) {
-      std::ostringstream text;
-      text << in.rdbuf();
-      Result<std::map<std::string, Alert>> stored = ParseStore(text.str());
+    Result<std::optional<std::string>> text = ReadSmallFile(env_.fs(), store_path_, kMaxStoreBytes);
+    if (!text) {
+      spdlog::error("{}; the alerts it held are not posted again", text.error().message);
+    } else if (*text) {
+      Result<std::map<std::string, Alert>> stored = ParseStore(**text);
       if (!stored) {
         spdlog::error("{}: {}; the alerts it held are not posted again", store_path_,
                       stored.error().message);
@@ -169,7 +167,7 @@ void AlertOutput::Save() {
   for (const auto& [id, alert] : alerts_) {
     ++(alert.ends_ms == 0 ? state_.open : state_.ends_unsent);
   }
-  if (Status saved = WriteFileAtomically(store_path_, StoreJson(alerts_), 0600); !saved) {
+  if (Status saved = env_.fs().ReplaceWhole(store_path_, StoreJson(alerts_), 0600); !saved) {
     spdlog::error("alerts: cannot keep what is owed to Alertmanager: {}", saved.error().message);
   }
 }

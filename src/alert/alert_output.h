@@ -39,6 +39,8 @@ struct AlertOutputState {
 class AlertOutput {
  public:
   static constexpr std::size_t kMaxAlerts = 256;
+  // A store of kMaxAlerts alerts is well under this: a larger file is not one we wrote.
+  static constexpr std::size_t kMaxStoreBytes = 16u << 20;
   static constexpr std::chrono::seconds kFirstRetry{2};
   static constexpr std::chrono::seconds kMaxRetry{60};
   // Whether the incident of that id is still open (the lifecycle's word).

@@ -1,10 +1,12 @@
 // AlertOutput with a fake HTTP client the test answers, FakeEnv's clock for resends and
-// retries, and a real store file: what is posted when, what an outage keeps, what a restart
-// posts again.
+// retries, and the store on its fake file system: what is posted when, what an outage or a full
+// disk keeps, what a restart posts again.
 #include "alert/alert_output.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <deque>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -12,7 +14,6 @@
 #include "core/time_format.h"
 #include "support/fake_env.h"
 #include "support/file_text.h"
-#include "support/temp_dir.h"
 
 namespace trainwatch::alert {
 namespace {
@@ -43,6 +44,7 @@ class FakeHttp : public HttpClient {
 
 class AlertOutputTest : public ::testing::Test {
  protected:
+  AlertOutputTest() { env_.files().MakeDirs("/state"); }
   std::unique_ptr<AlertOutput> MakeOutput(std::vector<std::string> urls = {"http://am:9093"}) {
     auto http = std::make_unique<FakeHttp>();
     posts_ = http->posts;
@@ -56,7 +58,7 @@ class AlertOutputTest : public ::testing::Test {
     output->Configure(config_);
     return output;
   }
-  std::string store() const { return (temp_.path() / "alerts.json").string(); }
+  static std::string store() { return "/state/alerts.json"; }
   Alert AlertFor(const std::string& id) {
     Alert alert;
     alert.incident_id = id;
@@ -76,7 +78,6 @@ class AlertOutputTest : public ::testing::Test {
     return post;
   }
 
-  testing::TempDir temp_;
   testing::FakeEnv env_;
   config::AlertmanagerConfig config_;
   std::set<std::string> open_;
@@ -166,6 +167,36 @@ TEST_F(AlertOutputTest, WhatIsOwedSurvivesARestartAndAnIncidentClosedMeanwhileEn
   EXPECT_LT(ends["a"], ends["b"]);  // a ended now; b is open, valid for 4 resends
   EXPECT_EQ(output->state().open, 1u);
   EXPECT_EQ(output->state().ends_unsent, 0u);
+}
+
+TEST_F(AlertOutputTest, AFullDiskLosesNoAlertOnceItRecoversAndPostsNoneTwice) {
+  env_.files().FailWrites(store(), ENOSPC);
+  {
+    auto output = MakeOutput();
+    output->Open(AlertFor("a"));
+    output->Open(AlertFor("b"));  // neither could be kept on disk
+    env_.files().FailWrites(store(), 0);
+    output->Open(AlertFor("c"));  // the disk has room again: the store is written whole
+    output->Stop();
+  }
+  auto output = MakeOutput();  // a restart: what is owed comes from the store
+  ASSERT_EQ(posts_->size(), 1u);
+  const FakeHttp::Post post = Answer(200);
+  std::vector<std::string> posted;
+  for (const json& alert : post.body) {
+    posted.push_back(alert["annotations"]["incident"]);
+  }
+  std::sort(posted.begin(), posted.end());
+  EXPECT_EQ(posted, (std::vector<std::string>{"a", "b", "c"}));
+}
+
+TEST_F(AlertOutputTest, AStoreThatCannotBeReadIsSaidAndTheOutputStillPosts) {
+  env_.files().Append(store(), "{}");
+  env_.files().FailOpens(store(), EIO);
+  auto output = MakeOutput();
+  output->Open(AlertFor("a"));
+  ASSERT_EQ(posts_->size(), 1u);
+  EXPECT_EQ(Answer(200).body.size(), 1u);
 }
 
 TEST_F(AlertOutputTest, EveryAlertmanagerGetsEveryEnd) {
