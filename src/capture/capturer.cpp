@@ -35,8 +35,12 @@ bundle::RetentionPolicy RetentionOf(const config::CaptureConfig& config) {
 
 }  // namespace
 
-Capturer::Capturer(Env& env, config::CaptureConfig config)
-    : env_(env), config_(std::move(config)), runner_(env), ranks_(env) {}
+Capturer::Capturer(Env& env, config::CaptureConfig config, Done on_early)
+    : env_(env),
+      config_(std::move(config)),
+      runner_(env),
+      ranks_(env),
+      on_early_(std::move(on_early)) {}
 
 Capturer::~Capturer() { StopWork(); }
 
@@ -346,10 +350,16 @@ void Capturer::OnEarlyWritten() {
   Job& job = *job_;
   job.phase = BundlePhase::kEarlyDone;
   job.early_at = env_.SteadyNow();
-  if (job.early_written) {
-    spdlog::info("incident {}: early bundle {} ({} bytes) {}", job.request.incident.id,
-                 job.early_written->path, job.early_written->bytes, job.early_why);
-  } else {
+  if (job.early_written && on_early_) {
+    CaptureOutcome early;
+    early.incident_id = job.request.incident.id;
+    early.path = job.early_written->path;
+    early.bytes = job.early_written->bytes;
+    early.error = job.early_why;  // why it is early: what it still lacks
+    early.capture_seconds = std::chrono::duration<double>(job.early_at - job.started).count();
+    early.host = job.host;
+    on_early_(early);
+  } else if (!job.early_written) {
     spdlog::warn("incident {}: no early bundle: {}", job.request.incident.id,
                  job.early_written.error().message);
   }

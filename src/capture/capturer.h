@@ -39,7 +39,9 @@ class Capturer {
 
   // The redactor is built at the first firing or capture, not here: it compiles dozens of
   // patterns, and a daemon that never sees one should not carry them (2-5 MB of memory).
-  Capturer(Env& env, config::CaptureConfig config);
+  // `on_early`: each capture's early bundle once it is on disk (its outcome names the
+  // incident, the path and the size; the complete bundle replaces it under the same name).
+  Capturer(Env& env, config::CaptureConfig config, Done on_early = nullptr);
   ~Capturer();
 
   void Capture(CaptureRequest request, Done done);
@@ -90,6 +92,7 @@ class Capturer {
   collect::CommandRunner runner_;
   RankCapture ranks_;
   std::deque<std::pair<CaptureRequest, Done>> queue_;
+  Done on_early_;
   std::shared_ptr<Job> job_;  // shared with the pool's work on it, which may outlive it
   std::unique_ptr<LoopTimer> early_timer_;     // see kEarlyWait
   std::unique_ptr<LoopTimer> deadline_timer_;  // see kCaptureDeadline

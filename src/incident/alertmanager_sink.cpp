@@ -19,6 +19,14 @@ void AlertmanagerSink::Recorded(const detect::Incident& incident) {
   }
 }
 
+void AlertmanagerSink::EarlyCaptured(const capture::CaptureOutcome& early) {
+  if (!may_write_()) {
+    return;
+  }
+  alerts_.Annotate(early.incident_id, {{"bundle", early.host + ":" + early.path},
+                                       {"report", "trainwatch report " + early.path}});
+}
+
 void AlertmanagerSink::Captured(const capture::CaptureOutcome& outcome) {
   if (outcome.path.empty() || !may_write_()) {
     return;

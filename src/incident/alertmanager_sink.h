@@ -23,6 +23,9 @@ class AlertmanagerSink final : public IncidentSink {
     alerts_.Configure(config.alertmanager);
   }
   void Recorded(const detect::Incident& incident) override;
+  // The bundle's path as soon as the early bundle is there: the on-call can open it while the
+  // ranks' stacks are still being taken (the complete bundle keeps the name).
+  void EarlyCaptured(const capture::CaptureOutcome& early) override;
   void Captured(const capture::CaptureOutcome& outcome) override;
   void Resolved(const ops::Resolution& resolution) override;
   void Stopping() override { alerts_.Stop(); }

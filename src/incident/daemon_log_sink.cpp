@@ -23,6 +23,11 @@ void DaemonLogSink::Recorded(const detect::Incident& incident) {
       incident.job.id.empty() ? "unknown" : incident.job.id, incident.job.node);
 }
 
+void DaemonLogSink::EarlyCaptured(const capture::CaptureOutcome& early) {
+  spdlog::info("incident {}: early bundle {} ({} bytes) {}", early.incident_id, early.path,
+               early.bytes, early.error);
+}
+
 void DaemonLogSink::Captured(const capture::CaptureOutcome& outcome) {
   if (!outcome.path.empty()) {
     spdlog::warn("incident {}: bundle {} ({}{}, {:.1f} s after the first firing line)",

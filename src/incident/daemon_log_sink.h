@@ -16,6 +16,7 @@ class DaemonLogSink final : public IncidentSink {
     firing_log_.Record(firing, disposition, open);
   }
   void Recorded(const detect::Incident& incident) override;
+  void EarlyCaptured(const capture::CaptureOutcome& early) override;
   void Captured(const capture::CaptureOutcome& outcome) override;
   void CaptureInterrupted(const capture::CaptureOutcome& outcome) override;
   void Resolved(const ops::Resolution& resolution) override;

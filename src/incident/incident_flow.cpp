@@ -63,7 +63,7 @@ void IncidentFlow::Configure(const config::DaemonConfig& config) {
   if (capturer_) {
     capturer_->Reconfigure(config_.capture);
   } else {
-    capturer_ = std::make_unique<capture::Capturer>(env_, config_.capture);
+    capturer_ = MakeCapturer();
   }
   builder_.set_settings({config_.incident.settle, config_.incident.cooldown});
   for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
@@ -134,9 +134,18 @@ void IncidentFlow::WriteSettled() {
 
 std::shared_ptr<const collect::Redactor> IncidentFlow::redactor_for_text() {
   if (!capturer_) {  // not configured yet: the built-in patterns
-    capturer_ = std::make_unique<capture::Capturer>(env_, config_.capture);
+    capturer_ = MakeCapturer();
   }
   return capturer_->redactor();
+}
+
+std::unique_ptr<capture::Capturer> IncidentFlow::MakeCapturer() {
+  return std::make_unique<capture::Capturer>(
+      env_, config_.capture, [this](const capture::CaptureOutcome& early) {
+        for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+          sink->EarlyCaptured(early);
+        }
+      });
 }
 
 void IncidentFlow::Manual(const std::string& reason, const ManualOptions& options,

@@ -109,6 +109,7 @@ class IncidentFlow final : public Pipeline {
   void WriteSettled();
   void Write(detect::Incident& incident, const ManualOptions& options, const Done& done);
   void Capture(const detect::Incident& incident, const ManualOptions& options, const Done& done);
+  std::unique_ptr<capture::Capturer> MakeCapturer();
   void Conclude(const detect::Incident& facts, const capture::CaptureOutcome& outcome,
                 const Done& done);
   void Resolve(const ops::Resolution& resolution);
@@ -123,7 +124,7 @@ class IncidentFlow final : public Pipeline {
   ops::RecurrenceBook recurrences_;
   ops::IncidentLifecycle lifecycle_;
   std::string host_;
-  std::unique_ptr<capture::Capturer> capturer_;
+  std::unique_ptr<capture::Capturer> capturer_;  // MakeCapturer: its early bundles to the sinks
   std::unique_ptr<LoopTimer> settle_;
   std::vector<std::string> capturing_;  // the incidents whose capture runs or waits
   bool aborted_ = false;

@@ -54,6 +54,9 @@ class IncidentSink {
   virtual void SettleEnded() {}
   // What the sink adds to a capture's request before it starts.
   virtual void AddToCapture(capture::CaptureRequest& /*request*/) const {}
+  // The capture's early bundle is on disk (`early.error` says what it still lacks); the
+  // complete one replaces it under the same name, and Captured follows.
+  virtual void EarlyCaptured(const capture::CaptureOutcome& /*early*/) {}
   // A capture ended: its bundle was written, or why not (in the outcome).
   virtual void Captured(const capture::CaptureOutcome& /*outcome*/) {}
   // The incident is done with: captured or not (capture off, warnings), with why there is no

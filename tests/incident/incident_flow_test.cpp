@@ -41,6 +41,10 @@ class RecordingSink final : public IncidentSink {
   void AddToCapture(capture::CaptureRequest& request) const override {
     heard_.push_back("add to capture " + request.incident.id);
   }
+  void EarlyCaptured(const capture::CaptureOutcome& early) override {
+    heard_.push_back("early bundle " + early.incident_id +
+                     (early.path.empty() || early.error.empty() ? ": no path or no why" : ""));
+  }
   void Captured(const capture::CaptureOutcome& outcome) override {
     heard_.push_back("captured " + outcome.incident_id +
                      (outcome.path.empty() ? ": " + outcome.error : ": bundle"));
@@ -229,9 +233,9 @@ TEST_F(IncidentFlowTest, ACaptureEndsWithItsBundleToldToEverySinkThenTheHooks) {
     env_.Advance(milliseconds(100));
   }
   ASSERT_TRUE(flow_->capture_idle());
-  EXPECT_EQ(heard_,
-            (Heard{"fired py.traceback: opened (1)", "recorded " + id, "add to capture " + id,
-                   "settle ended", "captured " + id + ": bundle", "concluded " + id + ": bundle"}));
+  EXPECT_EQ(heard_, (Heard{"fired py.traceback: opened (1)", "recorded " + id,
+                           "add to capture " + id, "settle ended", "early bundle " + id,
+                           "captured " + id + ": bundle", "concluded " + id + ": bundle"}));
   EXPECT_EQ(settled_, 2) << "settled, then captured";
 }
 
