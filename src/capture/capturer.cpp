@@ -19,6 +19,7 @@
 #include "capture/job_identity.h"
 #include "capture/manifest.h"
 #include "capture/speakers.h"
+#include "cluster/peer_record.h"
 #include "collect/container.h"
 #include "collect/process_collectors.h"
 
@@ -239,13 +240,9 @@ void Capturer::OnProcessesKnown() {
                               !job_->request.reason.empty() || job_->request.incident.peer)) {
     diagnose::JobClues clues;
     clues.progress = job_->request.progress;
-    for (const detect::Firing& firing : job_->request.incident.firings) {
-      if (firing.event.kind != rules::RuleKind::kWarning) {
-        if ((clues.first_error_rank = diagnose::RankOfLine(firing.event.text))) {
-          break;
-        }
-      }
-    }
+    // Only an error of its own makes a rank "the first to print an error": never a stall, a
+    // silence, or a peer's report of another's failure.
+    clues.first_error_rank = cluster::FirstFailingRank(job_->request.incident);
     ranks_.set_max_ranks(job_->config.max_ranks);
     ranks_.set_gdb_index_dir(job_->config.cache_dir.empty() ? std::string()
                                                             : job_->config.cache_dir + "/gdb");

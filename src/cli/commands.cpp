@@ -112,6 +112,23 @@ int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
         << rules::CauseName(it->first);
   }
   out << '\n';
+  // The rules whose lines tell of another process's failure: an operator who tunes them sees
+  // which never make a summary or a first failing rank while a rank has an error of its own.
+  for (const rules::Role role : {rules::Role::kConsequence, rules::Role::kReport}) {
+    std::string ids;
+    std::size_t count = 0;
+    for (const rules::Rule& rule : loaded->rules) {
+      if (rule.role == role) {
+        ids += (count++ == 0 ? "" : ", ") + rule.id;
+      }
+    }
+    if (count > 0) {
+      out << "trainwatch: " << count << " rules with role " << rules::RoleName(role) << " ("
+          << (role == rules::Role::kConsequence ? "what a rank suffers from another's failure"
+                                                : "a launcher telling of a worker's failure")
+          << "): " << ids << '\n';
+    }
+  }
   return kExitClean;
 }
 

@@ -7,6 +7,7 @@
 #include "core/printable.h"
 #include "core/untrusted_file.h"
 #include "detect/incident_json.h"
+#include "detect/incident_root.h"
 #include "diagnose/suspects.h"
 
 namespace trainwatch::cluster {
@@ -148,12 +149,11 @@ PeerRecord PeerRecordOf(const detect::Incident& incident) {
 }
 
 std::optional<int> FirstFailingRank(const detect::Incident& incident) {
-  for (const detect::Firing& firing : incident.firings) {
-    if (firing.event.kind != rules::RuleKind::kWarning) {
-      return diagnose::RankOfLine(firing.event.text);  // "[rank3]: ..."
-    }
+  const detect::Firing* root = detect::RootError(incident.firings);
+  if (root == nullptr) {
+    return std::nullopt;  // a hang, or only other ranks' reports of a failure: nobody is first
   }
-  return std::nullopt;
+  return root->rank ? root->rank : diagnose::RankOfLine(root->event.text);  // "[rank3]: ..."
 }
 
 std::string PeerRecordJson(const PeerRecord& record) {

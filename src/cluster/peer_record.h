@@ -48,7 +48,8 @@ struct PeerRecord {
 
 // The record of a written incident (job identity set), without bundle and suspects yet.
 PeerRecord PeerRecordOf(const detect::Incident& incident);
-// The rank its first alarm's line names in its launcher's prefix ("[rank3]: ..."), if any.
+// The rank that printed its root error (detect::RootError): the firing's rank, else the one
+// its launcher's prefix names ("[rank3]: ..."). None for a hang or only consequences.
 std::optional<int> FirstFailingRank(const detect::Incident& incident);
 
 // One line of JSON with "version".

@@ -28,6 +28,9 @@ struct Event {
   std::string frame;               // tracebacks: the innermost `File "...", line N, in F`
   bool cut = false;                // the line was longer than the cap and `text` is a piece of it
   rules::Verdict verdict;          // its rule's cause and action
+  // Its rule's role; a traceback that ends in a consequence's or report's line plays it too
+  // (detect/incident_root.h).
+  rules::Role role = rules::Role::kPrimary;
 };
 
 }  // namespace trainwatch::detect

@@ -33,7 +33,14 @@ struct Firing {
   // Pids that wrote the stream and exited before this fired (a crashed process is often gone
   // before its traceback is judged complete): its job restarted only once others write it.
   std::vector<int> departed_writers;
-  WallTime time{};
+  WallTime time{};  // when it fired: a traceback fires once its writer is quiet
+  // When its first line was read: what orders the firings of several ranks (the first to
+  // fail printed first, whichever rule decided first).
+  WallTime first_line_time{};
+  // The rank that wrote it: the launcher's prefix on its line ("[rank3]:"), else the rank in
+  // its writers' environment (a log per rank); unknown for a stream several ranks write
+  // without prefixes. Set by the incident pipeline (incident/firing_rank.h).
+  std::optional<int> rank;
   // Where a re-read of the stream would detect this event again (its line, or the header
   // of the traceback it ends): the daemon persists no offset past it until the incident is
   // written. Unknown (0/0) for events of no line.

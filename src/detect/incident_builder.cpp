@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/time_format.h"
+#include "detect/incident_root.h"
 
 namespace trainwatch::detect {
 namespace {
@@ -26,11 +27,6 @@ int Rank(rules::RuleKind kind) {
   }
   return 0;
 }
-
-// Within a kind, a line rule that names the failure ("gloo timed out") tells more than the
-// final line of whichever traceback came first (often a launcher's wrapper exception), or an
-// exit code. Only those events come without a summary of their own.
-int Specificity(const Event& event) { return event.summary.empty() ? 1 : 0; }
 
 std::string SummaryOf(const Event& event) {
   return event.summary.empty() ? event.text : event.summary;
@@ -64,7 +60,6 @@ IncidentBuilder::Disposition IncidentBuilder::Add(Firing firing, Clock::time_poi
     open_->opened = firing.time;
     open_->kind = firing.event.kind;
     open_->summary = SummaryOf(firing.event);
-    summary_specificity_ = Specificity(firing.event);
     opened_at_ = now;
     open_->rules.push_back(rule);
     last_opened_[rule] = now;
@@ -73,19 +68,14 @@ IncidentBuilder::Disposition IncidentBuilder::Add(Firing firing, Clock::time_poi
   }
   Incident& incident = *open_;
   tally_.Add(firing.event);
-  const int rank = Rank(firing.event.kind);
-  if (rank > Rank(incident.kind) ||
-      (rank == Rank(incident.kind) && Specificity(firing.event) > summary_specificity_)) {
-    incident.kind = firing.event.kind;
-    incident.summary = SummaryOf(firing.event);
-    summary_specificity_ = Specificity(firing.event);
-  }
   if (std::find(incident.rules.begin(), incident.rules.end(), rule) == incident.rules.end()) {
     incident.rules.push_back(rule);
   }
   last_opened_[rule] = opened_at_;
   if (incident.firings.size() < kMaxFirings) {
     incident.firings.push_back(std::move(firing));
+    MarkConsequentTracebacks(incident.firings);
+    Retell();
   } else {
     ++incident.more_firings;
   }
@@ -118,18 +108,17 @@ void IncidentBuilder::CrashCaught(const std::string& source, const std::string& 
 }
 
 void IncidentBuilder::Retell() {
-  const Firing* best = nullptr;
+  // Its kind is its most telling event's; its summary is its root's (detect/incident_root.h):
+  // a rank's own error, not a peer's "Connection closed" that followed it.
+  rules::RuleKind kind = rules::RuleKind::kWarning;
   for (const Firing& firing : open_->firings) {
-    if (best == nullptr || Rank(firing.event.kind) > Rank(best->event.kind) ||
-        (Rank(firing.event.kind) == Rank(best->event.kind) &&
-         Specificity(firing.event) > Specificity(best->event))) {
-      best = &firing;
+    if (Rank(firing.event.kind) > Rank(kind)) {
+      kind = firing.event.kind;
     }
   }
-  if (best != nullptr) {
-    open_->kind = best->event.kind;
-    open_->summary = SummaryOf(best->event);
-    summary_specificity_ = Specificity(best->event);
+  open_->kind = kind;
+  if (const Firing* root = RootFiring(open_->firings)) {
+    open_->summary = SummaryOf(root->event);
   }
 }
 

@@ -61,13 +61,12 @@ class IncidentBuilder {
 
  private:
   std::string NewId(WallTime wall_now);
-  // Takes the open incident's kind and summary from its most telling firing.
+  // Takes the open incident's kind from its most telling firing and its summary from its root.
   void Retell();
 
   IncidentSettings settings_;
   std::optional<Incident> open_;
   Clock::time_point opened_at_{};
-  int summary_specificity_ = 0;  // of the event the open incident's summary came from
   std::map<std::string, Clock::time_point> last_opened_;  // per rule
   VerdictTally tally_;                                    // of the open incident's firings
   std::uint32_t sequence_ = 0;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/time_format.h"
+#include "detect/incident_root.h"
 
 namespace trainwatch::detect {
 namespace {
@@ -38,6 +39,12 @@ std::string IncidentJson(const Incident& incident) {
     if (firing.event.cut) {
       entry["cut"] = true;
     }
+    if (firing.event.role != rules::Role::kPrimary) {
+      entry["role"] = rules::RoleName(firing.event.role);  // another's failure, suffered or told
+    }
+    if (firing.rank) {
+      entry["rank"] = *firing.rank;
+    }
     if (!firing.writers.empty()) {
       json writers = json::array();
       for (const source::WriterProcess& writer : firing.writers) {
@@ -66,6 +73,9 @@ std::string IncidentJson(const Incident& incident) {
                  {"closed", FormatUtc(incident.closed)},
                  {"opened_ms", EpochMillis(incident.opened)},
                  {"firings", std::move(firings)}};
+  if (const Firing* root = RootError(incident.firings); root != nullptr && root->rank) {
+    record["first_failing_rank"] = *root->rank;  // the rank that printed the root error
+  }
   if (!incident.reason.empty()) {
     record["reason"] = incident.reason;
   }

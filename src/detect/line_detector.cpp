@@ -74,6 +74,7 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
   Event event;
   event.rule_id = rule.id;
   event.verdict = rule.verdict;
+  event.role = rule.role;
   event.kind = rule.kind;
   event.line = batch.LineNumber(match.record);
   event.cut = batch.cut;
@@ -118,6 +119,7 @@ void LineDetector::EmitTracebacks(const Grouping& grouping, std::vector<Event>& 
     Event event;
     event.rule_id = rule.id;
     event.verdict = rule.verdict;
+    event.role = rule.role;
     // A traceback Python survives ("Exception ignored in ...") is worth a note, not a capture.
     event.kind = traceback.survived ? rules::RuleKind::kWarning : rule.kind;
     event.line = traceback.header_line;

@@ -125,6 +125,7 @@ detect::Firing StreamDetector::MakeFiring(detect::Event event, detect::WallTime 
   firing.head_bytes = identity_.fingerprint.length;
   firing.head_hash = identity_.fingerprint.hash;
   firing.time = wall;
+  firing.first_line_time = firing.event.line == 0 ? wall : ReadTimeOf(firing.event.line, wall);
   firing.writers = writers_;
   firing.departed_writers = departed_;
   return firing;
@@ -181,12 +182,25 @@ source::TailPosition StreamDetector::Durable(source::TailPosition read) const {
   return durable;
 }
 
-void StreamDetector::Remember(const source::LineBatch& batch, std::uint64_t batch_offset) {
+detect::WallTime StreamDetector::ReadTimeOf(std::uint64_t line, detect::WallTime wall) const {
+  if (batch_ != nullptr && line >= batch_->first_line) {
+    return wall;
+  }
+  for (const Recent& recent : recent_) {
+    if (recent.line == line) {
+      return recent.read;
+    }
+  }
+  return traceback_hold_ && traceback_hold_->next_line <= line ? traceback_hold_read_ : wall;
+}
+
+void StreamDetector::Remember(const source::LineBatch& batch, std::uint64_t batch_offset,
+                              detect::WallTime wall) {
   const std::size_t capacity = context_lines_ + kExtraRecentLines;
   const std::size_t first = batch.size() > capacity ? batch.size() - capacity : 0;
   for (std::size_t i = first; i < batch.size(); ++i) {
     recent_.push_back(
-        {batch.LineNumber(i), batch_offset + batch.Begin(i), Capped(batch.LastSegment(i))});
+        {batch.LineNumber(i), batch_offset + batch.Begin(i), Capped(batch.LastSegment(i)), wall});
   }
   if (recent_.size() > capacity) {
     recent_.erase(recent_.begin(),
@@ -213,6 +227,7 @@ void StreamDetector::OnBatch(const source::LineBatch& batch, std::uint64_t batch
   } else if (!traceback_hold_) {
     if (std::optional<std::uint64_t> offset = OffsetOf(open_line)) {
       traceback_hold_ = source::TailPosition{*offset, open_line};
+      traceback_hold_read_ = ReadTimeOf(open_line, wall);
     }
   }
   if (track_progress_) {
@@ -232,7 +247,7 @@ void StreamDetector::OnBatch(const source::LineBatch& batch, std::uint64_t batch
   if (!batch.cut || batch.size() > 0) {
     last_line_ = batch.LineNumber(batch.size() - 1);
   }
-  Remember(batch, batch_offset);
+  Remember(batch, batch_offset, wall);
   batch_ = nullptr;
   SwapRulesWhenIdle();
 }

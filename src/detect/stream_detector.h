@@ -127,13 +127,17 @@ class StreamDetector {
     std::uint64_t line;
     std::uint64_t offset;
     std::string text;
+    detect::WallTime read;  // when it was read: when its writer wrote it, near enough
   };
   StreamDetector(StreamIdentity identity, std::unique_ptr<detect::LineDetector> detector,
                  std::size_t context_lines, bool track_progress, SteadyTime created);
   void ParseProgress(std::string_view record, char separator, std::uint64_t line, SteadyTime now);
   std::vector<std::string> ContextBefore(std::uint64_t line) const;
   std::optional<std::uint64_t> OffsetOf(std::uint64_t line) const;
-  void Remember(const source::LineBatch& batch, std::uint64_t batch_offset);
+  void Remember(const source::LineBatch& batch, std::uint64_t batch_offset, detect::WallTime wall);
+  // When `line` was read (the batch under way's at `wall`); a line past the remembered ones
+  // is an open traceback's, read no sooner than its hold.
+  detect::WallTime ReadTimeOf(std::uint64_t line, detect::WallTime wall) const;
   void SwapRulesWhenIdle();
   // Where in the unfinished line the refreshes not yet parsed begin.
   std::size_t UnparsedFrom(std::string_view text, char separator) const;
@@ -164,6 +168,7 @@ class StreamDetector {
   std::uint64_t pending_line_ = 0;  // the unfinished line OnPending saw last
   std::size_t pending_parsed_ = 0;  // how much of it was parsed
   std::optional<source::TailPosition> traceback_hold_;
+  detect::WallTime traceback_hold_read_{};  // when the hold's line was read
   std::optional<source::TailPosition> incident_hold_;
   std::uint64_t lines_ = 0;
   std::uint64_t bytes_ = 0;

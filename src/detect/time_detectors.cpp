@@ -18,6 +18,7 @@ Event EventOf(const rules::Rule& rule) {
   event.rule_id = rule.id;
   event.kind = rule.kind;
   event.verdict = rule.verdict;
+  event.role = rule.role;
   return event;
 }
 

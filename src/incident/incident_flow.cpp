@@ -8,6 +8,7 @@
 #include "capture/job_identity.h"
 #include "capture/speakers.h"
 #include "detect/incident_json.h"
+#include "incident/firing_rank.h"
 #include "ops/firing_log.h"
 #include "ops/uncaptured_incidents.h"
 
@@ -85,6 +86,7 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
   const std::shared_ptr<const collect::Redactor> redactor = redactor_for_text();
   collect::RedactionCounts redacted;
   for (detect::Firing& firing : firings) {
+    firing.rank = RankOfFiring(firing, [this] { return processes_.Known(); });
     capture::RedactFiring(*redactor, firing, redacted);
     const ops::FiringLog::Said said = ops::FiringLog::Describe(firing);
     if (stream != nullptr) {

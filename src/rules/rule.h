@@ -85,6 +85,7 @@ struct Rule {
   std::vector<std::string> tags;
   std::string description;
   Verdict verdict;  // cause and action; unknown / inspect when the file gives none
+  Role role = Role::kPrimary;
   Detector detector;
   std::vector<Example> fires;
   std::vector<Example> quiet;

@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 constexpr std::uintmax_t kMaxRuleFileBytes = 4 << 20;
 
 const std::set<std::string, std::less<>> kRuleKeys = {
-    "id",        "kind",     "tags",    "description", "pattern",  "unless", "multiline",
-    "threshold", "progress", "silence", "exit",        "examples", "cause",  "action"};
+    "id",       "kind",    "tags", "description", "pattern", "unless", "multiline", "threshold",
+    "progress", "silence", "exit", "examples",    "cause",   "action", "role"};
 
 // A problem with a whole file (no line to point at).
 Diagnostic FileProblem(const std::string& file, std::string message) {
@@ -104,6 +104,9 @@ class RuleFileParser {
   std::optional<Action> ActionField(const YAML::Node& node, const std::string& label) {
     return EnumField(node, "action", label, ParseAction, kActionNames);
   }
+  std::optional<Role> RoleField(const YAML::Node& node, const std::string& label) {
+    return EnumField(node, "role", label, ParseRole, kRoleNames);
+  }
 
   void ParseVerdicts(const YAML::Node& list) {
     if (!list.IsSequence()) {
@@ -116,7 +119,7 @@ class RuleFileParser {
         continue;
       }
       yaml_.ForgetKeys();
-      yaml_.CheckKeys(node, {"rule", "cause", "action"}, "a verdict");
+      yaml_.CheckKeys(node, {"rule", "cause", "action", "role"}, "a verdict");
       VerdictOverride override;
       override.where = yaml_.Where(node);
       if (const YAML::Node rule = node["rule"]) {
@@ -131,10 +134,11 @@ class RuleFileParser {
       const std::string label = "verdict for '" + override.rule + "'";
       override.cause = CauseField(node, label);
       override.action = ActionField(node, label);
-      if (!node["cause"] && !node["action"]) {
-        yaml_.Fail(node, label + " sets neither 'cause' nor 'action'");
+      override.role = RoleField(node, label);
+      if (!node["cause"] && !node["action"] && !node["role"]) {
+        yaml_.Fail(node, label + " sets none of 'cause', 'action' and 'role'");
       }
-      if (!override.rule.empty() && (override.cause || override.action)) {
+      if (!override.rule.empty() && (override.cause || override.action || override.role)) {
         out_.overrides.push_back(std::move(override));
       }
     }
@@ -206,6 +210,9 @@ class RuleFileParser {
     }
     if (std::optional<Action> action = ActionField(node, label)) {
       rule.verdict.action = *action;
+    }
+    if (std::optional<Role> role = RoleField(node, label)) {
+      rule.role = *role;
     }
     ParseDetector(node, rule, label, yaml_);
     ParseExamples(node, rule, label);
@@ -287,6 +294,9 @@ void ApplyVerdictOverrides(LoadedRules& out) {
         }
         if (override.action) {
           rule.verdict.action = *override.action;
+        }
+        if (override.role) {
+          rule.role = *override.role;
         }
       }
     }

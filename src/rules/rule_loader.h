@@ -20,6 +20,7 @@ struct VerdictOverride {
   std::string rule;
   std::optional<Cause> cause;
   std::optional<Action> action;
+  std::optional<Role> role;
   SourceLocation where;
 };
 

@@ -28,6 +28,27 @@ std::optional<Cause> ParseCause(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view RoleName(Role role) {
+  switch (role) {
+    case Role::kPrimary:
+      return "primary";
+    case Role::kConsequence:
+      return "consequence";
+    case Role::kReport:
+      return "report";
+  }
+  return "primary";
+}
+
+std::optional<Role> ParseRole(std::string_view name) {
+  for (Role role : {Role::kPrimary, Role::kConsequence, Role::kReport}) {
+    if (RoleName(role) == name) {
+      return role;
+    }
+  }
+  return std::nullopt;
+}
+
 std::string_view ActionName(Action action) {
   switch (action) {
     case Action::kInspect:

@@ -30,4 +30,17 @@ struct Verdict {
   bool operator==(const Verdict&) const = default;
 };
 
+// The part a rule's line plays in a failure of several ranks. A consequence is what a rank
+// suffers from another's failure — a peer's "Connection closed by peer", "remote process
+// exited", a collective's timeout, a watchdog tearing the process down; a report is a
+// launcher or agent telling of a worker's failure — torchrun's ChildFailedError and exit-code
+// lines, mp.spawn's re-raise, mpirun's and srun's notices, a worker's SIGTERM from its agent.
+// Neither becomes the incident's summary or its first failing rank while some rank printed a
+// primary error of its own; a consequence names the failure better than a report.
+enum class Role { kPrimary, kConsequence, kReport };
+
+std::string_view RoleName(Role role);
+std::optional<Role> ParseRole(std::string_view name);
+inline constexpr std::string_view kRoleNames = "primary, consequence, report";
+
 }  // namespace trainwatch::rules

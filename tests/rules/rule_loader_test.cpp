@@ -259,7 +259,7 @@ TEST(RuleLoader, AVerdictThatNamesNoRuleOrSetsNothingIsAnError) {
   ASSERT_EQ(loaded.errors.size(), 3u);
   const std::string b = (dir / "b.yaml").string();
   EXPECT_EQ(FormatDiagnostic(loaded.errors[0]),
-            b + ":3:5: verdict for 'demo.xid' sets neither 'cause' nor 'action'");
+            b + ":3:5: verdict for 'demo.xid' sets none of 'cause', 'action' and 'role'");
   EXPECT_EQ(FormatDiagnostic(loaded.errors[1]),
             b + ":4:5: a verdict has no 'rule' (a rule id, or a glob like 'nvidia.xid.*')");
   EXPECT_EQ(FormatDiagnostic(loaded.errors[2]),

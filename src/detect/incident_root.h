@@ -1,0 +1,31 @@
+// The root of an incident of several ranks: which firing is the failure itself, not one of its
+// consequences (a peer's "Connection closed by peer", a watchdog's timeout, the launcher's
+// report) nor the hang it caused. The summary and the first failing rank come from it. Pure;
+// any thread.
+#pragma once
+
+#include <vector>
+
+#include "detect/incident.h"
+
+namespace trainwatch::detect {
+
+// The firing that tells the failure best, in this order: a primary error (a crash or device
+// firing of the rank's own) before a consequence, a consequence before a report, all before
+// a hang or silence, any alarm before a warning; a device firing before a crash; then the first
+// line written first (a traceback decides only once its writer is quiet, later than the lines after
+// it) — but among consequences and reports a line rule that names the failure first, as a
+// traceback's last line is often a launcher's re-raise around it; then a line rule before a
+// traceback. Null when none.
+const Firing* RootFiring(const std::vector<Firing>& firings);
+
+// The root when it is an error some rank printed of its own (a primary crash or device
+// firing): what "the first to fail" means. Null for a hang, a silence, or only consequences
+// and reports.
+const Firing* RootError(const std::vector<Firing>& firings);
+
+// A traceback whose exception line is a consequence's or a report's (a gloo "Connection
+// closed by peer", the launcher's ChildFailedError) plays that role too: marks it so.
+void MarkConsequentTracebacks(std::vector<Firing>& firings);
+
+}  // namespace trainwatch::detect

@@ -1,0 +1,141 @@
+// The root of a multi-rank failure: a rank's own error before what its peers suffered from it
+// (a gloo "Connection closed by peer") and before the launcher's report of it, whichever rule
+// decided first; the first line written first across streams; one stream's lines in order.
+#include "detect/incident_root.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "detect/incident_builder.h"
+
+namespace trainwatch::detect {
+namespace {
+
+using rules::Role;
+using rules::RuleKind;
+using std::chrono::seconds;
+
+const WallTime kWall = WallTime{} + seconds(1704164645);
+
+// A line rule's firing at `line` of `stream`, its line read `read_at` seconds in.
+Firing Line(const std::string& rule, Role role, std::uint64_t line,
+            RuleKind kind = RuleKind::kCrash, const std::string& stream = "/logs/ranks.log",
+            int read_at = 0) {
+  Firing firing;
+  firing.event.rule_id = rule;
+  firing.event.kind = kind;
+  firing.event.role = role;
+  firing.event.line = line;
+  firing.event.text = rule + " line";
+  firing.source = "train";
+  firing.stream = stream;
+  firing.first_line_time = kWall + seconds(read_at);
+  firing.time = firing.first_line_time + seconds(3);
+  return firing;
+}
+
+// A traceback from `line` to its exception line `summary_line`, which `summary` is.
+Firing Traceback(std::uint64_t line, std::uint64_t summary_line, const std::string& summary,
+                 Role role = Role::kPrimary, const std::string& stream = "/logs/ranks.log",
+                 int read_at = 0) {
+  Firing firing = Line("python.traceback", role, line, RuleKind::kCrash, stream, read_at);
+  firing.event.text = "Traceback (most recent call last):";
+  firing.event.summary = summary;
+  firing.event.summary_line = summary_line;
+  return firing;
+}
+
+// Rank 2 raises ValueError; ranks 0, 1 and 3 then fail on gloo, each a traceback whose last
+// line the gloo rule also fires on; torchrun reports. In the order the rules decided: the
+// line rules at once, the tracebacks after their quiet time.
+std::vector<Firing> ValueErrorThenPeers() {
+  std::vector<Firing> firings;
+  firings.push_back(Line("pytorch.gloo.error", Role::kConsequence, 30));
+  firings.push_back(Line("pytorch.gloo.error", Role::kConsequence, 41));
+  firings.push_back(Traceback(10, 20, "[rank2]: ValueError: bad batch at step 30"));
+  firings.push_back(Traceback(22, 30, "[rank0]: RuntimeError: Connection closed by peer"));
+  firings.push_back(Traceback(25, 41, "[rank1]: RuntimeError: Connection closed by peer"));
+  firings.push_back(Line("pytorch.elastic.worker_failed", Role::kReport, 60));
+  return firings;
+}
+
+TEST(IncidentRoot, ARanksOwnErrorIsTheRootWhateverDecidedFirst) {
+  std::vector<Firing> firings = ValueErrorThenPeers();
+  MarkConsequentTracebacks(firings);
+  EXPECT_EQ(firings[3].event.role, Role::kConsequence) << "its exception line is gloo's";
+  EXPECT_EQ(firings[4].event.role, Role::kConsequence);
+  EXPECT_EQ(firings[2].event.role, Role::kPrimary) << "rank 2's ValueError is its own";
+  const Firing* root = RootFiring(firings);
+  ASSERT_NE(root, nullptr);
+  EXPECT_EQ(root->event.summary, "[rank2]: ValueError: bad batch at step 30");
+  EXPECT_EQ(RootError(firings), root);
+}
+
+TEST(IncidentRoot, ATracebackIsMarkedOnlyByTheLineItEndsOnNotByAnotherRanksInterleaved) {
+  std::vector<Firing> firings;
+  // Rank 2's traceback runs from line 10 to 20; rank 0's gloo error is line 15, between.
+  firings.push_back(Traceback(10, 20, "[rank2]: ValueError: bad"));
+  firings.push_back(Line("pytorch.gloo.error", Role::kConsequence, 15));
+  MarkConsequentTracebacks(firings);
+  EXPECT_EQ(firings[0].event.role, Role::kPrimary);
+  firings.push_back(Line("pytorch.elastic.child_failed", Role::kReport, 40));
+  firings.push_back(
+      Traceback(31, 40, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"));
+  MarkConsequentTracebacks(firings);
+  EXPECT_EQ(firings[3].event.role, Role::kReport) << "the launcher's traceback reports";
+}
+
+TEST(IncidentRoot, WithOnlyConsequencesAndReportsNobodyFailedFirstAndAPeersErrorTellsIt) {
+  std::vector<Firing> firings;
+  firings.push_back(
+      Traceback(5, 15, "torch.multiprocessing.spawn.ProcessRaisedException:", Role::kReport));
+  firings.push_back(Line("pytorch.elastic.child_failed", Role::kReport, 15));
+  firings.push_back(Traceback(18, 25, "RuntimeError: Timed out waiting 1000ms for recv operation",
+                              Role::kConsequence));
+  firings.push_back(Line("pytorch.gloo.error", Role::kConsequence, 25));
+  const Firing* root = RootFiring(firings);
+  ASSERT_NE(root, nullptr);
+  EXPECT_EQ(root->event.rule_id, "pytorch.gloo.error") << "a consequence before a report";
+  EXPECT_EQ(RootError(firings), nullptr) << "no rank printed an error of its own";
+}
+
+TEST(IncidentRoot, AStallOrSilenceIsNeverAnErrorAndLosesToAnyCrash) {
+  std::vector<Firing> firings;
+  firings.push_back(Line("test.stall", Role::kPrimary, 3, RuleKind::kHang));
+  EXPECT_EQ(RootFiring(firings)->event.rule_id, "test.stall");
+  EXPECT_EQ(RootError(firings), nullptr);
+  firings.push_back(Line("pytorch.nccl.watchdog_timeout", Role::kConsequence, 9, RuleKind::kHang));
+  firings.push_back(Line("pytorch.gloo.error", Role::kConsequence, 12));
+  EXPECT_EQ(RootFiring(firings)->event.rule_id, "pytorch.gloo.error");
+}
+
+TEST(IncidentRoot, AcrossStreamsTheFirstLineReadFirstIsFirstNotTheFirstRuleToDecide) {
+  std::vector<Firing> firings;
+  // Rank 0's line error came first to the daemon, but rank 1's traceback began a second
+  // before it (it decided once rank 1 was quiet).
+  firings.push_back(
+      Line("t.cuda_error", Role::kPrimary, 80, RuleKind::kCrash, "/logs/rank0.log", 2));
+  firings.push_back(Traceback(40, 52, "ValueError: bad", Role::kPrimary, "/logs/rank1.log", 1));
+  EXPECT_EQ(RootFiring(firings)->stream, "/logs/rank1.log");
+  // A device firing outranks them both, whenever it came.
+  firings.push_back(Line("t.xid", Role::kPrimary, 0, RuleKind::kDevice, "kmsg", 9));
+  EXPECT_EQ(RootFiring(firings)->event.rule_id, "t.xid");
+}
+
+TEST(IncidentRoot, TheIncidentsSummaryIsItsRootsAsFiringsArrive) {
+  IncidentBuilder builder(
+      IncidentSettings{Duration(seconds(2)), Duration(std::chrono::minutes(5))});
+  const IncidentBuilder::Clock::time_point t0{std::chrono::hours(100)};
+  for (Firing& firing : ValueErrorThenPeers()) {
+    builder.Add(std::move(firing), t0);
+  }
+  const std::optional<Incident> incident = builder.TakeSettled(t0 + seconds(2), kWall);
+  ASSERT_TRUE(incident.has_value());
+  EXPECT_EQ(incident->summary, "[rank2]: ValueError: bad batch at step 30");
+  EXPECT_EQ(incident->kind, RuleKind::kCrash);
+}
+
+}  // namespace
+}  // namespace trainwatch::detect
