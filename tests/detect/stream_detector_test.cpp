@@ -66,7 +66,8 @@ class Feeder {
  public:
   explicit Feeder(StreamDetector& stream) : stream_(stream) {}
 
-  std::vector<Firing> Feed(std::string_view text, SteadyTime now = kT0) {
+  std::vector<Firing> Feed(std::string_view text, SteadyTime now = kT0,
+                           detect::WallTime wall = kWall) {
     std::vector<Firing> out;
     do {
       auto space = framer_.WritableSpace();
@@ -81,7 +82,7 @@ class Feeder {
         if (batch == nullptr) {
           break;
         }
-        stream_.OnBatch(*batch, offset, now, kWall, out);
+        stream_.OnBatch(*batch, offset, now, wall, out);
       }
     } while (!text.empty());
     return out;
@@ -184,6 +185,30 @@ TEST(StreamDetector, SuppressThroughDropsEventsAtOrBeforeThatLine) {
 constexpr const char* kTracebackStart =
     "Traceback (most recent call last):\n"
     "  File \"train.py\", line 10, in <module>\n";
+
+TEST(StreamDetector, ATracebackIsDatedByWhenItsHeaderWasReadNotWhenItClosed) {
+  for (const int frames : {1, 200}) {  // 200: the header has left the remembered lines
+    auto stream = MakeStream(detect::kTracebackRule);
+    Feeder feeder(*stream);
+    feeder.Feed("step 1\n", kT0, kWall);
+    feeder.Feed(kTracebackStart, kT0, kWall + seconds(1));
+    std::string middle;
+    for (int i = 0; i < frames; ++i) {
+      middle += "  File \"m.py\", line " + std::to_string(i + 1) + ", in f\n";
+    }
+    feeder.Feed(middle + "RuntimeError: boom\n", kT0, kWall + seconds(2));
+    std::vector<Firing> out;
+    stream->CloseTracebacks(kWall + seconds(5), out);
+    ASSERT_EQ(out.size(), 1u) << frames;
+    EXPECT_EQ(out[0].time, kWall + seconds(5)) << frames;
+    EXPECT_EQ(out[0].first_line_time, kWall + seconds(1)) << frames;
+  }
+  auto stream = MakeStream(kOomRule);
+  Feeder feeder(*stream);
+  const std::vector<Firing> out = feeder.Feed("out of memory\n", kT0, kWall + seconds(7));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].first_line_time, kWall + seconds(7)) << "a line rule: its own batch";
+}
 
 TEST(StreamDetector, AnOpenTracebackHoldsDurableAtItsHeaderUntilItCloses) {
   auto stream = MakeStream(detect::kTracebackRule);

@@ -224,6 +224,33 @@ TEST(RuleLoader, AnUnknownCauseOrActionIsAnErrorAtItsPlace) {
             "exclude_node, cancel_retries, reboot_node, inspect)");
 }
 
+TEST(RuleLoader, ARuleSaysTheRoleItsLinePlaysAndAnOperatorMayChangeIt) {
+  namespace fs = std::filesystem;
+  const trainwatch::testing::TempDir temp;
+  const fs::path& dir = temp.path();
+  std::ofstream(dir / "10-shipped.yaml")
+      << "rules:\n  - id: demo.peer\n    kind: crash\n    role: consequence\n"
+         "    tags: [train]\n    description: X\n    pattern: 'closed by peer'\n"
+         "    examples: {fires: [closed by peer], quiet: [b]}\n"
+         "  - id: demo.own\n    kind: crash\n    tags: [train]\n    description: Y\n"
+         "    pattern: 'boom'\n    examples: {fires: [boom], quiet: [b]}\n";
+  LoadedRules loaded = LoadRulePaths({dir.string()});
+  ASSERT_TRUE(loaded.errors.empty()) << FormatDiagnostic(loaded.errors.front());
+  EXPECT_EQ(loaded.rules[0].role, Role::kConsequence);
+  EXPECT_EQ(loaded.rules[1].role, Role::kPrimary) << "the default";
+  std::ofstream(dir / "50-site.yaml") << "verdicts:\n  - {rule: demo.peer, role: primary}\n"
+                                         "  - {rule: demo.own, role: report}\n";
+  loaded = LoadRulePaths({dir.string()});
+  ASSERT_TRUE(loaded.errors.empty()) << FormatDiagnostic(loaded.errors.front());
+  EXPECT_EQ(loaded.rules[0].role, Role::kPrimary);
+  EXPECT_EQ(loaded.rules[1].role, Role::kReport);
+  EXPECT_EQ(FirstError("rules:\n  - id: demo.x\n    kind: crash\n    role: victim\n"
+                       "    tags: [train]\n    description: X\n    pattern: 'a'\n"
+                       "    examples: {fires: [a], quiet: [b]}\n"),
+            "pack.yaml:4:11: rule 'demo.x': unknown role 'victim' (expected primary, "
+            "consequence, report)");
+}
+
 TEST(RuleLoader, AnOperatorsVerdictsOverrideTheShippedOnesInLoadOrder) {
   namespace fs = std::filesystem;
   const trainwatch::testing::TempDir temp;

@@ -1,0 +1,129 @@
+"""Multi-rank gloo jobs that fail the ways real ones do, launched the way torchrun does.
+
+The launcher (this script without --worker) starts --ranks workers, each a process of its
+own with RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set, whose stdout and
+stderr go to LOG_DIR/rank<N>.log (what torchrun's --redirects writes: one log per rank, the
+rank its only writer). Like torchrun's --tee it copies every line of them to its own stdout
+with a "[rank<N>]:" prefix (one log for all ranks). When a worker fails it says so as torchrun
+does ("failed (exitcode: 1) local_rank: 2 ..."), stops the others with SIGTERM, and exits 1.
+(Debian's torchrun cannot --tee under Python 3.11, so the launcher is this one.)
+
+Scenarios:
+  value_error  rank --culprit raises ValueError at step --at; its peers, inside all_reduce,
+               fail on gloo ("Connection closed by peer") once its process is gone.
+
+usage: /usr/bin/python3 rank_failures.py --scenario value_error --log-dir DIR
+           [--ranks N] [--culprit R] [--at STEP]
+"""
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+
+def worker(args):
+    import torch
+    import torch.distributed as dist
+
+    rank = int(os.environ["RANK"])
+    dist.init_process_group("gloo")
+    print(f"rank {rank}: process group ready (gloo, world_size {dist.get_world_size()})",
+          flush=True)
+    tensor = torch.ones(1024)
+    for step in range(1000):
+        if args.scenario == "value_error" and rank == args.culprit and step == args.at:
+            raise ValueError(f"bad batch at step {step}")
+        dist.all_reduce(tensor)
+        if step % 5 == 0:
+            print(f"rank {rank}: step {step}", flush=True)
+        time.sleep(0.05)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tee(rank, path, done):
+    """Copies the lines of `path` to stdout with torchrun's prefix until `done` and EOF."""
+    with open(path, "rb") as log:
+        pending = b""
+        while True:
+            chunk = log.read(65536)
+            if chunk:
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    sys.stdout.buffer.write(b"[rank%d]: " % rank + line + b"\n")
+                sys.stdout.flush()
+            elif done.is_set():
+                return
+            else:
+                time.sleep(0.02)
+
+
+def launch(args):
+    os.makedirs(args.log_dir, exist_ok=True)
+    port = free_port()
+    print(f"launching {args.ranks} ranks (scenario {args.scenario}, port {port})", flush=True)
+    workers, tees, done = [], [], threading.Event()
+    for rank in range(args.ranks):
+        env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(args.ranks),
+                   LOCAL_WORLD_SIZE=str(args.ranks), MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
+        path = os.path.join(args.log_dir, f"rank{rank}.log")
+        with open(path, "ab") as log:
+            workers.append(subprocess.Popen(
+                [sys.executable, __file__, "--worker"] + sys.argv[1:],
+                env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+        thread = threading.Thread(target=tee, args=(rank, path, done), daemon=True)
+        thread.start()
+        tees.append(thread)
+    failed = None
+    while failed is None and any(w.poll() is None for w in workers):
+        for rank, w in enumerate(workers):
+            if w.poll() not in (None, 0):
+                failed = rank
+                break
+        time.sleep(0.05)
+    if failed is not None:
+        time.sleep(1.0)  # torchrun's monitor interval: the peers report meanwhile
+        w = workers[failed]
+        print(f"ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: "
+              f"{w.returncode}) local_rank: {failed} (pid: {w.pid}) of binary: {sys.executable}",
+              flush=True)
+        for rank, other in enumerate(workers):
+            if other.poll() is None:
+                print(f"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process "
+                      f"{other.pid} closing signal SIGTERM", flush=True)
+                other.send_signal(signal.SIGTERM)
+    for w in workers:
+        w.wait()
+    done.set()
+    for thread in tees:
+        thread.join()
+    return 1 if failed is not None else 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--scenario", choices=["value_error"], required=True)
+    p.add_argument("--log-dir", required=True)
+    p.add_argument("--ranks", type=int, default=4)
+    p.add_argument("--culprit", type=int, default=2)
+    p.add_argument("--at", type=int, default=20)
+    p.add_argument("--worker", action="store_true")
+    args = p.parse_args()
+    if args.worker:
+        worker(args)
+        return 0
+    return launch(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
