@@ -166,6 +166,15 @@ std::vector<json> ReadIncidentRecords(std::string_view text) {
       }
       return;
     }
+    if (record["follow_up_for"].is_string()) {
+      if (const auto at = index.find(record["follow_up_for"].get<std::string>());
+          at != index.end()) {
+        json follow_up = std::move(record);
+        follow_up.erase("follow_up_for");
+        incidents[at->second]["follow_ups"].push_back(std::move(follow_up));
+      }
+      return;
+    }
     if (!record["bundle_for"].is_string()) {
       return;
     }
@@ -234,8 +243,12 @@ int RunIncidentsShow(const IncidentsOptions& options, std::ostream& out, std::os
     return 0;
   }
   out << "incident   " << Text(record, "id") << " (" << Text(record, "kind") << ")\n"
-      << "summary    " << Text(record, "summary") << "\n"
-      << "opened     " << Text(record, "opened") << "  closed " << Text(record, "closed") << "\n"
+      << "summary    " << Text(record, "summary") << "\n";
+  if (record.contains("first_failing_rank")) {
+    out << "first      rank " << record["first_failing_rank"].dump()
+        << " printed the error its peers' failures followed\n";
+  }
+  out << "opened     " << Text(record, "opened") << "  closed " << Text(record, "closed") << "\n"
       << "verdict    cause " << Text(record, "cause") << ", action " << Text(record, "action")
       << ": " << Text(record, "verdict") << "\n"
       << "state      " << State(record) << "\n"
@@ -253,6 +266,11 @@ int RunIncidentsShow(const IncidentsOptions& options, std::ostream& out, std::os
   }
   if (record.contains("more_firings")) {
     out << "  (and " << record["more_firings"].dump() << " more)\n";
+  }
+  for (const json& follow_up : record.value("follow_ups", json::array())) {
+    out << "follow-up  " << Text(follow_up, "time") << " " << Text(follow_up, "rule") << " at "
+        << Text(follow_up, "stream") << ": " << Text(follow_up, "summary") << " ("
+        << Text(follow_up, "why") << ")\n";
   }
   if (!Text(record, "ranks").empty()) {
     out << "ranks      " << Text(record, "ranks") << "\n";

@@ -21,6 +21,8 @@ namespace fs = std::filesystem;
 constexpr std::uintmax_t kMaxConfigBytes = 1 << 20;
 constexpr const char* kDefaultStateDir = "${STATE_DIRECTORY:-~/.local/state/trainwatch}";
 constexpr std::uint32_t kMaxContextLines = 1000;
+// A follow-up window longer than a day would join a new hang to a failure long fixed.
+constexpr Duration kMaxFollowUp{24LL * 60 * 60 * 1000};
 // A longer settle is almost surely a typo (1h for 1s): every bundle would wait that long, and
 // the crashed process's state would be gone by then.
 constexpr Duration kMaxSettle = std::chrono::minutes(10);
@@ -172,10 +174,10 @@ class DaemonConfigParser {
   }
 
   void ParseIncident(const YAML::Node& node) {
-    if (!IsMap(yaml_, node, "incident", "{settle, cooldown, context_lines}")) {
+    if (!IsMap(yaml_, node, "incident", "{settle, cooldown, follow_up, context_lines}")) {
       return;
     }
-    yaml_.CheckKeys(node, {"settle", "cooldown", "context_lines"}, "incident");
+    yaml_.CheckKeys(node, {"settle", "cooldown", "follow_up", "context_lines"}, "incident");
     IncidentConfig& incident = config_.incident;
     if (const YAML::Node settle = node["settle"]) {
       if (auto value = yaml_.DurationField(settle, "incident settle")) {
@@ -189,6 +191,15 @@ class DaemonConfigParser {
     if (const YAML::Node cooldown = node["cooldown"]) {
       if (auto value = yaml_.DurationField(cooldown, "incident cooldown")) {
         incident.cooldown = *value;
+      }
+    }
+    if (const YAML::Node follow_up = node["follow_up"]) {
+      if (auto value = yaml_.DurationField(follow_up, "incident follow_up")) {
+        if (*value > kMaxFollowUp) {
+          yaml_.Fail(follow_up, "incident follow_up must be at most 24h");
+        } else {
+          incident.follow_up = *value;
+        }
       }
     }
     if (const YAML::Node lines = node["context_lines"]) {

@@ -12,6 +12,8 @@
 //   incident:
 //     settle: 2s          # events this soon after the first join its incident (0s..10m)
 //     cooldown: 5m        # a rule that opened or joined an incident opens no other this soon
+//     follow_up: 30m      # a stall or silence of a job this soon after its crash, a death or
+//                         # a peer's incident joins that one, no second capture (0s: off; <=24h)
 //     context_lines: 20   # lines before an event kept with it (0..1000)
 //   watch:
 //     mode: auto              # auto (inotify, else polling) | inotify | poll
@@ -89,6 +91,10 @@ struct SourceConfig {
 struct IncidentConfig {
   Duration settle{2000};
   Duration cooldown{300000};
+  // A hang (stall, silence) of the same job this soon after a crash, device or peer incident
+  // of it is that failure's follow-up, not an incident of its own: the job's collective
+  // timeout, by default NCCL's and gloo's 30 minutes. 0: off.
+  Duration follow_up{30LL * 60 * 1000};
   std::uint32_t context_lines = 20;
 };
 

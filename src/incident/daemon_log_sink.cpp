@@ -28,6 +28,14 @@ void DaemonLogSink::EarlyCaptured(const capture::CaptureOutcome& early) {
                early.bytes, early.error);
 }
 
+void DaemonLogSink::FollowedUp(const std::string& incident_id, const detect::Firing& firing,
+                               const std::string& why) {
+  spdlog::warn(
+      "{} fired at {}:{}: {} — joins incident {} as a follow-up ({}); no capture of its own",
+      firing.event.rule_id, firing.stream, firing.event.line,
+      firing.event.summary.empty() ? firing.event.text : firing.event.summary, incident_id, why);
+}
+
 void DaemonLogSink::Captured(const capture::CaptureOutcome& outcome) {
   if (!outcome.path.empty()) {
     spdlog::warn("incident {}: bundle {} ({}{}, {:.1f} s after the first firing line)",

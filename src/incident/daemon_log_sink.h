@@ -19,6 +19,8 @@ class DaemonLogSink final : public IncidentSink {
   void EarlyCaptured(const capture::CaptureOutcome& early) override;
   void Captured(const capture::CaptureOutcome& outcome) override;
   void CaptureInterrupted(const capture::CaptureOutcome& outcome) override;
+  void FollowedUp(const std::string& incident_id, const detect::Firing& firing,
+                  const std::string& why) override;
   void Resolved(const ops::Resolution& resolution) override;
   void FillSnapshot(ops::DaemonSnapshot& snapshot) const override {
     snapshot.firings_without_incident = firing_log_.quiet_firings();

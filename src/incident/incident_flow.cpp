@@ -88,6 +88,13 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
   for (detect::Firing& firing : firings) {
     firing.rank = RankOfFiring(firing, [this] { return processes_.Known(); });
     capture::RedactFiring(*redactor, firing, redacted);
+    if (std::optional<FollowUps::Joined> joined = follow_ups_.Of(
+            firing, now, [this](const detect::Firing& hang) { return JobIdOf(hang); })) {
+      for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+        sink->FollowedUp(joined->incident_id, firing, joined->why);
+      }
+      continue;  // the same failure: no incident of its own, no second capture
+    }
     const ops::FiringLog::Said said = ops::FiringLog::Describe(firing);
     if (stream != nullptr) {
       // Held before Add moves the firing; released when the incident is written (or at
@@ -193,11 +200,22 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
   lifecycle_.Open(incident, env_.SteadyNow() - std::chrono::duration_cast<Duration>(ago));
   ++incidents_written_;
   last_incident_ = incident.id;
+  follow_ups_.Remember(incident, env_.SteadyNow(), config_.incident.follow_up);
   for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
     sink->Recorded(incident);
   }
   owner_.recorded();
   Capture(incident, options, done);
+}
+
+std::string IncidentFlow::JobIdOf(const detect::Firing& firing) const {
+  std::vector<std::string_view> environs;
+  std::vector<std::optional<uid_t>> uids;
+  for (const source::WriterProcess& writer : firing.writers) {
+    environs.push_back(writer.environ);
+    uids.push_back(writer.uid);
+  }
+  return capture::IdentifyJob(environs, config_.cluster, host_, uids).id;
 }
 
 detect::JobIdentity IncidentFlow::JobOf(const detect::Incident* incident) const {

@@ -18,6 +18,7 @@
 #include "core/env.h"
 #include "detect/incident_builder.h"
 #include "detect/stream_detector.h"
+#include "incident/follow_ups.h"
 #include "incident/incident_sink.h"
 #include "incident/job_processes.h"
 #include "ops/daemon_snapshot.h"
@@ -73,6 +74,8 @@ class IncidentFlow final : public Pipeline {
   // The job and node: from `incident`'s writers' environments (when given), then the other
   // processes known to write the watched streams.
   detect::JobIdentity JobOf(const detect::Incident* incident) const;
+  // The job id `firing`'s writers name (or the config's); empty when none does.
+  std::string JobIdOf(const detect::Firing& firing) const;
   // `trainwatch incidents ack ID`: resolves an incident this daemon follows, and records it.
   // Fails for one it does not follow (resolved already, never open here, or forgotten past
   // IncidentLifecycle::kMaxOpen): the client checks the log and records it there itself.
@@ -121,6 +124,7 @@ class IncidentFlow final : public Pipeline {
   std::vector<std::unique_ptr<IncidentSink>> sinks_;
   config::DaemonConfig config_;
   detect::IncidentBuilder builder_{{}};
+  FollowUps follow_ups_;
   ops::RecurrenceBook recurrences_;
   ops::IncidentLifecycle lifecycle_;
   std::string host_;

@@ -41,6 +41,17 @@ void IncidentLogSink::CaptureInterrupted(const capture::CaptureOutcome& outcome)
   RecordBundle(outcome);
 }
 
+void IncidentLogSink::FollowedUp(const std::string& incident_id, const detect::Firing& firing,
+                                 const std::string& why) {
+  if (!may_write_()) {
+    return;
+  }
+  if (Status recorded = log_.AppendFollowUp(incident_id, firing, why); !recorded) {
+    spdlog::error("cannot record the follow-up of incident {}: {}", incident_id,
+                  recorded.error().message);
+  }
+}
+
 void IncidentLogSink::Resolved(const ops::Resolution& resolution) {
   if (!may_write_()) {
     return;

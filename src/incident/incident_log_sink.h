@@ -24,6 +24,8 @@ class IncidentLogSink final : public IncidentSink {
   void Recorded(const detect::Incident& incident) override;
   void Captured(const capture::CaptureOutcome& outcome) override;
   void CaptureInterrupted(const capture::CaptureOutcome& outcome) override;
+  void FollowedUp(const std::string& incident_id, const detect::Firing& firing,
+                  const std::string& why) override;
   void Resolved(const ops::Resolution& resolution) override;
   // What a full disk refused is tried once more.
   void Stopping() override;

@@ -65,6 +65,10 @@ class IncidentSink {
                          const capture::CaptureOutcome& /*outcome*/) {}
   // The daemon stopped during the capture: the outcome says so (an early bundle may stay).
   virtual void CaptureInterrupted(const capture::CaptureOutcome& /*outcome*/) {}
+  // `firing`, a hang of the job of incident `incident_id` soon after it failed, joined that
+  // incident instead of opening one (incident/follow_ups.h); `why` says so in words.
+  virtual void FollowedUp(const std::string& /*incident_id*/, const detect::Firing& /*firing*/,
+                          const std::string& /*why*/) {}
   // A followed incident resolved (progress, a restart, an ack).
   virtual void Resolved(const ops::Resolution& /*resolution*/) {}
   // The daemon stops: what runs is killed, what waits is dropped.

@@ -70,6 +70,24 @@ std::string ResolutionJson(const Resolution& resolution) {
   return record.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+Status IncidentLog::AppendFollowUp(const std::string& id, const detect::Firing& firing,
+                                   const std::string& why) {
+  json record = {
+      {"follow_up_for", id},
+      {"rule", firing.event.rule_id},
+      {"kind", rules::RuleKindName(firing.event.kind)},
+      {"source", firing.source},
+      {"stream", firing.stream},
+      {"line", firing.event.line},
+      {"summary", firing.event.summary.empty() ? firing.event.text : firing.event.summary},
+      {"time", FormatUtc(firing.time)},
+      {"why", why}};
+  if (firing.rank) {
+    record["rank"] = *firing.rank;
+  }
+  return AppendLine(record.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
 Status IncidentLog::AppendResolved(const Resolution& resolution) {
   return AppendLine(ResolutionJson(resolution));
 }

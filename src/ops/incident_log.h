@@ -66,6 +66,11 @@ class IncidentLog {
   // An incident resolved: {"resolved": id, "how": "progress"|"restart"|"ack", "why", "at",
   // "at_ms", "open_seconds"}.
   Status AppendResolved(const Resolution& resolution);
+  // A hang that joined incident `id` after it was recorded (incident/follow_ups.h):
+  // {"follow_up_for": id, "rule", "kind", "source", "stream", "line", "summary", "rank",
+  //  "time", "why"}.
+  Status AppendFollowUp(const std::string& id, const detect::Firing& firing,
+                        const std::string& why);
   // Reads the last kTailBytes of the log (older incidents are past every cooldown and far
   // behind every saved offset).
   Result<IncidentHistory> ReadHistory() const;

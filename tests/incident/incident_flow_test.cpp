@@ -56,6 +56,10 @@ class RecordingSink final : public IncidentSink {
   void CaptureInterrupted(const capture::CaptureOutcome& outcome) override {
     heard_.push_back("interrupted " + outcome.incident_id + ": " + outcome.error);
   }
+  void FollowedUp(const std::string& incident_id, const detect::Firing& firing,
+                  const std::string& why) override {
+    heard_.push_back("follow-up " + incident_id + ": " + firing.event.rule_id + " (" + why + ")");
+  }
   void Resolved(const ops::Resolution& resolution) override {
     heard_.push_back("resolved " + resolution.id + " by " +
                      std::string(ops::ResolvedByName(resolution.by)));
@@ -174,6 +178,33 @@ TEST_F(IncidentFlowTest, FiringsWithinTheSettleTimeJoinOneIncident) {
   ASSERT_EQ(sink_->recorded.size(), 1u);
   EXPECT_EQ(sink_->recorded[0].firings.size(), 2u);
   EXPECT_EQ(heard_[1], "fired nccl.error: joined (2)");
+}
+
+TEST_F(IncidentFlowTest, AStallOfTheCrashedJobJoinsItsIncidentAndIsCapturedOnce) {
+  config_.capture.enabled = true;
+  Start();
+  Fire(Crash("py.traceback"));
+  env_.Advance(milliseconds(2000));
+  ASSERT_EQ(sink_->recorded.size(), 1u);
+  const std::string id = sink_->recorded[0].id;
+  for (int i = 0; i < 50 && !flow_->capture_idle(); ++i) {
+    env_.Advance(milliseconds(100));
+  }
+  heard_.clear();
+  env_.Advance(milliseconds(8000));  // the survivors wait in a collective; their bar stalls
+  detect::Firing stall = Crash("test.stall", "Epoch 0: 45%");
+  stall.event.kind = rules::RuleKind::kHang;
+  Fire(stall);
+  env_.Advance(milliseconds(3000));
+  EXPECT_EQ(sink_->recorded.size(), 1u) << "no incident of its own";
+  EXPECT_TRUE(flow_->capture_idle()) << "no second capture";
+  EXPECT_EQ(heard_, (Heard{"follow-up " + id +
+                           ": test.stall (a hang of the same job within 30m of crash)"}));
+  // Past the window, a stall is a hang of its own.
+  env_.Advance(milliseconds(31 * 60 * 1000));
+  Fire(stall);
+  env_.Advance(milliseconds(2000));
+  EXPECT_EQ(sink_->recorded.size(), 2u);
 }
 
 TEST_F(IncidentFlowTest, TheSameRuleWithinItsCooldownOpensNothing) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "integration/daemon_fixture.h"
+#include "support/run_binary.h"
 
 namespace trainwatch::testing {
 namespace {
@@ -24,13 +25,11 @@ class RankFailuresTest : public DaemonTest {
   // `rank_dir`; the one incident it made (a failed assertion otherwise).
   Json OneIncidentOf(const std::string& scenario, const std::string& console,
                      const std::string& rank_dir) {
-    JobProcess job(JobScript("rank_failures.py"),
-                   {"--scenario", scenario, "--log-dir", rank_dir, "--ranks", "4", "--culprit",
-                    "2"},
-                   console);
+    JobProcess job(
+        JobScript("rank_failures.py"),
+        {"--scenario", scenario, "--log-dir", rank_dir, "--ranks", "4", "--culprit", "2"}, console);
     EXPECT_EQ(job.Wait(120s), 1);
-    EXPECT_TRUE(WaitUntil([&] { return !ReadIncidents(state()).empty(); }, 15s))
-        << daemon_->Log();
+    EXPECT_TRUE(WaitUntil([&] { return !ReadIncidents(state()).empty(); }, 15s)) << daemon_->Log();
     std::this_thread::sleep_for(2500ms);  // past the settle: anything split off shows now
     const std::vector<Json> incidents = ReadIncidents(state());
     EXPECT_EQ(incidents.size(), 1u) << daemon_->Log();
@@ -67,6 +66,36 @@ TEST_F(RankFailuresTest, ALogPerRankNamesTheRankThatRaisedFromItsWritersRank) {
   StartDaemon();
   const Json incident = OneIncidentOf("value_error", Dir("console.log"), Dir("logs/ranks"));
   ExpectTheCulpritsOwnError(incident);
+}
+
+TEST_F(RankFailuresTest, PeersThatHangAfterTheCulpritRaisedFollowItsIncidentUp) {
+  WriteConfig({.settle = "2s", .paths = "logs/console.log"});
+  StartDaemon();
+  JobProcess job(JobScript("rank_failures.py"),
+                 {"--scenario", "value_error_lingers", "--log-dir", Dir("ranks"), "--ranks", "4",
+                  "--culprit", "2"},
+                 Dir("logs/console.log"));
+  // The survivors' step lines stop with the culprit's traceback; the test pack's stall is 3 s.
+  const auto followed_up = [&] {
+    return daemon_->Log().find("as a follow-up") != std::string::npos;
+  };
+  EXPECT_TRUE(WaitUntil(followed_up, 90s)) << daemon_->Log();
+  job.KillGroup();
+  const std::vector<Json> incidents = ReadIncidents(state());
+  ASSERT_EQ(incidents.size(), 1u) << daemon_->Log();
+  EXPECT_EQ(incidents[0].value("summary", ""), "ValueError: bad batch at step 20")
+      << incidents[0].dump(1);
+  EXPECT_EQ(incidents[0].value("first_failing_rank", -1), 2);
+  const RunResult shown =
+      RunBinary({TrainwatchBinary(), "incidents", "show", incidents[0]["id"].get<std::string>(),
+                 "--json", "--config", config()});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const Json record = Json::parse(shown.out);
+  ASSERT_TRUE(record.contains("follow_ups")) << record.dump(1);
+  EXPECT_EQ(record["follow_ups"][0].value("rule", ""), "test.stall") << record.dump(1);
+  EXPECT_NE(record["follow_ups"][0].value("why", "").find("a hang of the same job within 30m"),
+            std::string::npos)
+      << record.dump(1);
 }
 
 }  // namespace

@@ -11,6 +11,10 @@ does ("failed (exitcode: 1) local_rank: 2 ..."), stops the others with SIGTERM, 
 Scenarios:
   value_error  rank --culprit raises ValueError at step --at; its peers, inside all_reduce,
                fail on gloo ("Connection closed by peer") once its process is gone.
+  value_error_lingers
+               the same, but the culprit's process lingers after printing its traceback
+               (a handler that catches, logs and never exits): its peers hang in all_reduce,
+               as NCCL's do, until the job is killed.
 
 usage: /usr/bin/python3 rank_failures.py --scenario value_error --log-dir DIR
            [--ranks N] [--culprit R] [--at STEP]
@@ -23,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 
 
 def worker(args):
@@ -35,8 +40,16 @@ def worker(args):
           flush=True)
     tensor = torch.ones(1024)
     for step in range(1000):
-        if args.scenario == "value_error" and rank == args.culprit and step == args.at:
-            raise ValueError(f"bad batch at step {step}")
+        if args.scenario.startswith("value_error") and rank == args.culprit and step == args.at:
+            if args.scenario == "value_error":
+                raise ValueError(f"bad batch at step {step}")
+            try:
+                raise ValueError(f"bad batch at step {step}")
+            except ValueError:
+                traceback.print_exc()
+                sys.stderr.flush()
+                while True:
+                    time.sleep(1)
         dist.all_reduce(tensor)
         if step % 5 == 0:
             print(f"rank {rank}: step {step}", flush=True)
@@ -112,7 +125,7 @@ def launch(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--scenario", choices=["value_error"], required=True)
+    p.add_argument("--scenario", choices=["value_error", "value_error_lingers"], required=True)
     p.add_argument("--log-dir", required=True)
     p.add_argument("--ranks", type=int, default=4)
     p.add_argument("--culprit", type=int, default=2)
