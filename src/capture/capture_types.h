@@ -12,6 +12,7 @@
 #include "cluster/peer_record.h"
 #include "core/env.h"
 #include "detect/incident.h"
+#include "diagnose/stack_verdict.h"
 #include "diagnose/suspects.h"
 #include "source/writers.h"
 
@@ -65,6 +66,7 @@ struct CaptureOutcome {
   // The ranks (capture.stacks): where each group of ranks is, and the suspects.
   std::string ranks_summary;  // "ranks 0-2: all_reduce at train.py:88; rank 3: sleep at ..."
   std::vector<diagnose::Suspect> suspects;
+  std::optional<diagnose::StackVerdict> stacks_say;  // what the stacks say the hang is
   std::string devices_note;  // busy devices during the capture: "a long compile or step ...?"
   double ranks_seconds = 0;
   std::string host;  // where it was captured

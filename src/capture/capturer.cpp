@@ -22,6 +22,7 @@
 #include "cluster/peer_record.h"
 #include "collect/container.h"
 #include "collect/process_collectors.h"
+#include "detect/incident_root.h"
 
 namespace trainwatch::capture {
 namespace {
@@ -243,6 +244,7 @@ void Capturer::OnProcessesKnown() {
     // Only an error of its own makes a rank "the first to print an error": never a stall, a
     // silence, or a peer's report of another's failure.
     clues.first_error_rank = cluster::FirstFailingRank(job_->request.incident);
+    clues.error_printed = detect::RootError(job_->request.incident.firings) != nullptr;
     ranks_.set_max_ranks(job_->config.max_ranks);
     ranks_.set_gdb_index_dir(job_->config.cache_dir.empty() ? std::string()
                                                             : job_->config.cache_dir + "/gdb");

@@ -64,6 +64,11 @@ std::string Identity(const collect::RankProcess& process) {
 
 std::string SummaryText(const RankReport& report) {
   std::string text = "# The ranks at the moment of capture (trainwatch)\n\n";
+  if (report.stack_verdict) {
+    text += fmt::format("The stacks say: {} (cause {}, action {})\n\n", report.stack_verdict->says,
+                        rules::CauseName(report.stack_verdict->verdict.cause),
+                        rules::ActionName(report.stack_verdict->verdict.action));
+  }
   for (const RankEvidence& rank : report.ranks) {
     text += fmt::format("{} pid {} ({}): {}\n", rank.process.label(), rank.process.pid,
                         rank.process.comm, Identity(rank.process));
@@ -215,6 +220,11 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
     states.push_back(std::move(state));
   }
   report.diagnosis = diagnose::Diagnose(states, clues);
+  std::optional<int> world_size;
+  for (const RankEvidence& rank : report.ranks) {
+    world_size = std::max(world_size, rank.process.identity.world_size);
+  }
+  report.stack_verdict = diagnose::JudgeStacks(states, world_size, clues.error_printed);
   for (std::size_t i = 0; i < report.ranks.size(); ++i) {
     report.ranks[i].where = report.ranks[i].alive
                                 ? diagnose::DescribeStack(states[i].python, states[i].native)
@@ -286,13 +296,16 @@ std::string RanksJson(const RankReport& report) {
     groups.push_back(
         {{"ranks", group.labels}, {"where", group.where}, {"in_collective", group.in_collective}});
   }
-  json out = {{"ranks", std::move(ranks)},
-              {"launchers", report.launchers},
-              {"groups", std::move(groups)},
-              {"suspects", diagnose::SuspectsJson(report.diagnosis.suspects)},
-              {"summary", report.diagnosis.Summary()},
-              {"cpu_window_seconds", report.cpu_window_seconds},
-              {"seconds", report.seconds}};
+  json out = {
+      {"ranks", std::move(ranks)},
+      {"verdict", report.stack_verdict ? json(diagnose::StackVerdictJson(*report.stack_verdict))
+                                       : json(nullptr)},
+      {"launchers", report.launchers},
+      {"groups", std::move(groups)},
+      {"suspects", diagnose::SuspectsJson(report.diagnosis.suspects)},
+      {"summary", report.diagnosis.Summary()},
+      {"cpu_window_seconds", report.cpu_window_seconds},
+      {"seconds", report.seconds}};
   if (!report.notes.empty()) {
     out["notes"] = report.notes;
   }

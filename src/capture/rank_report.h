@@ -12,6 +12,7 @@
 #include "collect/device_utilization.h"
 #include "collect/rank_map.h"
 #include "collect/redactor.h"
+#include "diagnose/stack_verdict.h"
 #include "diagnose/suspects.h"
 
 namespace trainwatch::capture {
@@ -42,6 +43,8 @@ struct RankReport {
   std::vector<collect::DeviceUtilization> devices;
   std::string devices_note;
   diagnose::RankDiagnosis diagnosis;
+  // What the stacks say the hang is, when they say (diagnose/stack_verdict.h).
+  std::optional<diagnose::StackVerdict> stack_verdict;
   // "ranks": its artifacts (ranks/<rank>/..., ranks/summary.txt) and status.
   collect::CollectorResult result;
 };

@@ -59,7 +59,8 @@ struct RankProgress {
 
 // What the daemon's streams say of the ranks, beside their stacks.
 struct JobClues {
-  std::optional<int> first_error_rank;  // the rank whose line fired first (RankOfLine)
+  std::optional<int> first_error_rank;  // the rank that printed the root error, when known
+  bool error_printed = false;           // some rank printed an error of its own (a crash)
   std::vector<RankProgress> progress;
 };
 

@@ -19,4 +19,12 @@ nlohmann::json SuspectsJson(const std::vector<Suspect>& suspects, const std::str
   return out;
 }
 
+nlohmann::json StackVerdictJson(const StackVerdict& verdict) {
+  return {{"kind", verdict.kind},
+          {"cause", rules::CauseName(verdict.verdict.cause)},
+          {"action", rules::ActionName(verdict.verdict.action)},
+          {"says", verdict.says},
+          {"culprits", verdict.culprits}};
+}
+
 }  // namespace trainwatch::diagnose

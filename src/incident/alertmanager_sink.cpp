@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <map>
+#include <string>
+
 namespace trainwatch::incident {
 
 AlertmanagerSink::AlertmanagerSink(Env& env, const Pipeline& pipeline, std::string store_path,
@@ -35,10 +38,14 @@ void AlertmanagerSink::Captured(const capture::CaptureOutcome& outcome) {
   for (const diagnose::Suspect& suspect : outcome.suspects) {
     suspects.push_back(suspect.label + ": " + suspect.reason);
   }
-  alerts_.Annotate(outcome.incident_id,
-                   {{"bundle", outcome.host + ":" + outcome.path},
-                    {"report", "trainwatch report " + outcome.path},
-                    {"suspects", fmt::format("{}", fmt::join(suspects, "; "))}});
+  std::map<std::string, std::string> annotations = {
+      {"bundle", outcome.host + ":" + outcome.path},
+      {"report", "trainwatch report " + outcome.path},
+      {"suspects", fmt::format("{}", fmt::join(suspects, "; "))}};
+  if (outcome.stacks_say) {
+    annotations["stacks_say"] = outcome.stacks_say->says;
+  }
+  alerts_.Annotate(outcome.incident_id, annotations);
 }
 
 void AlertmanagerSink::Resolved(const ops::Resolution& resolution) {

@@ -47,6 +47,11 @@ void DaemonLogSink::Captured(const capture::CaptureOutcome& outcome) {
   if (!outcome.ranks_summary.empty()) {
     spdlog::warn("incident {}: {}", outcome.incident_id, outcome.ranks_summary);
   }
+  if (outcome.stacks_say) {
+    spdlog::warn("incident {}: the stacks say {} (cause {}, action {})", outcome.incident_id,
+                 outcome.stacks_say->says, rules::CauseName(outcome.stacks_say->verdict.cause),
+                 rules::ActionName(outcome.stacks_say->verdict.action));
+  }
   if (!outcome.devices_note.empty()) {
     spdlog::warn("incident {}: {}", outcome.incident_id, outcome.devices_note);
   }

@@ -47,6 +47,9 @@ Status IncidentLog::AppendBundle(const capture::CaptureOutcome& outcome) {
   if (!outcome.ranks_summary.empty()) {
     record["ranks"] = outcome.ranks_summary;
     record["suspects"] = diagnose::SuspectsJson(outcome.suspects, outcome.host);
+    if (outcome.stacks_say) {
+      record["stacks_say"] = diagnose::StackVerdictJson(*outcome.stacks_say);
+    }
   }
   if (!outcome.devices_note.empty()) {
     record["devices"] = outcome.devices_note;

@@ -99,6 +99,26 @@ std::string Href(const std::string& path) {
   return Escape(href);
 }
 
+// What the ranks' stacks say the hang is, when they say it: the sentence a person needs.
+std::string StacksSay(const json& manifest) {
+  const json ranks = ObjectField(manifest, "ranks");
+  const json verdict = ObjectField(ranks, "verdict");
+  if (verdict.empty()) {
+    return {};
+  }
+  return fmt::format(
+      "<p id=\"stacks-say\">The stacks say: <strong>{}</strong> (cause {}, action {})</p>\n",
+      Escape(TextOf(verdict, "says")), Escape(TextOf(verdict, "cause")),
+      Escape(ActionText(TextOf(verdict, "action"))));
+}
+
+std::string FirstFailingRank(const json& incident) {
+  const std::string rank = TextOf(incident, "first_failing_rank");
+  return rank.empty() ? std::string()
+                      : "<p id=\"first-rank\">First failing rank: <strong>rank " + Escape(rank) +
+                            "</strong> printed the error the others followed</p>\n";
+}
+
 std::string Header(const json& manifest) {
   const json incident = ObjectField(manifest, "incident");
   const std::string cause = TextOf(incident, "cause");
@@ -108,11 +128,12 @@ std::string Header(const json& manifest) {
       "{}</p>\n<h1 id=\"summary\">{}</h1>\n"
       "<p id=\"answer\"><span class=\"cause\">Cause: <strong>{}</strong></span> "
       "<span class=\"action\">Action: <strong>{}</strong></span></p>\n"
-      "<p id=\"why\">{}</p>\n",
+      "<p id=\"why\">{}</p>\n{}",
       Escape(cause), Escape(TextOf(incident, "kind")), Escape(TextOf(incident, "id")),
       Escape(TextOf(manifest, "host")), Escape(TextOf(incident, "opened")),
       Escape(TextOf(manifest, "created")), Escape(TextOf(incident, "summary")), Escape(cause),
-      Escape(ActionText(TextOf(incident, "action"))), Escape(TextOf(incident, "verdict")));
+      Escape(ActionText(TextOf(incident, "action"))), Escape(TextOf(incident, "verdict")),
+      StacksSay(manifest) + FirstFailingRank(incident));
   const auto recurrence = incident.find("recurrence");
   const int count =
       recurrence != incident.end() && recurrence->is_number_integer() ? recurrence->get<int>() : 1;

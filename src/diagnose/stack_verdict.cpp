@@ -1,0 +1,219 @@
+#include "diagnose/stack_verdict.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace trainwatch::diagnose {
+namespace {
+
+using collect::StackFrame;
+
+bool FileEndsWith(const StackFrame& frame, std::string_view tail) {
+  return frame.file.size() >= tail.size() &&
+         frame.file.compare(frame.file.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+bool IsOwnCode(const StackFrame& frame) {
+  return !frame.file.empty() && frame.file.find("/site-packages/") == std::string::npos &&
+         frame.file.find("/dist-packages/") == std::string::npos &&
+         frame.file.find("/lib/python3") == std::string::npos &&
+         frame.file.rfind("<frozen", 0) != 0;
+}
+
+// The innermost frame of the job's own code (not a library's), if any.
+const StackFrame* OwnFrame(const RankState& rank) {
+  for (const StackFrame& frame : rank.python) {
+    if (IsOwnCode(frame)) {
+      return &frame;
+    }
+  }
+  return nullptr;
+}
+
+// Its main thread waits to acquire a lock the job's own code takes: CPython's lock acquire in
+// its native frames right under a frame of the job's code (`with lock:` or `lock.acquire()`
+// blocks in C), or threading's Python-level acquire. Not a queue's or an event's wait, nor a
+// join: those wait on a condition inside the library, which is no deadlock by itself.
+bool WaitsForLock(const RankState& rank) {
+  if (!rank.python.empty() && rank.python.front().function == "acquire" &&
+      FileEndsWith(rank.python.front(), "/threading.py")) {
+    return true;
+  }
+  const bool c_acquire =
+      std::any_of(rank.native.begin(), rank.native.end(), [](const StackFrame& frame) {
+        return frame.function.find("PyThread_acquire_lock") != std::string::npos ||
+               frame.function == "acquire_timed" ||
+               frame.function == "lock_PyThread_acquire_lock" || frame.function == "rlock_acquire";
+      });
+  return c_acquire && !rank.python.empty() && IsOwnCode(rank.python.front());
+}
+
+bool HasFrame(const RankState& rank, std::string_view function, std::string_view file_tail) {
+  return std::any_of(rank.python.begin(), rank.python.end(), [&](const StackFrame& frame) {
+    return frame.function == function && FileEndsWith(frame, file_tail);
+  });
+}
+
+bool WaitsForDataLoader(const RankState& rank) {
+  for (const char* function : {"_try_get_data", "_get_data", "_next_data"}) {
+    if (HasFrame(rank, function, "torch/utils/data/dataloader.py")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool InRendezvous(const RankState& rank) {
+  for (const StackFrame& frame : rank.python) {
+    if (frame.file.find("torch/distributed/") == std::string::npos) {
+      continue;
+    }
+    for (const char* function :
+         {"rendezvous", "_store_based_barrier", "_create_c10d_store", "init_process_group",
+          "_tcp_rendezvous_handler", "_env_rendezvous_handler", "next_rendezvous"}) {
+      if (frame.function == function) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::string Where(const RankState& rank) { return DescribeStack(rank.python, rank.native); }
+
+std::string Verb(const std::vector<std::string>& labels, const char* one, const char* many) {
+  return labels.size() == 1 ? one : many;
+}
+
+}  // namespace
+
+std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks,
+                                        std::optional<int> world_size, bool error_printed) {
+  std::vector<const RankState*> alive;
+  std::vector<std::string> gone;
+  for (const RankState& rank : ranks) {
+    if (rank.alive) {
+      alive.push_back(&rank);
+    } else {
+      gone.push_back(rank.label);
+    }
+  }
+  if (alive.empty()) {
+    return std::nullopt;
+  }
+  for (const RankState* rank : alive) {
+    if (WaitsForDataLoader(*rank)) {
+      return StackVerdict{"dataloader",
+                          {rules::Cause::kApplication, rules::Action::kInspect},
+                          rank->label + " waits for its DataLoader workers (" + Where(*rank) +
+                              "): a worker is stuck in the dataset's __getitem__ or died",
+                          {rank->label}};
+    }
+  }
+  // A deadlock: a rank's main thread waits for a lock, outside any collective.
+  for (const RankState* rank : alive) {
+    if (!WaitsForLock(*rank) || InCollective(rank->python, rank->native)) {
+      continue;
+    }
+    StackVerdict verdict{
+        "deadlock", {rules::Cause::kApplication, rules::Action::kInspect}, "", {rank->label}};
+    verdict.says = "deadlock: " + rank->label + "'s main thread waits for a lock " + Where(*rank);
+    if (const StackFrame* own = OwnFrame(*rank)) {
+      const auto holders =
+          std::count_if(rank->python.begin(), rank->python.end(),
+                        [&](const StackFrame& frame) { return frame.function == own->function; });
+      if (holders > 1) {
+        verdict.says += " that it already holds (" + own->function + " is on its stack twice)";
+      }
+    }
+    return verdict;
+  }
+  // The rendezvous: ranks waiting for the others to join.
+  std::vector<std::string> meeting;
+  for (const RankState* rank : alive) {
+    if (InRendezvous(*rank)) {
+      meeting.push_back(rank->label);
+    }
+  }
+  if (!meeting.empty() && world_size && static_cast<int>(ranks.size()) < *world_size) {
+    std::set<int> present;
+    for (const RankState& rank : ranks) {
+      if (rank.rank) {
+        present.insert(*rank.rank);
+      }
+    }
+    std::vector<std::string> missing;
+    for (int r = 0; r < *world_size && missing.size() < 16; ++r) {
+      if (!present.contains(r)) {
+        missing.push_back("rank " + std::to_string(r));
+      }
+    }
+    return StackVerdict{
+        "rendezvous",
+        {rules::Cause::kInfrastructure, rules::Action::kRetry},
+        JoinLabels(meeting) + Verb(meeting, " waits", " wait") + " in the rendezvous; " +
+            JoinLabels(missing) + " of " + std::to_string(*world_size) +
+            Verb(missing, " never joined", " never joined") +
+            " (not started by the launcher, or on a node that cannot reach this one)",
+        {}};
+  }
+  // Collectives: who waits where.
+  std::map<std::string, std::vector<std::string>> waiting;  // where -> labels
+  std::vector<std::string> outside;
+  for (const RankState* rank : alive) {
+    if (InCollective(rank->python, rank->native)) {
+      waiting[Where(*rank)].push_back(rank->label);
+    } else {
+      outside.push_back(rank->label);
+    }
+  }
+  if (waiting.size() > 1) {
+    // The largest group is the norm; the others called something else.
+    auto norm = std::max_element(waiting.begin(), waiting.end(), [](const auto& a, const auto& b) {
+      return a.second.size() < b.second.size();
+    });
+    const bool tied = std::count_if(waiting.begin(), waiting.end(), [&](const auto& group) {
+                        return group.second.size() == norm->second.size();
+                      }) > 1;
+    StackVerdict verdict{"collective_mismatch",
+                         {rules::Cause::kApplication, rules::Action::kInspect},
+                         "collective mismatch: ",
+                         {}};
+    bool first = true;
+    for (const auto& [where, labels] : waiting) {
+      if (!tied && where == norm->first) {
+        continue;
+      }
+      verdict.says += (first ? "" : "; ") + JoinLabels(labels) + " in " + where;
+      first = false;
+      if (!tied) {
+        verdict.culprits.insert(verdict.culprits.end(), labels.begin(), labels.end());
+      }
+    }
+    if (!tied) {
+      verdict.says += " while " + JoinLabels(norm->second) + " in " + norm->first;
+    }
+    return verdict;
+  }
+  if (!gone.empty() && !waiting.empty()) {
+    const auto& [where, labels] = *waiting.begin();
+    return StackVerdict{"rank_gone",
+                        {rules::Cause::kUnknown, rules::Action::kInspect},
+                        JoinLabels(gone) + Verb(gone, " is gone", " are gone") + " while " +
+                            JoinLabels(labels) + Verb(labels, " waits", " wait") + " in " + where,
+                        gone};
+  }
+  if (waiting.size() == 1 && outside.empty() && gone.empty() && !error_printed) {
+    const auto& [where, labels] = *waiting.begin();
+    return StackVerdict{
+        "all_waiting",
+        {rules::Cause::kInfrastructure, rules::Action::kRetry},
+        "every rank here (" + JoinLabels(labels) + ") waits in " + where +
+            ", none out of step and none gone: the network, or a rank on another node",
+        {}};
+  }
+  return std::nullopt;
+}
+
+}  // namespace trainwatch::diagnose

@@ -1,0 +1,131 @@
+// What the stacks say a hang is: a collective mismatch, a deadlock, a DataLoader wait, ranks
+// missing from the rendezvous, a rank gone, or every rank waiting (the network or another
+// node) — each from stacks shaped as py-bt and eu-stack give them, innermost frame first.
+#include "diagnose/stack_verdict.h"
+
+#include <gtest/gtest.h>
+
+namespace trainwatch::diagnose {
+namespace {
+
+using collect::StackFrame;
+
+const char* const kC10d = "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py";
+
+std::vector<StackFrame> In(const char* collective, int line) {
+  return {{"wait", "", 0},
+          {collective, kC10d, 1541},
+          {"train", "/job/job.py", line},
+          {"<module>", "/job/job.py", 200}};
+}
+
+RankState Rank(int rank, std::vector<StackFrame> python, std::vector<StackFrame> native = {}) {
+  RankState state;
+  state.label = "rank " + std::to_string(rank);
+  state.rank = rank;
+  state.pid = 100 + rank;
+  state.python = std::move(python);
+  state.native = std::move(native);
+  return state;
+}
+
+TEST(JudgeStacks, ARankInAnotherCollectiveIsAMismatchAndTheCulprit) {
+  const std::vector<RankState> ranks = {
+      Rank(0, In("all_reduce", 157)), Rank(1, In("all_reduce", 157)), Rank(2, In("broadcast", 154)),
+      Rank(3, In("all_reduce", 157))};
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 4, false);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->kind, "collective_mismatch");
+  EXPECT_EQ(verdict->says,
+            "collective mismatch: rank 2 in broadcast at job.py:154 while ranks 0, 1, 3 in "
+            "all_reduce at job.py:157");
+  EXPECT_EQ(verdict->verdict.cause, rules::Cause::kApplication);
+  EXPECT_EQ(verdict->culprits, (std::vector<std::string>{"rank 2"}));
+}
+
+TEST(JudgeStacks, TheSameCollectiveFromAnotherCallSiteIsAMismatchToo) {
+  const std::vector<RankState> ranks = {Rank(0, In("all_reduce", 157)),
+                                        Rank(1, In("all_reduce", 157)),
+                                        Rank(2, In("all_reduce", 171))};
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 3, false);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->culprits, (std::vector<std::string>{"rank 2"}));
+}
+
+TEST(JudgeStacks, AMainThreadBlockedOnALockItTakesIsADeadlock) {
+  // `with self.lock:` in log_metrics, called from log_metrics: CPython blocks in C.
+  const std::vector<StackFrame> python = {{"log_metrics", "/job/job.py", 91},
+                                          {"log_metrics", "/job/job.py", 95},
+                                          {"train", "/job/job.py", 140}};
+  const std::vector<StackFrame> native = {{"__futex_abstimed_wait_common", "", 0},
+                                          {"PyThread_acquire_lock_timed", "", 0},
+                                          {"lock_PyThread_acquire_lock", "", 0}};
+  const std::vector<RankState> ranks = {Rank(0, In("all_reduce", 157)), Rank(1, python, native)};
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 2, false);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->kind, "deadlock");
+  EXPECT_EQ(verdict->says,
+            "deadlock: rank 1's main thread waits for a lock in log_metrics at job.py:91 that it "
+            "already holds (log_metrics is on its stack twice)");
+  EXPECT_EQ(verdict->culprits, (std::vector<std::string>{"rank 1"}));
+}
+
+TEST(JudgeStacks, AQueueOrEventWaitInsideALibraryIsNoDeadlock) {
+  const std::vector<StackFrame> python = {{"wait", "/usr/lib/python3.11/threading.py", 320},
+                                          {"get", "/usr/lib/python3.11/queue.py", 171},
+                                          {"consume", "/job/job.py", 60}};
+  const std::vector<StackFrame> native = {{"PyThread_acquire_lock_timed", "", 0}};
+  const std::vector<RankState> ranks = {Rank(0, python, native)};
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 1, false);
+  EXPECT_FALSE(verdict && verdict->kind == "deadlock");
+}
+
+TEST(JudgeStacks, ARankWaitingForItsDataLoaderWorkersIsNamed) {
+  const std::vector<StackFrame> python = {
+      {"get", "/usr/lib/python3.11/queue.py", 180},
+      {"_try_get_data", "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", 1133},
+      {"_next_data", "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", 1295},
+      {"train", "/job/job.py", 40}};
+  const std::vector<RankState> ranks = {Rank(0, In("all_reduce", 157)), Rank(1, python)};
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 2, false);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->kind, "dataloader");
+  EXPECT_EQ(verdict->culprits, (std::vector<std::string>{"rank 1"}));
+}
+
+TEST(JudgeStacks, RanksInTheRendezvousWithOneMissingSayWhichNeverJoined) {
+  const std::vector<StackFrame> meeting = {{"_store_based_barrier", kC10d, 300},
+                                           {"init_process_group", kC10d, 760},
+                                           {"main", "/job/job.py", 20}};
+  const std::vector<RankState> ranks = {Rank(0, meeting), Rank(1, meeting), Rank(2, meeting)};
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 4, false);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->kind, "rendezvous");
+  EXPECT_EQ(verdict->verdict.cause, rules::Cause::kInfrastructure);
+  EXPECT_NE(verdict->says.find("rank 3 of 4 never joined"), std::string::npos) << verdict->says;
+}
+
+TEST(JudgeStacks, ARankGoneWhileItsPeersWaitIsThatRank) {
+  std::vector<RankState> ranks = {Rank(0, In("all_reduce", 157)), Rank(1, In("all_reduce", 157)),
+                                  Rank(2, In("all_reduce", 157)), Rank(3, {})};
+  ranks[3].alive = false;
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 4, false);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->kind, "rank_gone");
+  EXPECT_EQ(verdict->says, "rank 3 is gone while ranks 0-2 wait in all_reduce at job.py:157");
+  EXPECT_EQ(verdict->culprits, (std::vector<std::string>{"rank 3"}));
+}
+
+TEST(JudgeStacks, EveryRankInTheSameCollectiveWithNoErrorIsTheNetworkOrAnotherNode) {
+  const std::vector<RankState> ranks = {Rank(0, In("all_reduce", 157)),
+                                        Rank(1, In("all_reduce", 157))};
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 2, false);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->kind, "all_waiting");
+  EXPECT_EQ(verdict->verdict.cause, rules::Cause::kInfrastructure);
+  EXPECT_TRUE(verdict->culprits.empty());
+  EXPECT_FALSE(JudgeStacks(ranks, 2, true)) << "after a rank's own error, waiting follows it";
+}
+
+}  // namespace
+}  // namespace trainwatch::diagnose
