@@ -21,24 +21,26 @@ bool IsOwnCode(const StackFrame& frame) {
          frame.file.rfind("<frozen", 0) != 0;
 }
 
-// The innermost frame of the job's own code (not a library's), if any.
-const StackFrame* OwnFrame(const RankState& rank) {
-  for (const StackFrame& frame : rank.python) {
-    if (IsOwnCode(frame)) {
-      return &frame;
-    }
-  }
-  return nullptr;
+std::string Basename(const std::string& file) {
+  const std::size_t slash = file.rfind('/');
+  return slash == std::string::npos ? file : file.substr(slash + 1);
 }
 
-// Its main thread waits to acquire a lock the job's own code takes: CPython's lock acquire in
-// its native frames right under a frame of the job's code (`with lock:` or `lock.acquire()`
-// blocks in C), or threading's Python-level acquire. Not a queue's or an event's wait, nor a
-// join: those wait on a condition inside the library, which is no deadlock by itself.
-bool WaitsForLock(const RankState& rank) {
-  if (!rank.python.empty() && rank.python.front().function == "acquire" &&
-      FileEndsWith(rank.python.front(), "/threading.py")) {
-    return true;
+// The frame of the job's own code whose lock its main thread waits to acquire, or null. A
+// `with lock:` or `lock.acquire()` blocks in C: py-bt shows the built-in `__enter__` or
+// `acquire` right above the job's frame, or no frame (CPython's lock acquire is then in the
+// native frames). Not a queue's or an event's wait, nor a join: those wait on a condition
+// inside the library, which is no deadlock by itself.
+const StackFrame* LockTaker(const RankState& rank) {
+  std::size_t at = 0;
+  bool builtin_acquire = false;
+  if (!rank.python.empty() && rank.python.front().file.empty() &&
+      (rank.python.front().function == "__enter__" || rank.python.front().function == "acquire")) {
+    builtin_acquire = true;
+    at = 1;
+  }
+  if (at >= rank.python.size() || !IsOwnCode(rank.python[at])) {
+    return nullptr;
   }
   const bool c_acquire =
       std::any_of(rank.native.begin(), rank.native.end(), [](const StackFrame& frame) {
@@ -46,7 +48,7 @@ bool WaitsForLock(const RankState& rank) {
                frame.function == "acquire_timed" ||
                frame.function == "lock_PyThread_acquire_lock" || frame.function == "rlock_acquire";
       });
-  return c_acquire && !rank.python.empty() && IsOwnCode(rank.python.front());
+  return builtin_acquire || c_acquire ? &rank.python[at] : nullptr;
 }
 
 bool HasFrame(const RankState& rank, std::string_view function, std::string_view file_tail) {
@@ -113,19 +115,21 @@ std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks,
   }
   // A deadlock: a rank's main thread waits for a lock, outside any collective.
   for (const RankState* rank : alive) {
-    if (!WaitsForLock(*rank) || InCollective(rank->python, rank->native)) {
+    const StackFrame* taker = LockTaker(*rank);
+    if (taker == nullptr || InCollective(rank->python, rank->native)) {
       continue;
     }
     StackVerdict verdict{
         "deadlock", {rules::Cause::kApplication, rules::Action::kInspect}, "", {rank->label}};
-    verdict.says = "deadlock: " + rank->label + "'s main thread waits for a lock " + Where(*rank);
-    if (const StackFrame* own = OwnFrame(*rank)) {
-      const auto holders =
-          std::count_if(rank->python.begin(), rank->python.end(),
-                        [&](const StackFrame& frame) { return frame.function == own->function; });
-      if (holders > 1) {
-        verdict.says += " that it already holds (" + own->function + " is on its stack twice)";
-      }
+    verdict.says = "deadlock: " + rank->label + "'s main thread waits for a lock in " +
+                   taker->function + " at " + Basename(taker->file) + ":" +
+                   std::to_string(taker->line);
+    const auto takers =
+        std::count_if(rank->python.begin(), rank->python.end(), [&](const StackFrame& frame) {
+          return frame.function == taker->function && frame.file == taker->file;
+        });
+    if (takers > 1) {
+      verdict.says += " that it already holds (" + taker->function + " is on its stack twice)";
     }
     return verdict;
   }

@@ -70,6 +70,19 @@ TEST(JudgeStacks, AMainThreadBlockedOnALockItTakesIsADeadlock) {
   EXPECT_EQ(verdict->culprits, (std::vector<std::string>{"rank 1"}));
 }
 
+TEST(JudgeStacks, ALockWhosePyBtShowsTheBuiltInEnterIsADeadlockWithoutNativeFrames) {
+  const std::vector<StackFrame> python = {{"__enter__", "", 0},
+                                          {"log_metrics", "/job/job.py", 44},
+                                          {"log_metrics", "/job/job.py", 47},
+                                          {"worker", "/job/job.py", 90}};
+  const std::optional<StackVerdict> verdict =
+      JudgeStacks({Rank(0, In("all_reduce", 157)), Rank(1, python)}, 2, false);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->says,
+            "deadlock: rank 1's main thread waits for a lock in log_metrics at job.py:44 that it "
+            "already holds (log_metrics is on its stack twice)");
+}
+
 TEST(JudgeStacks, AQueueOrEventWaitInsideALibraryIsNoDeadlock) {
   const std::vector<StackFrame> python = {{"wait", "/usr/lib/python3.11/threading.py", 320},
                                           {"get", "/usr/lib/python3.11/queue.py", 171},

@@ -5,6 +5,7 @@
 // the first failing rank — not a peer's "Connection closed by peer" nor the launcher's report.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <thread>
 
 #include "integration/daemon_fixture.h"
@@ -96,6 +97,74 @@ TEST_F(RankFailuresTest, PeersThatHangAfterTheCulpritRaisedFollowItsIncidentUp) 
   EXPECT_NE(record["follow_ups"][0].value("why", "").find("a hang of the same job within 30m"),
             std::string::npos)
       << record.dump(1);
+}
+
+// A hang: the test pack's 3 s stall of the ranks' step lines opens it, and its capture takes
+// every rank's stacks (gdb, eu-stack) and says what they show.
+class RankHangsTest : public RankFailuresTest {
+ protected:
+  // The bundle record of the one incident `scenario` made, culprit `culprit`.
+  Json BundleOf(const std::string& scenario, int culprit) {
+    WriteConfig({.settle = "2s",
+                 .paths = "logs/console.log",
+                 .capture = "capture: {commands: [], habana_logs: none}\n"});
+    StartDaemon();
+    JobProcess job(JobScript("rank_failures.py"),
+                   {"--scenario", scenario, "--log-dir", Dir("ranks"), "--ranks", "4", "--culprit",
+                    std::to_string(culprit)},
+                   Dir("logs/console.log"));
+    Json bundle;
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          std::ifstream in(state() + "/incidents.jsonl");
+          std::string line;
+          while (std::getline(in, line) && !in.eof()) {
+            const Json record = Json::parse(line, nullptr, false);
+            if (record.is_object() && record.contains("bundle_for")) {
+              bundle = record;
+              return true;
+            }
+          }
+          return false;
+        },
+        180s))
+        << daemon_->Log();
+    job.KillGroup();
+    EXPECT_EQ(ReadIncidents(state()).size(), 1u) << daemon_->Log();
+    return bundle;
+  }
+
+  static std::vector<std::string> SuspectLabels(const Json& bundle) {
+    std::vector<std::string> labels;
+    for (const Json& suspect : bundle.value("suspects", Json::array())) {
+      labels.push_back(suspect.value("label", ""));
+    }
+    return labels;
+  }
+};
+
+TEST_F(RankHangsTest, ARankInAnotherCollectiveIsAMismatchAndTheOnlySuspect) {
+  const Json bundle = BundleOf("mismatch", 2);
+  ASSERT_TRUE(bundle.contains("stacks_say")) << bundle.dump(1) << daemon_->Log();
+  EXPECT_EQ(bundle["stacks_say"].value("kind", ""), "collective_mismatch") << bundle.dump(1);
+  EXPECT_EQ(bundle["stacks_say"].value("cause", ""), "application");
+  EXPECT_EQ(bundle["stacks_say"]["culprits"], Json::array({"rank 2"})) << bundle.dump(1);
+  const std::string says = bundle["stacks_say"].value("says", "");
+  EXPECT_NE(says.find("rank 2 in broadcast at rank_failures.py:"), std::string::npos) << says;
+  EXPECT_NE(says.find("ranks 0, 1, 3 in all_reduce at rank_failures.py:"), std::string::npos)
+      << says;
+  EXPECT_EQ(SuspectLabels(bundle), std::vector<std::string>{"rank 2"}) << bundle.dump(1);
+}
+
+TEST_F(RankHangsTest, ARankBlockedOnALockItHoldsIsADeadlockAndTheOnlySuspect) {
+  const Json bundle = BundleOf("lock", 1);
+  ASSERT_TRUE(bundle.contains("stacks_say")) << bundle.dump(1) << daemon_->Log();
+  EXPECT_EQ(bundle["stacks_say"].value("kind", ""), "deadlock") << bundle.dump(1);
+  EXPECT_EQ(bundle["stacks_say"]["culprits"], Json::array({"rank 1"})) << bundle.dump(1);
+  const std::string says = bundle["stacks_say"].value("says", "");
+  EXPECT_NE(says.find("in log_metrics at rank_failures.py:"), std::string::npos) << says;
+  EXPECT_NE(says.find("already holds"), std::string::npos) << says;
+  EXPECT_EQ(SuspectLabels(bundle), std::vector<std::string>{"rank 1"}) << bundle.dump(1);
 }
 
 }  // namespace

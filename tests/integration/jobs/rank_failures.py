@@ -15,6 +15,11 @@ Scenarios:
                the same, but the culprit's process lingers after printing its traceback
                (a handler that catches, logs and never exits): its peers hang in all_reduce,
                as NCCL's do, until the job is killed.
+  mismatch     rank --culprit calls broadcast at step --at while its peers call all_reduce:
+               every rank hangs until the job is killed.
+  lock         rank --culprit's main thread blocks at step --at on a threading.Lock it
+               already holds (log_metrics calls itself under the lock); its peers hang in
+               all_reduce until the job is killed.
 
 usage: /usr/bin/python3 rank_failures.py --scenario value_error --log-dir DIR
            [--ranks N] [--culprit R] [--at STEP]
@@ -30,7 +35,28 @@ import time
 import traceback
 
 
+class Metrics:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.logged = 0
+
+    def log_metrics(self, step, again=True):
+        with self.lock:
+            self.logged += 1
+            if again:
+                self.log_metrics(step, again=False)  # takes the lock it holds: blocks
+
+
+def die_with_parent():
+    """SIGKILL when the launcher dies (PR_SET_PDEATHSIG), as torchrun's workers would be."""
+    import ctypes
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+    if os.getppid() == 1:
+        os._exit(1)  # the launcher died before prctl took effect
+
+
 def worker(args):
+    die_with_parent()
     import torch
     import torch.distributed as dist
 
@@ -39,7 +65,14 @@ def worker(args):
     print(f"rank {rank}: process group ready (gloo, world_size {dist.get_world_size()})",
           flush=True)
     tensor = torch.ones(1024)
+    metrics = Metrics()
     for step in range(1000):
+        if rank == args.culprit and step == args.at:
+            if args.scenario == "mismatch":
+                dist.broadcast(tensor, src=0)
+                continue
+            if args.scenario == "lock":
+                metrics.log_metrics(step)
         if args.scenario.startswith("value_error") and rank == args.culprit and step == args.at:
             if args.scenario == "value_error":
                 raise ValueError(f"bad batch at step {step}")
@@ -125,7 +158,8 @@ def launch(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--scenario", choices=["value_error", "value_error_lingers"], required=True)
+    p.add_argument("--scenario", choices=["value_error", "value_error_lingers", "mismatch", "lock"],
+                   required=True)
     p.add_argument("--log-dir", required=True)
     p.add_argument("--ranks", type=int, default=4)
     p.add_argument("--culprit", type=int, default=2)
