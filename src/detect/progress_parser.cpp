@@ -391,6 +391,22 @@ bool WordAt(std::string_view text, std::size_t at, std::string_view word) {
   return true;
 }
 
+// Whether `before` (a line up to its step word) names an exception: "ValueError: bad batch at
+// step 30" tells of a failure at step 30, and is no progress.
+bool NamesAnException(std::string_view before) {
+  for (const std::string_view suffix : {std::string_view("Error:"), std::string_view("Exception:")}) {
+    for (std::size_t at = before.find(suffix); at != npos; at = before.find(suffix, at + 1)) {
+      if (at > 0 && IsWordChar(before[at - 1])) {
+        return true;  // a class name ends there: "ValueError:", "torch.cuda.OutOfMemoryError:"
+      }
+      if (at == 0 && suffix == "Error:") {
+        continue;  // "Error: ..." alone, a log's word: still a message, not a class
+      }
+    }
+  }
+  return false;
+}
+
 std::optional<ProgressUpdate> ParseStepLine(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (const char c = Lower(text[i]); c != 's' && c != 'i') {
@@ -410,6 +426,9 @@ std::optional<ProgressUpdate> ParseStepLine(std::string_view text) {
       length += 7;
     }
     if (auto update = ParseStepAt(text, at, length)) {
+      if (NamesAnException(text.substr(0, at))) {
+        return std::nullopt;
+      }
       return update;
     }
   }

@@ -144,6 +144,7 @@ TEST(ProgressStep, LinesOfTrainingLoopsAndFrameworks) {
       {"Saving checkpoint at step 100.", "step:|step|100/?"},
       {"2024/01/02 12:34:56 INFO step 7: loss 0.1", "step:|step|7/?"},
       {"epoch 3 | step 5 | loss 0.2", "step:|step|5/?"},
+      {"Error: retrying the batch; step 40 done", "step:|step|40/?"},
   });
 }
 
@@ -173,6 +174,10 @@ TEST(ProgressQuiet, LinesThatOnlyMentionProgressWords) {
            "{'step': 100, 'loss': 0.3}",
            "  Total optimization steps = 1,000",
            "iterations: 10",
+           "ValueError: bad batch at step 30",
+           "[rank2]: ValueError: bad batch at step 30",
+           "torch.cuda.OutOfMemoryError: CUDA out of memory at iteration 12",
+           "RuntimeError: Exception: failed at step 7",
            "iterator 5",
            "warmup_step 30",
            "step2 3",
