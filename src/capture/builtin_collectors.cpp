@@ -1,5 +1,6 @@
 #include "capture/builtin_collectors.h"
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdlib>
@@ -56,6 +57,26 @@ std::string Listed(const std::vector<T>& items) {
   return text;
 }
 
+// A job that ended before its capture: every one of its processes is gone, and what the daemon
+// read of them while they ran is in "exited_processes". A live collector that found none of
+// them says so — it did not fail.
+void ExitedIsNotFailed(collect::CollectorResult& result, bool exited_read,
+                       const std::vector<pid_t>& pids, const std::string& proc_root) {
+  if (result.status != collect::CollectorStatus::kFailed || pids.empty() || !exited_read) {
+    return;
+  }
+  for (const pid_t pid : pids) {
+    struct stat info {};
+    if (::lstat((proc_root + "/" + std::to_string(pid)).c_str(), &info) == 0) {
+      return;  // one still runs: that failure is real
+    }
+  }
+  result.status = collect::CollectorStatus::kSkipped;
+  result.detail = "the job's processes (pids " + Listed(pids) +
+                  ") exited before the capture; what was read of them while they ran is in "
+                  "exited_processes";
+}
+
 }  // namespace
 
 collect::CollectorResult CollectWithDeadline(const std::string& name, const std::string& what,
@@ -93,9 +114,17 @@ CollectorResults RunBuiltinCollectors(const CaptureRequest& request,
   collect::AddText(incident, "incident/firing-lines.txt", FiringLines(request.incident));
   results.push_back(std::move(incident));
   const std::vector<pid_t> pids(request.pids.begin(), request.pids.end());
-  results.push_back(collect::CollectEnvironment(pids, redactor, redactions, proc_root));
-  results.push_back(collect::CollectExitedProcesses(request.remembered, redactor, redactions));
-  results.push_back(collect::CollectProcesses(pids, proc_root));
+  collect::CollectorResult environment =
+      collect::CollectEnvironment(pids, redactor, redactions, proc_root);
+  collect::CollectorResult exited =
+      collect::CollectExitedProcesses(request.remembered, redactor, redactions);
+  collect::CollectorResult processes = collect::CollectProcesses(pids, proc_root);
+  const bool exited_read = exited.status == collect::CollectorStatus::kOk;
+  ExitedIsNotFailed(environment, exited_read, pids, proc_root);
+  ExitedIsNotFailed(processes, exited_read, pids, proc_root);
+  results.push_back(std::move(environment));
+  results.push_back(std::move(exited));
+  results.push_back(std::move(processes));
   // What the job's user can wedge (a venv, a log on a FUSE mount of theirs): each under a
   // deadline, charged to their budget. The work gets copies: it may outlive this call.
   const DeadlineBudget budget = UserDeadlineBudget(JobUser(pids, proc_root));
@@ -108,6 +137,7 @@ CollectorResults RunBuiltinCollectors(const CaptureRequest& request,
         return collect::CollectPythonPackages(pids, path, proc_root);
       },
       kUserReadDeadline, budget));
+  ExitedIsNotFailed(results.back(), exited_read, pids, proc_root);
   results.push_back(collect::CollectSystemFacts(proc_root));
   std::vector<std::string> dirs = request.watched_dirs;
   dirs.push_back(bundles_dir);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -93,6 +94,41 @@ TEST(BuiltinCollectors, AResultInTimeIsPassedOnAsItIs) {
 // The job's user has wedged as many reads as their budget holds: their next capture's reads
 // of what they can name are refused at once ("not tried"), not waited on; the rest of the
 // capture (the environment, processes, /proc facts) is taken as ever.
+TEST(BuiltinCollectors, AJobThatExitedBeforeItsCaptureIsNotAFailureOfTheLiveCollectors) {
+  testing::TempDir dir;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::_exit(0);
+  }
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);  // gone: as a crashed rank is by its capture
+  Result<std::shared_ptr<const collect::Redactor>> redactor = collect::Redactor::Create();
+  ASSERT_TRUE(redactor.ok());
+  CaptureRequest request;
+  request.incident.id = "i-1";
+  request.pids = {child};
+  source::WriterProcess remembered;
+  remembered.pid = child;
+  remembered.comm = "python3";
+  remembered.cmdline = std::string("python3\0train.py\0", 17);
+  remembered.environ = std::string("RANK=0\0", 7);
+  request.remembered = {remembered};
+  config::CaptureConfig config;
+  config.habana_logs = dir.PathOf("no-habana-logs");
+  collect::RedactionCounts redactions;
+  const CollectorResults results =
+      RunBuiltinCollectors(request, config, dir.path().string(), **redactor, redactions, "/proc");
+  ASSERT_NE(Named(results, "exited_processes"), nullptr);
+  EXPECT_EQ(Named(results, "exited_processes")->status, CollectorStatus::kOk);
+  for (const char* name : {"environment", "processes"}) {
+    ASSERT_NE(Named(results, name), nullptr) << name;
+    EXPECT_EQ(Named(results, name)->status, CollectorStatus::kSkipped) << name;
+    EXPECT_NE(Named(results, name)->detail.find("exited before the capture"), std::string::npos)
+        << Named(results, name)->detail;
+  }
+}
+
 TEST(BuiltinCollectors, TheUsersReadsAreChargedToTheirOwnBudget) {
   testing::TempDir dir;
   const std::string log = dir.Write("train.log", "step 1\nstep 2\n");
