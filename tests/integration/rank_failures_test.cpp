@@ -69,6 +69,19 @@ TEST_F(RankFailuresTest, ALogPerRankNamesTheRankThatRaisedFromItsWritersRank) {
   ExpectTheCulpritsOwnError(incident);
 }
 
+TEST_F(RankFailuresTest, UnderWrapTheLaunchersPipeNamesTheRankThatRaised) {
+  WriteConfig({.settle = "2s"});
+  std::ofstream(config(), std::ios::app) << "wrap: {log_file: \"logs/wrapped-{pid}.log\"}\n";
+  DaemonProcess wrap(
+      {"wrap", "--config", config(), "--", "/usr/bin/python3", JobScript("rank_failures.py"),
+       "--scenario", "value_error", "--log-dir", Dir("ranks"), "--ranks", "4", "--culprit", "2"},
+      Dir("wrap.out"));
+  EXPECT_EQ(wrap.Wait(120s), 1) << wrap.Log();
+  const std::vector<Json> incidents = ReadIncidents(state());
+  ASSERT_EQ(incidents.size(), 1u) << wrap.Log();
+  ExpectTheCulpritsOwnError(incidents[0]);
+}
+
 TEST_F(RankFailuresTest, PeersThatHangAfterTheCulpritRaisedFollowItsIncidentUp) {
   WriteConfig({.settle = "2s", .paths = "logs/console.log"});
   StartDaemon();
