@@ -180,5 +180,13 @@ TEST_F(RankHangsTest, ARankBlockedOnALockItHoldsIsADeadlockAndTheOnlySuspect) {
   EXPECT_EQ(SuspectLabels(bundle), std::vector<std::string>{"rank 1"}) << bundle.dump(1);
 }
 
+TEST_F(RankHangsTest, ARankWaitingForAStuckDataLoaderWorkerIsNamed) {
+  const Json bundle = BundleOf("dataloader", 1);
+  ASSERT_TRUE(bundle.contains("stacks_say")) << bundle.dump(1) << daemon_->Log();
+  EXPECT_EQ(bundle["stacks_say"].value("kind", ""), "dataloader") << bundle.dump(1);
+  EXPECT_EQ(bundle["stacks_say"]["culprits"], Json::array({"rank 1"})) << bundle.dump(1);
+  EXPECT_EQ(SuspectLabels(bundle), std::vector<std::string>{"rank 1"}) << bundle.dump(1);
+}
+
 }  // namespace
 }  // namespace trainwatch::testing

@@ -17,6 +17,9 @@ Scenarios:
                as NCCL's do, until the job is killed.
   mismatch     rank --culprit calls broadcast at step --at while its peers call all_reduce:
                every rank hangs until the job is killed.
+  dataloader   rank --culprit feeds its steps from a DataLoader with 2 workers whose dataset's
+               __getitem__ blocks at item --at: the rank waits for its workers, its peers
+               hang in all_reduce, until the job is killed.
   lock         rank --culprit's main thread blocks at step --at on a threading.Lock it
                already holds (log_metrics calls itself under the lock); its peers hang in
                all_reduce until the job is killed.
@@ -47,6 +50,29 @@ class Metrics:
                 self.log_metrics(step, again=False)  # takes the lock it holds: blocks
 
 
+class StuckDataset:
+    """A dataset whose item `stuck_at` never comes: a read from storage that went away."""
+
+    def __init__(self, stuck_at):
+        self.stuck_at = stuck_at
+
+    def __len__(self):
+        return 100000
+
+    def __getitem__(self, index):
+        if index == self.stuck_at:
+            while True:
+                time.sleep(1)
+        return index
+
+
+def batches(args, rank):
+    if args.scenario != "dataloader" or rank != args.culprit:
+        return None
+    from torch.utils.data import DataLoader
+    return iter(DataLoader(StuckDataset(args.at), batch_size=1, num_workers=2))
+
+
 def die_with_parent():
     """SIGKILL when the launcher dies (PR_SET_PDEATHSIG), as torchrun's workers would be."""
     import ctypes
@@ -66,7 +92,10 @@ def worker(args):
           flush=True)
     tensor = torch.ones(1024)
     metrics = Metrics()
+    loader = batches(args, rank)
     for step in range(1000):
+        if loader is not None:
+            next(loader)
         if rank == args.culprit and step == args.at:
             if args.scenario == "mismatch":
                 dist.broadcast(tensor, src=0)
@@ -158,7 +187,8 @@ def launch(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--scenario", choices=["value_error", "value_error_lingers", "mismatch", "lock"],
+    p.add_argument("--scenario",
+                   choices=["value_error", "value_error_lingers", "mismatch", "lock", "dataloader"],
                    required=True)
     p.add_argument("--log-dir", required=True)
     p.add_argument("--ranks", type=int, default=4)
