@@ -63,7 +63,9 @@ void PosixDaemonHost::CheckAfterStop(std::chrono::milliseconds after, std::funct
       [](uv_timer_t* timer) {
         auto* self = static_cast<PosixDaemonHost*>(timer->data);
         if (self != nullptr && self->stop_check_) {
-          self->stop_check_();
+          // Moved out first: the check may arm the next one, which replaces stop_check_.
+          const std::function<void()> due = std::move(self->stop_check_);
+          due();
         }
       },
       static_cast<std::uint64_t>(after.count()), 0);

@@ -220,11 +220,17 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
     states.push_back(std::move(state));
   }
   report.diagnosis = diagnose::Diagnose(states, clues);
-  std::optional<int> world_size;
+  diagnose::JobShape shape;
+  shape.all_local = !report.ranks.empty();
   for (const RankEvidence& rank : report.ranks) {
-    world_size = std::max(world_size, rank.process.identity.world_size);
+    const collect::RankIdentity& id = rank.process.identity;
+    shape.world_size = std::max(shape.world_size, id.world_size);
+    // One node's share of a bigger job has ranks past their local ranks.
+    shape.all_local = shape.all_local && rank.process.rank && id.local_rank &&
+                      *rank.process.rank == *id.local_rank;
   }
-  report.stack_verdict = diagnose::JudgeStacks(states, world_size, clues.error_printed);
+  shape.error_printed = clues.error_printed;
+  report.stack_verdict = diagnose::JudgeStacks(states, shape);
   for (std::size_t i = 0; i < report.ranks.size(); ++i) {
     report.ranks[i].where = report.ranks[i].alive
                                 ? diagnose::DescribeStack(states[i].python, states[i].native)

@@ -171,7 +171,11 @@ std::vector<json> ReadIncidentRecords(std::string_view text) {
           at != index.end()) {
         json follow_up = std::move(record);
         follow_up.erase("follow_up_for");
-        incidents[at->second]["follow_ups"].push_back(std::move(follow_up));
+        json& follow_ups = incidents[at->second]["follow_ups"];
+        if (!follow_ups.is_array()) {
+          follow_ups = json::array();  // a hand-edited record's field of that name is replaced
+        }
+        follow_ups.push_back(std::move(follow_up));
       }
       return;
     }

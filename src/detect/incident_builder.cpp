@@ -78,6 +78,22 @@ IncidentBuilder::Disposition IncidentBuilder::Add(Firing firing, Clock::time_poi
     Retell();
   } else {
     ++incident.more_firings;
+    // Full of what peers suffered: a rank's own error, late as it may come, takes the place
+    // of the last of them, or the incident could never be told by it.
+    const bool own_error = firing.event.role == rules::Role::kPrimary &&
+                           (firing.event.kind == rules::RuleKind::kCrash ||
+                            firing.event.kind == rules::RuleKind::kDevice);
+    if (own_error && RootError(incident.firings) == nullptr) {
+      for (auto it = incident.firings.rbegin(); it != incident.firings.rend(); ++it) {
+        if (it->event.role != rules::Role::kPrimary || it->event.kind == rules::RuleKind::kHang ||
+            it->event.kind == rules::RuleKind::kWarning) {
+          *it = std::move(firing);
+          break;
+        }
+      }
+      MarkConsequentTracebacks(incident.firings);
+      Retell();
+    }
   }
   return Disposition::kJoined;
 }

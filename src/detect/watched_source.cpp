@@ -12,7 +12,10 @@ void WatchedSource::Start(Env& env, Outlet outlet, std::size_t context_lines, Pr
   if (config_.kmsg) {
     kmsg_stream_ = MakeStream("kmsg", nullptr);
     kmsg_ = std::make_unique<source::KmsgReader>();
-    if (kmsg_stream_) {
+    if (kmsg_stream_ && producer.kmsg_loop == nullptr) {
+      spdlog::error("source {}: the kernel log cannot be read here (no libuv loop for it)",
+                    config_.name);
+    } else if (kmsg_stream_) {
       kmsg_stream_->MarkLive();
       kmsg_->Start(producer.kmsg_loop, producer.kmsg_device,
                    [this](const source::LineBatch& batch) { OnBatch(*kmsg_stream_, batch, 0); });

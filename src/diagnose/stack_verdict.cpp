@@ -71,12 +71,25 @@ bool InRendezvous(const RankState& rank) {
     if (frame.file.find("torch/distributed/") == std::string::npos) {
       continue;
     }
-    for (const char* function :
-         {"rendezvous", "_store_based_barrier", "_create_c10d_store", "init_process_group",
-          "_tcp_rendezvous_handler", "_env_rendezvous_handler", "next_rendezvous"}) {
+    // Not _store_based_barrier alone: new_group() waits there too, mid-training, where a group
+    // created on only some ranks is the job's own mistake.
+    for (const char* function : {"init_process_group", "next_rendezvous", "rendezvous",
+                                 "_tcp_rendezvous_handler", "_env_rendezvous_handler"}) {
       if (frame.function == function) {
         return true;
       }
+    }
+  }
+  return false;
+}
+
+// A point-to-point wait (send, recv): one peer, by design.
+bool PointToPoint(const RankState& rank) {
+  for (const StackFrame& frame : rank.python) {
+    if ((frame.function == "send" || frame.function == "recv" || frame.function == "isend" ||
+         frame.function == "irecv" || frame.function == "batch_isend_irecv") &&
+        frame.file.find("torch/distributed/") != std::string::npos) {
+      return true;
     }
   }
   return false;
@@ -91,7 +104,7 @@ std::string Verb(const std::vector<std::string>& labels, const char* one, const 
 }  // namespace
 
 std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks,
-                                        std::optional<int> world_size, bool error_printed) {
+                                        const JobShape& shape) {
   std::vector<const RankState*> alive;
   std::vector<std::string> gone;
   for (const RankState& rank : ranks) {
@@ -133,47 +146,64 @@ std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks,
     }
     return verdict;
   }
-  // The rendezvous: ranks waiting for the others to join.
+  // The rendezvous: ranks waiting in init_process_group for the others to join.
   std::vector<std::string> meeting;
   for (const RankState* rank : alive) {
     if (InRendezvous(*rank)) {
       meeting.push_back(rank->label);
     }
   }
-  if (!meeting.empty() && world_size && static_cast<int>(ranks.size()) < *world_size) {
-    std::set<int> present;
-    for (const RankState& rank : ranks) {
-      if (rank.rank) {
-        present.insert(*rank.rank);
+  if (!meeting.empty() && shape.world_size && static_cast<int>(ranks.size()) < *shape.world_size) {
+    std::string says =
+        JoinLabels(meeting) + Verb(meeting, " waits", " wait") + " in the rendezvous; ";
+    if (shape.all_local) {
+      std::set<int> present;
+      for (const RankState& rank : ranks) {
+        if (rank.rank) {
+          present.insert(*rank.rank);
+        }
       }
-    }
-    std::vector<std::string> missing;
-    for (int r = 0; r < *world_size && missing.size() < 16; ++r) {
-      if (!present.contains(r)) {
-        missing.push_back("rank " + std::to_string(r));
+      std::vector<std::string> missing;
+      for (int r = 0; r < *shape.world_size && missing.size() < 16; ++r) {
+        if (!present.contains(r)) {
+          missing.push_back("rank " + std::to_string(r));
+        }
       }
+      says += JoinLabels(missing) + " of " + std::to_string(*shape.world_size) +
+              " never joined (not started by the launcher, or gone before it joined)";
+    } else {
+      says += std::to_string(ranks.size()) + " of the job's " + std::to_string(*shape.world_size) +
+              " ranks are here: the others, on other nodes, have not joined (not started, or "
+              "they cannot reach this one)";
     }
     return StackVerdict{
-        "rendezvous",
-        {rules::Cause::kInfrastructure, rules::Action::kRetry},
-        JoinLabels(meeting) + Verb(meeting, " waits", " wait") + " in the rendezvous; " +
-            JoinLabels(missing) + " of " + std::to_string(*world_size) +
-            Verb(missing, " never joined", " never joined") +
-            " (not started by the launcher, or on a node that cannot reach this one)",
-        {}};
+        "rendezvous", {rules::Cause::kInfrastructure, rules::Action::kRetry}, std::move(says), {}};
   }
-  // Collectives: who waits where.
+  // Collectives: who waits where. Only blocking collectives seen in Python count: a send or
+  // recv waits for one peer by design, and a stack seen only natively cannot tell its call site.
   std::map<std::string, std::vector<std::string>> waiting;  // where -> labels
   std::vector<std::string> outside;
+  bool unsure = false;  // a rank in a collective whose call site the stacks do not tell
   for (const RankState* rank : alive) {
-    if (InCollective(rank->python, rank->native)) {
-      waiting[Where(*rank)].push_back(rank->label);
-    } else {
+    if (!InCollective(rank->python, rank->native)) {
       outside.push_back(rank->label);
+    } else if (rank->python.empty() || PointToPoint(*rank)) {
+      unsure = true;
+    } else {
+      waiting[Where(*rank)].push_back(rank->label);
     }
   }
-  if (waiting.size() > 1) {
-    // The largest group is the norm; the others called something else.
+  if (!gone.empty() && !waiting.empty()) {
+    const auto& [where, labels] = *waiting.begin();
+    return StackVerdict{"rank_gone",
+                        {rules::Cause::kUnknown, rules::Action::kInspect},
+                        JoinLabels(gone) + Verb(gone, " is gone", " are gone") + " while " +
+                            JoinLabels(labels) + Verb(labels, " waits", " wait") + " in " + where,
+                        gone};
+  }
+  if (waiting.size() > 1 && !unsure && !shape.error_printed) {
+    // The largest group is the norm; the others called another collective, or the same one
+    // from elsewhere. After a rank's own error, waits are where its failure left its peers.
     auto norm = std::max_element(waiting.begin(), waiting.end(), [](const auto& a, const auto& b) {
       return a.second.size() < b.second.size();
     });
@@ -200,15 +230,7 @@ std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks,
     }
     return verdict;
   }
-  if (!gone.empty() && !waiting.empty()) {
-    const auto& [where, labels] = *waiting.begin();
-    return StackVerdict{"rank_gone",
-                        {rules::Cause::kUnknown, rules::Action::kInspect},
-                        JoinLabels(gone) + Verb(gone, " is gone", " are gone") + " while " +
-                            JoinLabels(labels) + Verb(labels, " waits", " wait") + " in " + where,
-                        gone};
-  }
-  if (waiting.size() == 1 && outside.empty() && gone.empty() && !error_printed) {
+  if (waiting.size() == 1 && outside.empty() && gone.empty() && !unsure && !shape.error_printed) {
     const auto& [where, labels] = *waiting.begin();
     return StackVerdict{
         "all_waiting",

@@ -7,9 +7,11 @@
 //     frames, or threading's acquire): a deadlock (application), "it already holds it" when
 //     the function that takes it is on the stack twice;
 //   - a rank waiting for its DataLoader workers (application);
-//   - ranks waiting in the rendezvous with fewer present than WORLD_SIZE: the ones that never
-//     joined (infrastructure);
+//   - ranks waiting in the rendezvous (init_process_group) with fewer present than WORLD_SIZE:
+//     the ones that never joined (infrastructure);
 //   - a rank gone while its peers wait in a collective: that rank;
+// A mismatch is said only of blocking collectives whose Python call sites every waiting rank
+// shows (not a send or recv, not a native-only stack) and when no rank printed an error.
 //   - every rank here in the same collective, none out of step, none gone, no error: the
 //     network or a rank on another node (infrastructure).
 // The first that applies decides. Pure; any thread.
@@ -32,10 +34,16 @@ struct StackVerdict {
   std::vector<std::string> culprits;  // labels, in rank order; empty: nobody here
 };
 
-// `ranks` as Diagnose takes them (every rank of this node the capture saw, alive or not);
-// `world_size` when the ranks' environment says it; `error_printed`: some rank printed an
-// error of its own (then a hang is its consequence, and "all waiting" is no verdict).
-std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks,
-                                        std::optional<int> world_size, bool error_printed);
+// What is known of the job beside its stacks.
+struct JobShape {
+  std::optional<int> world_size;  // from the ranks' environment
+  bool all_local = false;         // every rank of the job runs here (RANK == LOCAL_RANK)
+  // Some rank printed an error of its own: a hang is then its consequence, and neither "all
+  // waiting" nor a mismatch of where its peers were left is a verdict.
+  bool error_printed = false;
+};
+
+// `ranks` as Diagnose takes them (every rank of this node the capture saw, alive or not).
+std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks, const JobShape& shape);
 
 }  // namespace trainwatch::diagnose

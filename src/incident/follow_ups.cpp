@@ -22,7 +22,8 @@ std::string Spoken(Duration window) {
 
 }  // namespace
 
-void FollowUps::Remember(const detect::Incident& incident, SteadyTime now, Duration window) {
+void FollowUps::Remember(const detect::Incident& incident, std::string job_id, bool followed,
+                         SteadyTime now, Duration window) {
   const bool failure =
       incident.kind == rules::RuleKind::kCrash || incident.kind == rules::RuleKind::kDevice;
   if (window <= Duration::zero() || (!failure && !incident.peer)) {
@@ -32,7 +33,8 @@ void FollowUps::Remember(const detect::Incident& incident, SteadyTime now, Durat
   remembered.id = incident.id;
   remembered.kind = incident.peer ? "its peer " + incident.peer->node + "'s " + incident.peer->kind
                                   : std::string(rules::RuleKindName(incident.kind));
-  remembered.job_id = incident.job.id;
+  remembered.job_id = std::move(job_id);
+  remembered.followed = followed;
   for (const detect::Firing& firing : incident.firings) {
     remembered.streams.insert(firing.source + "\n" + firing.stream);
     remembered.sources.insert(firing.source);
@@ -47,14 +49,25 @@ void FollowUps::Remember(const detect::Incident& incident, SteadyTime now, Durat
 
 std::optional<FollowUps::Joined> FollowUps::Of(
     const detect::Firing& firing, SteadyTime now,
-    const std::function<std::string(const detect::Firing&)>& job_of) const {
-  if (firing.event.kind != rules::RuleKind::kHang || remembered_.empty()) {
+    const std::function<std::string(const detect::Firing&)>& job_of,
+    const std::function<bool(const std::string& id)>& still_open) const {
+  // What follows a failure: its hang, what the other ranks suffered from it, the launcher's
+  // report of it. A rank's own error is a failure of its own, always.
+  const bool alarm = rules::IsAlarm(firing.event.kind);
+  const char* what = firing.event.kind == rules::RuleKind::kHang      ? "a hang"
+                     : firing.event.role == rules::Role::kConsequence ? "a consequence"
+                     : firing.event.role == rules::Role::kReport      ? "a launcher's report"
+                                                                      : nullptr;
+  if (!alarm || what == nullptr || remembered_.empty()) {
     return std::nullopt;
   }
   std::optional<std::string> job;  // asked once, only when a stream does not decide
   for (const Remembered& remembered : remembered_) {
     if (now > remembered.until) {
       continue;
+    }
+    if (remembered.followed && still_open && !still_open(remembered.id)) {
+      continue;  // resolved since (the job made progress, or restarted): a new hang is new
     }
     bool same = remembered.streams.contains(firing.source + "\n" + firing.stream);
     if (!same) {
@@ -67,8 +80,8 @@ std::optional<FollowUps::Joined> FollowUps::Of(
                        remembered.sources.contains(firing.source);
     }
     if (same) {
-      return Joined{remembered.id, "a hang of the same job within " + Spoken(remembered.window) +
-                                       " of " + remembered.kind};
+      return Joined{remembered.id, std::string(what) + " of the same job within " +
+                                       Spoken(remembered.window) + " of " + remembered.kind};
     }
   }
   return std::nullopt;

@@ -89,7 +89,8 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
     firing.rank = RankOfFiring(firing, [this] { return processes_.Known(); });
     capture::RedactFiring(*redactor, firing, redacted);
     if (std::optional<FollowUps::Joined> joined = follow_ups_.Of(
-            firing, now, [this](const detect::Firing& hang) { return JobIdOf(hang); })) {
+            firing, now, [this](const detect::Firing& later) { return JobIdOf(later); },
+            [this](const std::string& id) { return lifecycle_.IsOpen(id); })) {
       for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
         sink->FollowedUp(joined->incident_id, firing, joined->why);
       }
@@ -200,7 +201,9 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
   lifecycle_.Open(incident, env_.SteadyNow() - std::chrono::duration_cast<Duration>(ago));
   ++incidents_written_;
   last_incident_ = incident.id;
-  follow_ups_.Remember(incident, env_.SteadyNow(), config_.incident.follow_up);
+  follow_ups_.Remember(incident, incident.peer ? incident.job.id : OwnJobId(incident),
+                       lifecycle_.IsOpen(incident.id), env_.SteadyNow(),
+                       config_.incident.follow_up);
   for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
     sink->Recorded(incident);
   }
@@ -214,6 +217,30 @@ std::string IncidentFlow::JobIdOf(const detect::Firing& firing) const {
   for (const source::WriterProcess& writer : firing.writers) {
     environs.push_back(writer.environ);
     uids.push_back(writer.uid);
+  }
+  return capture::IdentifyJob(environs, config_.cluster, host_, uids).id;
+}
+
+std::string IncidentFlow::OwnJobId(const detect::Incident& incident) const {
+  // Its firings' writers, and those that exited before it was judged (looked up in what the
+  // sources remember): never another job's processes that happen to write here too.
+  std::vector<std::string_view> environs;
+  std::vector<std::optional<uid_t>> uids;
+  std::vector<int> departed;
+  for (const detect::Firing& firing : incident.firings) {
+    for (const source::WriterProcess& writer : firing.writers) {
+      environs.push_back(writer.environ);
+      uids.push_back(writer.uid);
+    }
+    departed.insert(departed.end(), firing.departed_writers.begin(), firing.departed_writers.end());
+  }
+  const std::vector<source::WriterProcess> known =
+      departed.empty() ? std::vector<source::WriterProcess>{} : processes_.Known();
+  for (const source::WriterProcess& process : known) {
+    if (std::find(departed.begin(), departed.end(), process.pid) != departed.end()) {
+      environs.push_back(process.environ);
+      uids.push_back(process.uid);
+    }
   }
   return capture::IdentifyJob(environs, config_.cluster, host_, uids).id;
 }

@@ -76,6 +76,8 @@ class IncidentFlow final : public Pipeline {
   detect::JobIdentity JobOf(const detect::Incident* incident) const;
   // The job id `firing`'s writers name (or the config's); empty when none does.
   std::string JobIdOf(const detect::Firing& firing) const;
+  // The job id `incident`'s own firings' writers name, the exited ones included.
+  std::string OwnJobId(const detect::Incident& incident) const;
   // `trainwatch incidents ack ID`: resolves an incident this daemon follows, and records it.
   // Fails for one it does not follow (resolved already, never open here, or forgotten past
   // IncidentLifecycle::kMaxOpen): the client checks the log and records it there itself.

@@ -137,5 +137,20 @@ TEST(IncidentRoot, TheIncidentsSummaryIsItsRootsAsFiringsArrive) {
   EXPECT_EQ(incident->kind, RuleKind::kCrash);
 }
 
+TEST(IncidentRoot, ARanksOwnErrorAfterTheCapIsFullOfItsPeersErrorsStillTellsTheIncident) {
+  IncidentBuilder builder(
+      IncidentSettings{Duration(seconds(2)), Duration(std::chrono::minutes(5))});
+  const IncidentBuilder::Clock::time_point t0{std::chrono::hours(100)};
+  for (std::size_t i = 0; i < IncidentBuilder::kMaxFirings + 3; ++i) {
+    builder.Add(Line("pytorch.gloo.error", Role::kConsequence, 100 + i), t0);
+  }
+  builder.Add(Traceback(10, 20, "[rank2]: ValueError: bad batch at step 30"), t0);
+  const std::optional<Incident> incident = builder.TakeSettled(t0 + seconds(2), kWall);
+  ASSERT_TRUE(incident.has_value());
+  EXPECT_EQ(incident->summary, "[rank2]: ValueError: bad batch at step 30");
+  EXPECT_EQ(incident->firings.size(), IncidentBuilder::kMaxFirings);
+  EXPECT_EQ(incident->more_firings, 4u);
+}
+
 }  // namespace
 }  // namespace trainwatch::detect

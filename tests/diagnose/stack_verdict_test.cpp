@@ -19,6 +19,15 @@ std::vector<StackFrame> In(const char* collective, int line) {
           {"<module>", "/job/job.py", 200}};
 }
 
+// A job whose every rank runs here, of `world_size` ranks.
+JobShape Shape(int world_size, bool error_printed = false) {
+  JobShape shape;
+  shape.world_size = world_size;
+  shape.all_local = true;
+  shape.error_printed = error_printed;
+  return shape;
+}
+
 RankState Rank(int rank, std::vector<StackFrame> python, std::vector<StackFrame> native = {}) {
   RankState state;
   state.label = "rank " + std::to_string(rank);
@@ -33,7 +42,7 @@ TEST(JudgeStacks, ARankInAnotherCollectiveIsAMismatchAndTheCulprit) {
   const std::vector<RankState> ranks = {
       Rank(0, In("all_reduce", 157)), Rank(1, In("all_reduce", 157)), Rank(2, In("broadcast", 154)),
       Rank(3, In("all_reduce", 157))};
-  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 4, false);
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, Shape(4));
   ASSERT_TRUE(verdict.has_value());
   EXPECT_EQ(verdict->kind, "collective_mismatch");
   EXPECT_EQ(verdict->says,
@@ -47,7 +56,7 @@ TEST(JudgeStacks, TheSameCollectiveFromAnotherCallSiteIsAMismatchToo) {
   const std::vector<RankState> ranks = {Rank(0, In("all_reduce", 157)),
                                         Rank(1, In("all_reduce", 157)),
                                         Rank(2, In("all_reduce", 171))};
-  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 3, false);
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, Shape(3));
   ASSERT_TRUE(verdict.has_value());
   EXPECT_EQ(verdict->culprits, (std::vector<std::string>{"rank 2"}));
 }
@@ -61,7 +70,7 @@ TEST(JudgeStacks, AMainThreadBlockedOnALockItTakesIsADeadlock) {
                                           {"PyThread_acquire_lock_timed", "", 0},
                                           {"lock_PyThread_acquire_lock", "", 0}};
   const std::vector<RankState> ranks = {Rank(0, In("all_reduce", 157)), Rank(1, python, native)};
-  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 2, false);
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, Shape(2));
   ASSERT_TRUE(verdict.has_value());
   EXPECT_EQ(verdict->kind, "deadlock");
   EXPECT_EQ(verdict->says,
@@ -76,7 +85,7 @@ TEST(JudgeStacks, ALockWhosePyBtShowsTheBuiltInEnterIsADeadlockWithoutNativeFram
                                           {"log_metrics", "/job/job.py", 47},
                                           {"worker", "/job/job.py", 90}};
   const std::optional<StackVerdict> verdict =
-      JudgeStacks({Rank(0, In("all_reduce", 157)), Rank(1, python)}, 2, false);
+      JudgeStacks({Rank(0, In("all_reduce", 157)), Rank(1, python)}, Shape(2));
   ASSERT_TRUE(verdict.has_value());
   EXPECT_EQ(verdict->says,
             "deadlock: rank 1's main thread waits for a lock in log_metrics at job.py:44 that it "
@@ -89,7 +98,7 @@ TEST(JudgeStacks, AQueueOrEventWaitInsideALibraryIsNoDeadlock) {
                                           {"consume", "/job/job.py", 60}};
   const std::vector<StackFrame> native = {{"PyThread_acquire_lock_timed", "", 0}};
   const std::vector<RankState> ranks = {Rank(0, python, native)};
-  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 1, false);
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, Shape(1));
   EXPECT_FALSE(verdict && verdict->kind == "deadlock");
 }
 
@@ -100,7 +109,7 @@ TEST(JudgeStacks, ARankWaitingForItsDataLoaderWorkersIsNamed) {
       {"_next_data", "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", 1295},
       {"train", "/job/job.py", 40}};
   const std::vector<RankState> ranks = {Rank(0, In("all_reduce", 157)), Rank(1, python)};
-  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 2, false);
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, Shape(2));
   ASSERT_TRUE(verdict.has_value());
   EXPECT_EQ(verdict->kind, "dataloader");
   EXPECT_EQ(verdict->culprits, (std::vector<std::string>{"rank 1"}));
@@ -111,7 +120,7 @@ TEST(JudgeStacks, RanksInTheRendezvousWithOneMissingSayWhichNeverJoined) {
                                            {"init_process_group", kC10d, 760},
                                            {"main", "/job/job.py", 20}};
   const std::vector<RankState> ranks = {Rank(0, meeting), Rank(1, meeting), Rank(2, meeting)};
-  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 4, false);
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, Shape(4));
   ASSERT_TRUE(verdict.has_value());
   EXPECT_EQ(verdict->kind, "rendezvous");
   EXPECT_EQ(verdict->verdict.cause, rules::Cause::kInfrastructure);
@@ -122,7 +131,7 @@ TEST(JudgeStacks, ARankGoneWhileItsPeersWaitIsThatRank) {
   std::vector<RankState> ranks = {Rank(0, In("all_reduce", 157)), Rank(1, In("all_reduce", 157)),
                                   Rank(2, In("all_reduce", 157)), Rank(3, {})};
   ranks[3].alive = false;
-  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 4, false);
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, Shape(4));
   ASSERT_TRUE(verdict.has_value());
   EXPECT_EQ(verdict->kind, "rank_gone");
   EXPECT_EQ(verdict->says, "rank 3 is gone while ranks 0-2 wait in all_reduce at job.py:157");
@@ -132,12 +141,49 @@ TEST(JudgeStacks, ARankGoneWhileItsPeersWaitIsThatRank) {
 TEST(JudgeStacks, EveryRankInTheSameCollectiveWithNoErrorIsTheNetworkOrAnotherNode) {
   const std::vector<RankState> ranks = {Rank(0, In("all_reduce", 157)),
                                         Rank(1, In("all_reduce", 157))};
-  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, 2, false);
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, Shape(2));
   ASSERT_TRUE(verdict.has_value());
   EXPECT_EQ(verdict->kind, "all_waiting");
   EXPECT_EQ(verdict->verdict.cause, rules::Cause::kInfrastructure);
   EXPECT_TRUE(verdict->culprits.empty());
-  EXPECT_FALSE(JudgeStacks(ranks, 2, true)) << "after a rank's own error, waiting follows it";
+  EXPECT_FALSE(JudgeStacks(ranks, Shape(2, true)))
+      << "after a rank's own error, waiting follows it";
+}
+
+TEST(JudgeStacks, NoMismatchWhereTheStacksCannotTellOrAnErrorCameFirst) {
+  const std::vector<RankState> mismatched = {Rank(0, In("all_reduce", 157)),
+                                             Rank(1, In("all_reduce", 157)),
+                                             Rank(2, In("broadcast", 154))};
+  EXPECT_FALSE(JudgeStacks(mismatched, Shape(3, /*error_printed=*/true)))
+      << "after rank 2's own error, its peers are wherever its failure left them";
+  std::vector<RankState> native_only = mismatched;
+  native_only[2].python.clear();
+  native_only[2].native = {{"gloo::transport::tcp::UnboundBuffer::waitRecv", "", 0}};
+  EXPECT_FALSE(JudgeStacks(native_only, Shape(3))) << "rank 2's call site is not known";
+  std::vector<RankState> p2p = mismatched;
+  p2p[2].python = {{"wait", "", 0}, {"recv", kC10d, 1200}, {"stage", "/job/pipe.py", 30}};
+  EXPECT_FALSE(JudgeStacks(p2p, Shape(3))) << "a pipeline stage waiting in recv, by design";
+}
+
+TEST(JudgeStacks, OnANodeOfABiggerJobTheRendezvousSaysTheOtherNodesHaveNotJoined) {
+  const std::vector<StackFrame> meeting = {{"_store_based_barrier", kC10d, 300},
+                                           {"init_process_group", kC10d, 760},
+                                           {"main", "/job/job.py", 20}};
+  JobShape shape = Shape(16);
+  shape.all_local = false;
+  const std::optional<StackVerdict> verdict =
+      JudgeStacks({Rank(8, meeting), Rank(9, meeting)}, shape);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->kind, "rendezvous");
+  EXPECT_NE(verdict->says.find("2 of the job's 16 ranks are here"), std::string::npos)
+      << verdict->says;
+  EXPECT_EQ(verdict->says.find("never joined"), std::string::npos) << verdict->says;
+  // new_group() mid-training waits in _store_based_barrier too: no rendezvous verdict there.
+  const std::vector<StackFrame> new_group = {{"_store_based_barrier", kC10d, 300},
+                                             {"new_group", kC10d, 3400},
+                                             {"train", "/job/job.py", 80}};
+  const std::optional<StackVerdict> mid = JudgeStacks({Rank(0, new_group)}, Shape(2));
+  EXPECT_FALSE(mid && mid->kind == "rendezvous");
 }
 
 }  // namespace
