@@ -191,7 +191,7 @@ std::vector<json> ReadIncidentRecords(std::string_view text) {
     if (record.contains("error")) {
       incident["bundle_error"] = record["error"];
     }
-    for (const char* key : {"ranks", "suspects", "devices"}) {
+    for (const char* key : {"ranks", "suspects", "devices", "stacks_say"}) {
       if (record.contains(key)) {
         incident[key] = record[key];
       }
@@ -278,6 +278,10 @@ int RunIncidentsShow(const IncidentsOptions& options, std::ostream& out, std::os
   }
   if (!Text(record, "ranks").empty()) {
     out << "ranks      " << Text(record, "ranks") << "\n";
+  }
+  if (const auto said = record.find("stacks_say"); said != record.end() && said->is_object()) {
+    out << "stacks say " << Text(*said, "says") << " (cause " << Text(*said, "cause") << ", action "
+        << Text(*said, "action") << ")\n";
   }
   for (const json& suspect : record.value("suspects", json::array())) {
     out << "suspect    " << Text(suspect, "label") << " (pid " << suspect.value("pid", 0)
