@@ -26,6 +26,7 @@ struct Event {
   std::string summary;             // tracebacks: the final exception line; thresholds: the count
   std::uint64_t summary_line = 0;  // line of the summary, 0 when it has none
   std::string frame;               // tracebacks: the innermost `File "...", line N, in F`
+  bool traceback = false;          // a whole traceback (multiline: python-traceback)
   bool cut = false;                // the line was longer than the cap and `text` is a piece of it
   rules::Verdict verdict;          // its rule's cause and action
   // Its rule's role; a traceback that ends in a consequence's or report's line plays it too

@@ -66,12 +66,13 @@ const Firing* RootError(const std::vector<Firing>& firings) {
 
 void MarkConsequentTracebacks(std::vector<Firing>& firings) {
   for (Firing& traceback : firings) {
-    if (traceback.event.summary_line == 0 || traceback.event.role != rules::Role::kPrimary) {
+    if (!traceback.event.traceback || traceback.event.summary_line == 0 ||
+        traceback.event.role != rules::Role::kPrimary) {
       continue;
     }
     for (const Firing& line : firings) {
       if (&line != &traceback && line.event.role != rules::Role::kPrimary &&
-          line.event.summary_line == 0 && line.stream == traceback.stream &&
+          !line.event.traceback && line.stream == traceback.stream &&
           line.source == traceback.source && line.event.line == traceback.event.summary_line) {
         traceback.event.role = line.event.role;
         break;

@@ -132,6 +132,7 @@ void LineDetector::EmitTracebacks(const Grouping& grouping, std::vector<Event>& 
     }
     event.summary_line = traceback.summary_line;
     event.frame = std::move(traceback.innermost_frame);
+    event.traceback = true;
     out.push_back(std::move(event));
   }
   finished_.clear();

@@ -44,6 +44,7 @@ Firing Traceback(std::uint64_t line, std::uint64_t summary_line, const std::stri
   firing.event.text = "Traceback (most recent call last):";
   firing.event.summary = summary;
   firing.event.summary_line = summary_line;
+  firing.event.traceback = true;
   return firing;
 }
 
@@ -150,6 +151,17 @@ TEST(IncidentRoot, ARanksOwnErrorAfterTheCapIsFullOfItsPeersErrorsStillTellsTheI
   EXPECT_EQ(incident->summary, "[rank2]: ValueError: bad batch at step 30");
   EXPECT_EQ(incident->firings.size(), IncidentBuilder::kMaxFirings);
   EXPECT_EQ(incident->more_firings, 4u);
+}
+
+TEST(IncidentRoot, AThresholdOnTheLineAConsequenceFiresOnIsNoTracebackToMark) {
+  std::vector<Firing> firings;
+  Firing threshold = Line("t.many_errors", Role::kPrimary, 30);
+  threshold.event.summary = "5 matching lines within 1m";
+  threshold.event.summary_line = 30;  // a threshold's summary is on its own line
+  firings.push_back(threshold);
+  firings.push_back(Line("pytorch.gloo.error", Role::kConsequence, 30));
+  MarkConsequentTracebacks(firings);
+  EXPECT_EQ(firings[0].event.role, Role::kPrimary);
 }
 
 }  // namespace
