@@ -1,6 +1,10 @@
 #include "detect/incident_root.h"
 
+#include <functional>
+#include <map>
+#include <string>
 #include <tuple>
+#include <utility>
 
 namespace trainwatch::detect {
 namespace {
@@ -25,35 +29,58 @@ int KindOrder(rules::RuleKind kind) { return kind == rules::RuleKind::kDevice ? 
 // (the launcher's exception around a worker's): a line rule, with no summary, says it better.
 int Specificity(const Event& event) { return event.summary.empty() ? 0 : 1; }
 
-bool Before(const Firing& a, const Firing& b) {
-  const auto key = [](const Firing& firing) {
-    return std::make_tuple(RoleClass(firing), KindOrder(firing.event.kind));
-  };
-  if (key(a) != key(b)) {
-    return key(a) < key(b);
-  }
-  if (RoleClass(a) != 0 && Specificity(a.event) != Specificity(b.event)) {
-    // Among reports of another's failure, a line rule names it ("Timed out waiting 1000ms
-    // for recv") where a traceback's last line is often the launcher's re-raise around it.
-    return Specificity(a.event) < Specificity(b.event);
-  }
-  if (a.stream == b.stream && a.source == b.source && a.event.line != 0 && b.event.line != 0) {
-    if (a.event.line != b.event.line) {
-      return a.event.line < b.event.line;  // one stream: its lines say the order exactly
-    }
-  } else if (a.first_line_time != b.first_line_time) {
-    return a.first_line_time < b.first_line_time;
-  }
-  return Specificity(a.event) < Specificity(b.event);
+// The tier a firing tells from: lower is more telling. Among consequences and reports, a line
+// rule names the failure ("Timed out waiting 1000ms for recv") where a traceback's last line
+// is often the launcher's re-raise around it.
+std::tuple<int, int, int> Tier(const Firing& firing) {
+  return {RoleClass(firing), KindOrder(firing.event.kind),
+          RoleClass(firing) != 0 ? Specificity(firing.event) : 0};
 }
 
 }  // namespace
 
 const Firing* RootFiring(const std::vector<Firing>& firings) {
-  const Firing* root = nullptr;
+  const Firing* most_telling = nullptr;
   for (const Firing& firing : firings) {
-    if (root == nullptr || Before(firing, *root)) {
-      root = &firing;
+    if (most_telling == nullptr || Tier(firing) < Tier(*most_telling)) {
+      most_telling = &firing;
+    }
+  }
+  if (most_telling == nullptr) {
+    return nullptr;
+  }
+  const auto top = Tier(*most_telling);
+  // Within one stream its lines say the order exactly; across streams, when each one's first
+  // line was read. Two steps, each a total order, so the answer never depends on the order
+  // the firings came in.
+  std::map<std::pair<std::string, std::string>, const Firing*> first_of_stream;
+  std::vector<const Firing*> candidates;
+  for (const Firing& firing : firings) {
+    if (Tier(firing) != top) {
+      continue;
+    }
+    if (firing.event.line == 0) {
+      candidates.push_back(&firing);  // no line (a stall, an exit): its time alone
+      continue;
+    }
+    const Firing*& first = first_of_stream[{firing.source, firing.stream}];
+    if (first == nullptr || std::make_tuple(firing.event.line, Specificity(firing.event)) <
+                                std::make_tuple(first->event.line, Specificity(first->event))) {
+      first = &firing;
+    }
+  }
+  for (const auto& [stream, first] : first_of_stream) {
+    candidates.push_back(first);
+  }
+  const auto across = [](const Firing* firing) {
+    return std::make_tuple(firing->first_line_time, Specificity(firing->event),
+                           std::cref(firing->source), std::cref(firing->stream),
+                           firing->event.line);
+  };
+  const Firing* root = nullptr;
+  for (const Firing* candidate : candidates) {
+    if (root == nullptr || across(candidate) < across(root)) {
+      root = candidate;
     }
   }
   return root;

@@ -12,11 +12,12 @@ namespace trainwatch::detect {
 
 // The firing that tells the failure best, in this order: a primary error (a crash or device
 // firing of the rank's own) before a consequence, a consequence before a report, all before
-// a hang or silence, any alarm before a warning; a device firing before a crash; then the first
-// line written first (a traceback decides only once its writer is quiet, later than the lines after
-// it) — but among consequences and reports a line rule that names the failure first, as a
-// traceback's last line is often a launcher's re-raise around it; then a line rule before a
-// traceback. Null when none.
+// a hang or silence, any alarm before a warning; a device firing before a crash; among
+// consequences and reports a line rule before a traceback (whose last line is often a
+// launcher's re-raise around the failure). Then the first written: within one stream by its
+// lines, across streams by when each one's first line was read (a traceback is judged only
+// once its writer is quiet, so the rule that decided first is not always the first failure).
+// Independent of the firings' order. Null when there are none.
 const Firing* RootFiring(const std::vector<Firing>& firings);
 
 // The root when it is an error some rank printed of its own (a primary crash or device

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -162,6 +164,32 @@ TEST(IncidentRoot, AThresholdOnTheLineAConsequenceFiresOnIsNoTracebackToMark) {
   firings.push_back(Line("pytorch.gloo.error", Role::kConsequence, 30));
   MarkConsequentTracebacks(firings);
   EXPECT_EQ(firings[0].event.role, Role::kPrimary);
+}
+
+TEST(IncidentRoot, TheRootDoesNotDependOnTheOrderTheFiringsCameIn) {
+  // Two streams: the shared log's rank 2 traceback (lines 10-20, its header read a second in)
+  // and a log of its own whose line was read at 2 s; a later line of the shared log read
+  // early (an approximate read time) must not make the order circular.
+  std::vector<Firing> firings;
+  firings.push_back(
+      Traceback(10, 20, "[rank2]: ValueError: first", Role::kPrimary, "/logs/ranks.log", 1));
+  firings.push_back(
+      Line("t.cuda_error", Role::kPrimary, 80, RuleKind::kCrash, "/logs/rank5.log", 2));
+  firings.push_back(
+      Line("t.cuda_error", Role::kPrimary, 30, RuleKind::kCrash, "/logs/ranks.log", 0));
+  firings.push_back(Line("pytorch.gloo.error", Role::kConsequence, 31));
+  std::vector<std::size_t> order = {0, 1, 2, 3};
+  std::set<std::string> roots;
+  do {
+    std::vector<Firing> shuffled;
+    for (const std::size_t i : order) {
+      shuffled.push_back(firings[i]);
+    }
+    const Firing* root = RootFiring(shuffled);
+    roots.insert(root->stream + ":" + std::to_string(root->event.line));
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_EQ(roots, (std::set<std::string>{"/logs/ranks.log:10"}))
+      << "the shared log's first line, then across streams by read time";
 }
 
 }  // namespace
