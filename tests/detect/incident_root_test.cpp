@@ -182,6 +182,7 @@ TEST(IncidentRoot, TheRootDoesNotDependOnTheOrderTheFiringsCameIn) {
   std::set<std::string> roots;
   do {
     std::vector<Firing> shuffled;
+    shuffled.reserve(order.size());
     for (const std::size_t i : order) {
       shuffled.push_back(firings[i]);
     }
