@@ -1,14 +1,19 @@
 #include "capture/rank_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "collect/stack_text.h"
 #include "diagnose/suspects_json.h"
 
 namespace trainwatch::capture {
 namespace {
+
+// Listed at most: a job of thousands of ranks whose node share is not here is no roster.
+constexpr std::size_t kMaxNeverSeen = 64;
 
 using collect::CollectorResult;
 using collect::CollectorStatus;
@@ -64,6 +69,10 @@ std::string Identity(const collect::RankProcess& process) {
 
 std::string SummaryText(const RankReport& report) {
   std::string text = "# The ranks at the moment of capture (trainwatch)\n\n";
+  if (!report.never_seen.empty() && report.world_size) {
+    text += fmt::format("Never seen here: {} of world size {}\n\n",
+                        fmt::join(report.never_seen, ", "), *report.world_size);
+  }
   if (report.stack_verdict) {
     text += fmt::format("The stacks say: {} (cause {}, action {})\n\n", report.stack_verdict->says,
                         rules::CauseName(report.stack_verdict->verdict.cause),
@@ -225,12 +234,25 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
   for (const RankEvidence& rank : report.ranks) {
     const collect::RankIdentity& id = rank.process.identity;
     shape.world_size = std::max(shape.world_size, id.world_size);
-    // One node's share of a bigger job has ranks past their local ranks.
-    shape.all_local = shape.all_local && rank.process.rank && id.local_rank &&
-                      *rank.process.rank == *id.local_rank;
+    // The whole job runs here when this node's share is all of it (a first node's ranks are
+    // their local ranks too: that alone says nothing).
+    shape.all_local = shape.all_local && rank.process.rank && id.world_size &&
+                      id.local_world_size && *id.local_world_size == *id.world_size;
   }
   shape.error_printed = clues.error_printed;
   report.stack_verdict = diagnose::JudgeStacks(states, shape);
+  report.world_size = shape.world_size;
+  if (shape.all_local && shape.world_size) {
+    std::set<int> seen;
+    for (const RankEvidence& rank : report.ranks) {
+      seen.insert(*rank.process.rank);  // all_local: every rank is known
+    }
+    for (int r = 0; r < *shape.world_size && report.never_seen.size() < kMaxNeverSeen; ++r) {
+      if (!seen.contains(r)) {
+        report.never_seen.push_back(r);
+      }
+    }
+  }
   for (std::size_t i = 0; i < report.ranks.size(); ++i) {
     report.ranks[i].where = report.ranks[i].alive
                                 ? diagnose::DescribeStack(states[i].python, states[i].native)
@@ -314,6 +336,9 @@ std::string RanksJson(const RankReport& report) {
       {"seconds", report.seconds}};
   if (!report.notes.empty()) {
     out["notes"] = report.notes;
+  }
+  if (!report.never_seen.empty()) {
+    out["never_seen"] = report.never_seen;  // ranks of the job's WORLD_SIZE not found here
   }
   json devices = json::array();
   for (const collect::DeviceUtilization& device : report.devices) {

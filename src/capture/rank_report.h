@@ -45,6 +45,10 @@ struct RankReport {
   diagnose::RankDiagnosis diagnosis;
   // What the stacks say the hang is, when they say (diagnose/stack_verdict.h).
   std::optional<diagnose::StackVerdict> stack_verdict;
+  // A job whose every rank runs here: the ranks of its WORLD_SIZE the capture never saw, alive
+  // or exited (never started, or gone before the daemon saw them).
+  std::vector<int> never_seen;
+  std::optional<int> world_size;
   // "ranks": its artifacts (ranks/<rank>/..., ranks/summary.txt) and status.
   collect::CollectorResult result;
 };

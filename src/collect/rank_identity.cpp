@@ -75,6 +75,8 @@ RankIdentity ParseRankIdentity(std::string_view environ) {
   identity.world_size =
       FirstNumber(env, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
   identity.node_rank = FirstNumber(env, {"GROUP_RANK", "NODE_RANK", "SLURM_NODEID"});
+  identity.local_world_size =
+      FirstNumber(env, {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"});
   identity.run_id = Text(env, "TORCHELASTIC_RUN_ID");
   if (const std::string addr = Text(env, "MASTER_ADDR"); !addr.empty()) {
     identity.master = addr;

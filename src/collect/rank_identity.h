@@ -16,10 +16,11 @@ struct RankIdentity {
   std::string rank_source;  // the variable the rank came from: "RANK", "OMPI_COMM_WORLD_RANK"...
   std::optional<int> local_rank;
   std::optional<int> world_size;
-  std::optional<int> node_rank;  // GROUP_RANK, NODE_RANK, SLURM_NODEID
-  std::string run_id;            // TORCHELASTIC_RUN_ID
-  std::string master;            // MASTER_ADDR:MASTER_PORT
-  std::string slurm_job;         // SLURM_JOB_ID
+  std::optional<int> local_world_size;  // this node's share: LOCAL_WORLD_SIZE and the like
+  std::optional<int> node_rank;         // GROUP_RANK, NODE_RANK, SLURM_NODEID
+  std::string run_id;                   // TORCHELASTIC_RUN_ID
+  std::string master;                   // MASTER_ADDR:MASTER_PORT
+  std::string slurm_job;                // SLURM_JOB_ID
   // The accelerator binding as set: {"HABANA_VISIBLE_MODULES", "0,1"}, {"CUDA_VISIBLE_DEVICES",
   // "3"}; empty when none of those is set.
   std::vector<std::pair<std::string, std::string>> devices;

@@ -37,7 +37,7 @@ struct StackVerdict {
 // What is known of the job beside its stacks.
 struct JobShape {
   std::optional<int> world_size;  // from the ranks' environment
-  bool all_local = false;         // every rank of the job runs here (RANK == LOCAL_RANK)
+  bool all_local = false;  // every rank of the job runs here (LOCAL_WORLD_SIZE == WORLD_SIZE)
   // Some rank printed an error of its own: a hang is then its consequence, and neither "all
   // waiting" nor a mismatch of where its peers were left is a verdict.
   bool error_printed = false;

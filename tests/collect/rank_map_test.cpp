@@ -73,13 +73,15 @@ TEST(ParseProcessStat, ReadsTheFieldsAfterACommWithSpacesAndParentheses) {
 
 TEST(ParseRankIdentity, TakesTheMostSpecificRankAndTheBinding) {
   const std::string environ =
-      "SLURM_PROCID=1\0RANK=9\0LOCAL_RANK=1\0WORLD_SIZE=16\0GROUP_RANK=1\0MASTER_ADDR=n0\0"
+      "SLURM_PROCID=1\0RANK=9\0LOCAL_RANK=1\0WORLD_SIZE=16\0LOCAL_WORLD_SIZE=8\0GROUP_RANK=1\0"
+      "MASTER_ADDR=n0\0"
       "MASTER_PORT=29500\0TORCHELASTIC_RUN_ID=job7\0HABANA_VISIBLE_MODULES=1\0SLURM_JOB_ID=77\0"s;
   const RankIdentity id = ParseRankIdentity(environ);
   EXPECT_EQ(id.rank, 9);
   EXPECT_EQ(id.rank_source, "RANK");
   EXPECT_EQ(id.local_rank, 1);
   EXPECT_EQ(id.world_size, 16);
+  EXPECT_EQ(id.local_world_size, 8);
   EXPECT_EQ(id.node_rank, 1);
   EXPECT_EQ(id.master, "n0:29500");
   EXPECT_EQ(id.run_id, "job7");
