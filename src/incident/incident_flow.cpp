@@ -88,9 +88,15 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
   for (detect::Firing& firing : firings) {
     firing.rank = RankOfFiring(firing, [this] { return processes_.Known(); });
     capture::RedactFiring(*redactor, firing, redacted);
-    if (std::optional<FollowUps::Joined> joined = follow_ups_.Of(
-            firing, now, [this](const detect::Firing& later) { return JobIdOf(later); },
-            [this](const std::string& id) { return lifecycle_.IsOpen(id); })) {
+    // While an incident settles, what comes joins it: a new crash's consequences belong to it,
+    // not to an older incident of the same job still open.
+    std::optional<FollowUps::Joined> joined;
+    if (!builder_.open()) {
+      joined = follow_ups_.Of(
+          firing, now, [this](const detect::Firing& later) { return JobIdOf(later); },
+          [this](const std::string& id) { return lifecycle_.IsOpen(id); });
+    }
+    if (joined) {
       for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
         sink->FollowedUp(joined->incident_id, firing, joined->why);
       }

@@ -207,6 +207,24 @@ TEST_F(IncidentFlowTest, AStallOfTheCrashedJobJoinsItsIncidentAndIsCapturedOnce)
   EXPECT_EQ(sink_->recorded.size(), 2u);
 }
 
+TEST_F(IncidentFlowTest, ANewCrashsConsequencesJoinItNotAnOlderIncidentOfTheJob) {
+  Start();
+  Fire(Crash("py.traceback"));
+  env_.Advance(milliseconds(2000));
+  ASSERT_EQ(sink_->recorded.size(), 1u);
+  env_.Advance(milliseconds(60000));
+  Fire(Crash("oom", "CUDA out of memory"));  // a new failure of the same job, the first open
+  detect::Firing peer = Crash("gloo.error", "Connection closed by peer");
+  peer.event.role = rules::Role::kConsequence;
+  Fire(peer);
+  env_.Advance(milliseconds(2000));
+  ASSERT_EQ(sink_->recorded.size(), 2u);
+  EXPECT_EQ(sink_->recorded[1].firings.size(), 2u) << "the consequence joined the new crash";
+  for (const std::string& heard : heard_) {
+    EXPECT_FALSE(heard.starts_with("follow-up")) << heard;
+  }
+}
+
 TEST_F(IncidentFlowTest, TheSameRuleWithinItsCooldownOpensNothing) {
   Start();
   Fire(Crash("py.traceback"));
