@@ -11,7 +11,7 @@
 namespace trainwatch::capture {
 namespace {
 
-RankReport ReportOf(std::vector<int> ranks, int world_size, int local_world_size) {
+RankReport ReportOf(const std::vector<int>& ranks, int world_size, int local_world_size) {
   RankReport report;
   for (const int rank : ranks) {
     RankEvidence evidence;
