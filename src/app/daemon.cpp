@@ -7,7 +7,6 @@
 #include <uv.h>
 
 #include <csignal>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -415,17 +414,10 @@ int RunOnLoop(const DaemonOptions& options) {
 }  // namespace
 
 int RunDaemon(const DaemonOptions& options) {
-  if (::geteuid() == 0) {
-    // Every tool (hl-smi, docker, gdb) is found on PATH and run as root: a directory in it
-    // that another user may write would let them plant one.
-    std::vector<std::string> dropped;
-    const char* path = std::getenv("PATH");
-    const std::string trusted =
-        TrustedSearchPath(path != nullptr ? path : "/usr/sbin:/usr/bin:/sbin:/bin", 0, dropped);
-    for (const std::string& why : dropped) {
-      spdlog::warn("PATH: {}: not searched for the tools the daemon runs as root", why);
-    }
-    ::setenv("PATH", trusted.empty() ? "/usr/sbin:/usr/bin:/sbin:/bin" : trusted.c_str(), 1);
+  std::vector<std::string> dropped;
+  RestrictPathForRoot(dropped);
+  for (const std::string& why : dropped) {
+    spdlog::warn("PATH: {}: not searched for the tools the daemon runs as root", why);
   }
   // Before anything opens a descriptor: one per followed file adds up past a soft 1024.
   const OpenFileLimit limit = RaiseOpenFileLimit();

@@ -8,10 +8,10 @@
 
 #include "app/running_daemon.h"
 #include "collect/rank_map.h"
-#include "collect/redactor.h"
 #include "ops/control_request.h"
 #include "ops/daemon_metrics.h"
 #include "ops/service_notify.h"
+#include "ops/snapshot_redaction.h"
 
 namespace trainwatch::app {
 
@@ -52,37 +52,9 @@ ops::DaemonSnapshot Daemon::Snapshot() {
   snapshot.workers_busy = pool.running;
   snapshot.oldest_work_seconds =
       std::chrono::duration_cast<std::chrono::seconds>(pool.oldest).count();
-  RedactBars(snapshot);
+  // A bar's label and key are log text: status and the metrics' labels get them redacted.
+  ops::RedactBars(snapshot, [this] { return incidents_->redactor_for_text(); });
   return snapshot;
-}
-
-void Daemon::RedactBars(ops::DaemonSnapshot& snapshot) {
-  // A bar's label and key are log text (a tqdm desc may quote a URL): status and the metrics'
-  // labels get them redacted. The redactor is fetched only when there is a bar.
-  std::shared_ptr<const collect::Redactor> redactor;
-  collect::RedactionCounts redacted;
-  for (ops::SourceSnapshot& source : snapshot.sources) {
-    for (auto* streams : {&source.files, &source.streams}) {
-      for (ops::StreamSnapshot& stream : *streams) {
-        for (ops::BarSnapshot& bar : stream.bars) {
-          if (!redactor) {
-            redactor = incidents_->redactor_for_text();
-          }
-          std::string label = bar.label;
-          redactor->RedactText(label, redacted);
-          if (label != bar.label) {
-            // The key is made from the label, some digits spelled '#', which can hide a
-            // secret's shape from the patterns: it is made again from the redacted label.
-            bar.key.resize(bar.key.find(':') + 1);
-            bar.key += label;
-            bar.label = std::move(label);
-          } else {
-            redactor->RedactText(bar.key, redacted);
-          }
-        }
-      }
-    }
-  }
 }
 
 std::uint64_t Daemon::MetricsActivity() const {

@@ -96,7 +96,6 @@ class Daemon {
   void UpdateStatus();
   void HandleControl(const std::string& request, const ops::ControlServer::Reply& reply);
   ops::DaemonSnapshot Snapshot();
-  void RedactBars(ops::DaemonSnapshot& snapshot);
   std::uint64_t MetricsActivity() const;
   void WriteMetrics(bool now);
 

@@ -13,19 +13,20 @@ constexpr const char* kDeviceVariables[] = {"HABANA_VISIBLE_MODULES",    "HABANA
                                             "ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES",
                                             "ROCR_VISIBLE_DEVICES",      "HIP_VISIBLE_DEVICES"};
 
-std::optional<int> Number(const std::map<std::string_view, std::string_view>& env,
-                          std::string_view name) {
-  const auto found = env.find(name);
-  if (found == env.end()) {
-    return std::nullopt;
-  }
+// A whole non-negative number, or nullopt.
+std::optional<int> NonNegative(std::string_view text) {
   int value = 0;
-  const std::string_view text = found->second;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || value < 0) {
     return std::nullopt;
   }
   return value;
+}
+
+std::optional<int> Number(const std::map<std::string_view, std::string_view>& env,
+                          std::string_view name) {
+  const auto found = env.find(name);
+  return found == env.end() ? std::nullopt : NonNegative(found->second);
 }
 
 std::optional<int> FirstNumber(const std::map<std::string_view, std::string_view>& env,
@@ -58,6 +59,30 @@ std::map<std::string_view, std::string_view> EnvironEntries(std::string_view env
 
 std::string EnvironVariable(std::string_view environ, std::string_view name) {
   return Text(EnvironEntries(environ), name);
+}
+
+std::optional<int> RankInEnviron(std::string_view environ) {
+  constexpr std::size_t kVariables = std::size(kRankVariables);
+  std::size_t best = kVariables;  // the index in kRankVariables of the rank taken so far
+  std::optional<int> rank;
+  bool seen[kVariables] = {};  // the first entry of a name counts, as EnvironEntries has it
+  ForEachPiece(environ, '\0', [&](std::string_view entry) {
+    const std::size_t equals = entry.find('=');
+    if (equals == std::string_view::npos) {
+      return;
+    }
+    for (std::size_t i = 0; i < best; ++i) {
+      if (!seen[i] && entry.substr(0, equals) == kRankVariables[i]) {
+        seen[i] = true;
+        if (std::optional<int> value = NonNegative(entry.substr(equals + 1))) {
+          rank = value;
+          best = i;
+        }
+        return;
+      }
+    }
+  });
+  return rank;
 }
 
 RankIdentity ParseRankIdentity(std::string_view environ) {

@@ -35,6 +35,10 @@ inline constexpr const char* kRankVariables[] = {"RANK", "OMPI_COMM_WORLD_RANK",
 // holds them); empty when it is not set.
 std::string EnvironVariable(std::string_view environ, std::string_view name);
 
+// The rank alone, as ParseRankIdentity takes it, in one pass and no allocation: what a firing's
+// writer is asked for each firing.
+std::optional<int> RankInEnviron(std::string_view environ);
+
 // The identity in `environ`: NAME=value entries each ended by a NUL, as /proc/PID/environ
 // holds them. Values that are not numbers where numbers belong are left out.
 RankIdentity ParseRankIdentity(std::string_view environ);

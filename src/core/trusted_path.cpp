@@ -1,9 +1,11 @@
 #include "core/trusted_path.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -80,6 +82,16 @@ std::string TrustedSearchPath(const std::string& path, uid_t owner,
     }
   });
   return kept;
+}
+
+void RestrictPathForRoot(std::vector<std::string>& dropped) {
+  if (::geteuid() != 0) {
+    return;
+  }
+  constexpr const char* kSystemPath = "/usr/sbin:/usr/bin:/sbin:/bin";
+  const char* path = std::getenv("PATH");
+  const std::string trusted = TrustedSearchPath(path != nullptr ? path : kSystemPath, 0, dropped);
+  ::setenv("PATH", trusted.empty() ? kSystemPath : trusted.c_str(), 1);
 }
 
 }  // namespace trainwatch

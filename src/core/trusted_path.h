@@ -29,4 +29,10 @@ Result<std::string> CheckTrustedPath(const std::string& path, uid_t owner);
 std::string TrustedSearchPath(const std::string& path, uid_t owner,
                               std::vector<std::string>& dropped);
 
+// This process's PATH, as root: every tool (hl-smi, docker, gdb) is found on it and run as
+// root, so a directory in it that another user may write would let them plant one. Sets PATH
+// to TrustedSearchPath of it (the system's when none is left); each dropped entry, with why,
+// in `dropped`. Nothing changes for another user.
+void RestrictPathForRoot(std::vector<std::string>& dropped);
+
 }  // namespace trainwatch

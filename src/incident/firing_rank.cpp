@@ -12,7 +12,7 @@ namespace {
 std::optional<int> AgreedRank(const std::vector<const source::WriterProcess*>& writers) {
   std::optional<int> agreed;
   for (const source::WriterProcess* writer : writers) {
-    const std::optional<int> rank = collect::ParseRankIdentity(writer->environ).rank;
+    const std::optional<int> rank = collect::RankInEnviron(writer->environ);
     if (!rank) {
       continue;  // a launcher or a tee beside the rank: it speaks for no rank
     }

@@ -90,6 +90,11 @@ TEST(ParseRankIdentity, TakesTheMostSpecificRankAndTheBinding) {
   EXPECT_EQ(id.devices[0].first, "HABANA_VISIBLE_MODULES");
   const RankIdentity mpi = ParseRankIdentity("OMPI_COMM_WORLD_RANK=3\0RANK=x\0"s);
   EXPECT_EQ(mpi.rank, 3);  // a RANK that is not a number is not one
+  // The rank alone, in one pass, takes the same one each time.
+  EXPECT_EQ(RankInEnviron(environ), 9);
+  EXPECT_EQ(RankInEnviron("OMPI_COMM_WORLD_RANK=3\0RANK=x\0"s), 3);
+  EXPECT_EQ(RankInEnviron("RANK=2\0RANK=5\0"s), 2) << "the first entry of a name";
+  EXPECT_EQ(RankInEnviron("PATH=/bin\0"s), std::nullopt);
   EXPECT_EQ(mpi.rank_source, "OMPI_COMM_WORLD_RANK");
   EXPECT_FALSE(ParseRankIdentity("PATH=/bin\0"s).rank.has_value());
 }
