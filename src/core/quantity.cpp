@@ -102,4 +102,19 @@ std::string FormatByteSize(std::uint64_t bytes) {
   return text;
 }
 
+std::string FormatDuration(Duration duration) {
+  const long long ms = duration.count();
+  if (ms == 0) {
+    return "0s";
+  }
+  for (const auto& [unit, size] : {std::pair<const char*, long long>{"h", 3600000},
+                                   std::pair<const char*, long long>{"m", 60000},
+                                   std::pair<const char*, long long>{"s", 1000}}) {
+    if (ms % size == 0) {
+      return std::to_string(ms / size) + unit;
+    }
+  }
+  return std::to_string(ms) + "ms";
+}
+
 }  // namespace trainwatch

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "core/result.h"
@@ -16,6 +17,9 @@ using Duration = std::chrono::milliseconds;
 // Accepts a non-negative integer followed by one of ms, s, m, h, d. A bare number is
 // refused: "30" could mean seconds or minutes, and guessing wrong hides a hang for hours.
 Result<Duration> ParseDuration(std::string_view text);
+
+// The other way, the shortest exact form a file would say: "2h", "30m", "90s", "1500ms".
+std::string FormatDuration(Duration duration);
 
 // Accepts a non-negative integer followed by B, KiB, MiB, GiB (binary) or KB, MB, GB
 // (decimal). A bare number means bytes.

@@ -14,17 +14,7 @@ bool FileEndsWith(const StackFrame& frame, std::string_view tail) {
          frame.file.compare(frame.file.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-bool IsOwnCode(const StackFrame& frame) {
-  return !frame.file.empty() && frame.file.find("/site-packages/") == std::string::npos &&
-         frame.file.find("/dist-packages/") == std::string::npos &&
-         frame.file.find("/lib/python3") == std::string::npos &&
-         frame.file.rfind("<frozen", 0) != 0;
-}
-
-std::string Basename(const std::string& file) {
-  const std::size_t slash = file.rfind('/');
-  return slash == std::string::npos ? file : file.substr(slash + 1);
-}
+bool IsOwnCode(const StackFrame& frame) { return !IsLibraryFile(frame.file); }
 
 // The frame of the job's own code whose lock its main thread waits to acquire, or null. A
 // `with lock:` or `lock.acquire()` blocks in C: py-bt shows the built-in `__enter__` or

@@ -14,6 +14,12 @@ namespace {
 constexpr double kBusyPercent = 50;  // a rank this busy...
 constexpr double kIdlePercent = 10;  // ...while every peer is at most this, is suspect
 
+std::string Percent(double value) {
+  return std::to_string(static_cast<int>(std::lround(value))) + "%";
+}
+
+}  // namespace
+
 bool IsLibraryFile(const std::string& file) {
   return file.empty() || file.find("/site-packages/") != std::string::npos ||
          file.find("/dist-packages/") != std::string::npos ||
@@ -24,12 +30,6 @@ std::string Basename(const std::string& file) {
   const std::size_t slash = file.rfind('/');
   return slash == std::string::npos ? file : file.substr(slash + 1);
 }
-
-std::string Percent(double value) {
-  return std::to_string(static_cast<int>(std::lround(value))) + "%";
-}
-
-}  // namespace
 
 std::string DescribeStack(const std::vector<collect::StackFrame>& python,
                           const std::vector<collect::StackFrame>& native) {

@@ -64,6 +64,12 @@ struct JobClues {
   std::vector<RankProgress> progress;
 };
 
+// A file of a library (site-packages, the standard library, frozen modules), not the job's
+// own code; an empty file (a built-in) counts as one.
+bool IsLibraryFile(const std::string& file);
+// The file name of a path.
+std::string Basename(const std::string& file);
+
 // Where a stack is, in a few words: the call the innermost frame of the job's own code makes
 // ("all_reduce at train.py:88"), the library frames inside it left out.
 std::string DescribeStack(const std::vector<collect::StackFrame>& python,

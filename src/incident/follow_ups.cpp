@@ -2,25 +2,9 @@
 
 #include <string>
 
+#include "core/quantity.h"
+
 namespace trainwatch::incident {
-namespace {
-
-// "30m", "2h", "45s": as a config writes it.
-std::string Spoken(Duration window) {
-  const long long ms = window.count();
-  if (ms % 3600000 == 0) {
-    return std::to_string(ms / 3600000) + "h";
-  }
-  if (ms % 60000 == 0) {
-    return std::to_string(ms / 60000) + "m";
-  }
-  if (ms % 1000 == 0) {
-    return std::to_string(ms / 1000) + "s";
-  }
-  return std::to_string(ms) + "ms";
-}
-
-}  // namespace
 
 void FollowUps::Remember(const detect::Incident& incident, std::string job_id, bool followed,
                          SteadyTime now, Duration window) {
@@ -81,7 +65,8 @@ std::optional<FollowUps::Joined> FollowUps::Of(
     }
     if (same) {
       return Joined{remembered.id, std::string(what) + " of the same job within " +
-                                       Spoken(remembered.window) + " of " + remembered.kind};
+                                       FormatDuration(remembered.window) + " of " +
+                                       remembered.kind};
     }
   }
   return std::nullopt;

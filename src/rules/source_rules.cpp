@@ -3,27 +3,9 @@
 #include <algorithm>
 #include <variant>
 
+#include "core/quantity.h"
+
 namespace trainwatch::rules {
-namespace {
-
-// "30m", "45m", "90s", "1500ms": the shortest exact form.
-std::string Spoken(Duration duration) {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(duration).count();
-  std::string text;
-  if (ms % 60000 == 0) {
-    text = std::to_string(ms / 60000);
-    text += 'm';
-  } else if (ms % 1000 == 0) {
-    text = std::to_string(ms / 1000);
-    text += 's';
-  } else {
-    text = std::to_string(ms);
-    text += "ms";
-  }
-  return text;
-}
-
-}  // namespace
 
 std::vector<Diagnostic> SilenceWithinGrace(const SourceRules& rules,
                                            const std::string& source_name) {
@@ -40,9 +22,9 @@ std::vector<Diagnostic> SilenceWithinGrace(const SourceRules& rules,
       message += ": silence rule ";
       message += silence.id;
       message += " fires after ";
-      message += Spoken(after);
+      message += FormatDuration(after);
       message += ", before the ";
-      message += Spoken(grace);
+      message += FormatDuration(grace);
       message += " startup_grace of progress rule ";
       message += progress.id;
       message +=

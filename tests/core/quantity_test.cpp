@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace trainwatch {
 namespace {
 
@@ -15,6 +19,18 @@ TEST(ParseDuration, AcceptsEveryUnit) {
     auto parsed = ParseDuration(c.text);
     ASSERT_TRUE(parsed.ok()) << c.text << ": " << parsed.error().message;
     EXPECT_EQ(parsed->count(), c.millis) << c.text;
+  }
+}
+
+TEST(FormatDuration, SaysTheShortestExactFormAndParsesBack) {
+  for (const auto& [ms, text] : std::vector<std::pair<long long, std::string>>{{7200000, "2h"},
+                                                                               {1800000, "30m"},
+                                                                               {5400000, "90m"},
+                                                                               {90000, "90s"},
+                                                                               {1500, "1500ms"},
+                                                                               {0, "0s"}}) {
+    EXPECT_EQ(FormatDuration(Duration(ms)), text);
+    EXPECT_EQ(*ParseDuration(text), Duration(ms)) << text;
   }
 }
 
