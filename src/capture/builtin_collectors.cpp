@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <type_traits>
@@ -57,19 +58,24 @@ std::string Listed(const std::vector<T>& items) {
   return text;
 }
 
-// A job that ended before its capture: every one of its processes is gone, and what the daemon
-// read of them while they ran is in "exited_processes". A live collector that found none of
-// them says so — it did not fail.
-void ExitedIsNotFailed(collect::CollectorResult& result, bool exited_read,
-                       const std::vector<pid_t>& pids, const std::string& proc_root) {
-  if (result.status != collect::CollectorStatus::kFailed || pids.empty() || !exited_read) {
-    return;
+// Whether the job ended before its capture: every one of its processes is gone, and what the
+// daemon read of them while they ran is in "exited_processes" (`exited`).
+bool JobGone(const std::vector<pid_t>& pids, const collect::CollectorResult& exited,
+             const std::string& proc_root) {
+  if (pids.empty() || exited.status != collect::CollectorStatus::kOk) {
+    return false;
   }
-  for (const pid_t pid : pids) {
+  return std::none_of(pids.begin(), pids.end(), [&](pid_t pid) {
     struct stat info {};
-    if (::lstat((proc_root + "/" + std::to_string(pid)).c_str(), &info) == 0) {
-      return;  // one still runs: that failure is real
-    }
+    return ::lstat((proc_root + "/" + std::to_string(pid)).c_str(), &info) == 0;
+  });
+}
+
+// A live collector that found none of a gone job's processes says so: it did not fail.
+void ExitedIsNotFailed(collect::CollectorResult& result, bool job_gone,
+                       const std::vector<pid_t>& pids) {
+  if (result.status != collect::CollectorStatus::kFailed || !job_gone) {
+    return;
   }
   result.status = collect::CollectorStatus::kSkipped;
   result.detail = "the job's processes (pids " + Listed(pids) +
@@ -119,9 +125,9 @@ CollectorResults RunBuiltinCollectors(const CaptureRequest& request,
   collect::CollectorResult exited =
       collect::CollectExitedProcesses(request.remembered, redactor, redactions);
   collect::CollectorResult processes = collect::CollectProcesses(pids, proc_root);
-  const bool exited_read = exited.status == collect::CollectorStatus::kOk;
-  ExitedIsNotFailed(environment, exited_read, pids, proc_root);
-  ExitedIsNotFailed(processes, exited_read, pids, proc_root);
+  const bool job_gone = JobGone(pids, exited, proc_root);
+  ExitedIsNotFailed(environment, job_gone, pids);
+  ExitedIsNotFailed(processes, job_gone, pids);
   results.push_back(std::move(environment));
   results.push_back(std::move(exited));
   results.push_back(std::move(processes));
@@ -137,7 +143,7 @@ CollectorResults RunBuiltinCollectors(const CaptureRequest& request,
         return collect::CollectPythonPackages(pids, path, proc_root);
       },
       kUserReadDeadline, budget));
-  ExitedIsNotFailed(results.back(), exited_read, pids, proc_root);
+  ExitedIsNotFailed(results.back(), job_gone, pids);
   results.push_back(collect::CollectSystemFacts(proc_root));
   std::vector<std::string> dirs = request.watched_dirs;
   dirs.push_back(bundles_dir);

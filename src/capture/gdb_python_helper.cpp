@@ -138,6 +138,18 @@ std::optional<std::string> TrustedPythonHelper(const std::string& exe, std::stri
     }
     candidates.push_back({std::move(*helper), std::move(*interpreter)});
   }
+  const auto none_fits = [&] {
+    why = "its interpreter is none of this host's " + dirs.interpreters +
+          "/python3.X with a CPython helper in " + helpers.string() +
+          " (python3.X-dbg installs it)";
+    if (!untrusted.empty()) {
+      why += "; a helper that is not root's alone was not considered (" + untrusted + ")";
+    }
+    return std::nullopt;
+  };
+  if (candidates.empty()) {
+    return none_fits();  // the rank's executable (on a user's NFS, perhaps) is not opened
+  }
   Result<ElfFile> rank = OpenElf(exe);
   if (!rank) {
     why = "its executable cannot be read (" + rank.error().message + ")";
@@ -165,12 +177,7 @@ std::optional<std::string> TrustedPythonHelper(const std::string& exe, std::stri
       return candidate.helper;
     }
   }
-  why = "its interpreter is none of this host's " + dirs.interpreters +
-        "/python3.X with a CPython helper in " + helpers.string() + " (python3.X-dbg installs it)";
-  if (!untrusted.empty()) {
-    why += "; a helper that is not root's alone was not considered (" + untrusted + ")";
-  }
-  return std::nullopt;
+  return none_fits();
 }
 
 }  // namespace trainwatch::capture

@@ -7,17 +7,6 @@ HookSink::HookSink(Env& env, std::string incidents_file, std::function<void()> o
   runner_.OnIdle(std::move(on_idle));
 }
 
-void HookSink::Concluded(const detect::Incident& facts, const capture::CaptureOutcome& outcome) {
-  if (!outcome.stacks_say || facts.verdict.verdict.cause != rules::Cause::kUnknown) {
-    runner_.Run(facts, outcome.path, outcome.error, incidents_file_);
-    return;
-  }
-  detect::Incident told = facts;
-  told.verdict.verdict = outcome.stacks_say->verdict;
-  told.verdict.why = "the stacks: " + outcome.stacks_say->says;
-  runner_.Run(told, outcome.path, outcome.error, incidents_file_);
-}
-
 void HookSink::Configure(const config::DaemonConfig& config) {
   runner_.Configure(config.on_incident);
   names_ = config::CommandNames(config.on_incident);

@@ -18,9 +18,9 @@ class HookSink final : public IncidentSink {
   HookSink(Env& env, std::string incidents_file, std::function<void()> on_idle);
 
   void Configure(const config::DaemonConfig& config) override;
-  // Where the log's rules could not say whose fault a hang is and the stacks can (a collective
-  // mismatch, a deadlock), the hooks get the stacks' cause, action and sentence.
-  void Concluded(const detect::Incident& facts, const capture::CaptureOutcome& outcome) override;
+  void Concluded(const detect::Incident& facts, const capture::CaptureOutcome& outcome) override {
+    runner_.Run(facts, outcome.path, outcome.error, incidents_file_);
+  }
   void Stopping() override { runner_.Abort(); }  // logs and counts what it kills or drops
   bool idle() const override { return runner_.idle(); }
   void FillSnapshot(ops::DaemonSnapshot& snapshot) const override;

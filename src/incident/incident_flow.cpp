@@ -280,13 +280,24 @@ void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions
 void IncidentFlow::Conclude(const detect::Incident& facts, const capture::CaptureOutcome& outcome,
                             const Done& done) {
   if (!aborted_) {
+    const detect::Incident told = ConcludedFacts(facts, outcome);
     for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
-      sink->Concluded(facts, outcome);
+      sink->Concluded(told, outcome);
     }
   }
   if (done) {
     done(outcome);
   }
+}
+
+detect::Incident ConcludedFacts(const detect::Incident& facts,
+                                const capture::CaptureOutcome& outcome) {
+  detect::Incident told = facts;
+  if (outcome.stacks_say && facts.verdict.verdict.cause == rules::Cause::kUnknown) {
+    told.verdict.verdict = outcome.stacks_say->verdict;
+    told.verdict.why = "the stacks: " + outcome.stacks_say->says;
+  }
+  return told;
 }
 
 void IncidentFlow::Abort() {

@@ -60,7 +60,8 @@ class IncidentSink {
   // A capture ended: its bundle was written, or why not (in the outcome).
   virtual void Captured(const capture::CaptureOutcome& /*outcome*/) {}
   // The incident is done with: captured or not (capture off, warnings), with why there is no
-  // bundle. `facts` is the incident without its firing lines.
+  // bundle. `facts` is the incident without its firing lines, its verdict the stacks' where its
+  // rules could not say (ConcludedFacts).
   virtual void Concluded(const detect::Incident& /*facts*/,
                          const capture::CaptureOutcome& /*outcome*/) {}
   // The daemon stopped during the capture: the outcome says so (an early bundle may stay).
@@ -80,5 +81,11 @@ class IncidentSink {
   // A number that moves whenever what FillSnapshot shows does (the metrics are rewritten).
   virtual std::uint64_t Activity() const { return 0; }
 };
+
+// The incident as the sinks hear it once concluded: a hang whose rules could not say whose
+// fault it is (cause unknown) takes what the ranks' stacks say, when they say it (a collective
+// mismatch, a deadlock): their cause, action and sentence as its verdict.
+detect::Incident ConcludedFacts(const detect::Incident& facts,
+                                const capture::CaptureOutcome& outcome);
 
 }  // namespace trainwatch::incident

@@ -190,13 +190,24 @@ TEST_F(AlertOutputTest, AFullDiskLosesNoAlertOnceItRecoversAndPostsNoneTwice) {
   EXPECT_EQ(posted, (std::vector<std::string>{"a", "b", "c"}));
 }
 
-TEST_F(AlertOutputTest, AStoreThatCannotBeReadIsSaidAndTheOutputStillPosts) {
-  env_.files().Append(store(), "{}");
+TEST_F(AlertOutputTest, AStoreThatCannotBeReadIsNotTakenForEmptyAndTheOutputStillPosts) {
+  {
+    auto output = MakeOutput();
+    output->Open(AlertFor("x"));  // owed at the stop: kept in the store
+    output->Stop();
+  }
   env_.files().FailOpens(store(), EIO);
-  auto output = MakeOutput();
+  auto output = MakeOutput();  // the store is there but cannot be read: "x" is not posted
+  EXPECT_TRUE(posts_->empty());
   output->Open(AlertFor("a"));
   ASSERT_EQ(posts_->size(), 1u);
-  EXPECT_EQ(Answer(200).body.size(), 1u);
+  const FakeHttp::Post post = Answer(200);
+  ASSERT_EQ(post.body.size(), 1u);
+  EXPECT_EQ(post.body[0]["annotations"]["incident"], "a");
+  env_.files().FailOpens(store(), 0);
+  auto again = MakeOutput();  // readable again: the store now holds "a", written since
+  ASSERT_EQ(posts_->size(), 1u);
+  EXPECT_EQ(Answer(200).body[0]["annotations"]["incident"], "a");
 }
 
 TEST_F(AlertOutputTest, EveryAlertmanagerGetsEveryEnd) {

@@ -1,13 +1,12 @@
-// The on_incident hooks hear the incident's verdict; for a hang its rules could not explain,
-// the stacks' verdict (a collective mismatch, a deadlock) instead.
-#include "incident/hook_sink.h"
-
+// What every sink hears once an incident is concluded, the on_incident hooks among them: for a
+// hang its rules could not explain, the stacks' verdict (a collective mismatch, a deadlock).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "incident/hook_sink.h"
 #include "support/fake_env.h"
 
 namespace trainwatch::incident {
@@ -54,7 +53,7 @@ TEST_F(HookSinkTest, AHangTheRulesCouldNotExplainIsToldByItsStacks) {
       "collective mismatch: rank 2 in broadcast at job.py:154 while ranks 0, 1, 3 in all_reduce "
       "at job.py:157",
       {"rank 2"}};
-  sink_.Concluded(hang_, outcome);
+  sink_.Concluded(ConcludedFacts(hang_, outcome), outcome);
   env_.RunUntilIdle();
   ASSERT_EQ(env_.children().size(), 1u);
   const FakeEnv::Child& hook = *env_.children()[0];
@@ -71,7 +70,7 @@ TEST_F(HookSinkTest, AVerdictTheRulesGaveStands) {
   outcome.incident_id = "i-1";
   outcome.stacks_say = diagnose::StackVerdict{
       "all_waiting", {rules::Cause::kInfrastructure, rules::Action::kRetry}, "every rank", {}};
-  sink_.Concluded(hang_, outcome);
+  sink_.Concluded(ConcludedFacts(hang_, outcome), outcome);
   env_.RunUntilIdle();
   ASSERT_EQ(env_.children().size(), 1u);
   EXPECT_EQ(EnvOf(*env_.children()[0], "TRAINWATCH_INCIDENT_CAUSE"), "hardware");
