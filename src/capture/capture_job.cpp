@@ -37,6 +37,7 @@ CaptureOutcome OutcomeOf(const CaptureJob& job, SteadyTime now, WallTime wall_no
     outcome.ranks_summary = job.ranks->diagnosis.Summary();
     outcome.suspects = job.ranks->diagnosis.suspects;
     outcome.stacks_say = job.ranks->stack_verdict;
+    outcome.roster = RosterText(*job.ranks);
     outcome.devices_note = job.ranks->devices_note;
     outcome.ranks_seconds = job.ranks->seconds;
   }

@@ -67,6 +67,7 @@ struct CaptureOutcome {
   std::string ranks_summary;  // "ranks 0-2: all_reduce at train.py:88; rank 3: sleep at ..."
   std::vector<diagnose::Suspect> suspects;
   std::optional<diagnose::StackVerdict> stacks_say;  // what the stacks say the hang is
+  std::string roster;  // "world size 4: ranks 0-2 alive; rank 3 exited (killed by signal 9 ...)"
   std::string devices_note;  // busy devices during the capture: "a long compile or step ...?"
   double ranks_seconds = 0;
   std::string host;  // where it was captured

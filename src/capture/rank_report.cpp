@@ -73,6 +73,9 @@ std::string SummaryText(const RankReport& report) {
     text += fmt::format("Never seen here: {} of world size {}\n\n",
                         fmt::join(report.never_seen, ", "), *report.world_size);
   }
+  if (const std::string roster = RosterText(report); !roster.empty()) {
+    text += "Ranks: " + roster + "\n\n";
+  }
   if (report.stack_verdict) {
     text += fmt::format("The stacks say: {} (cause {}, action {})\n\n", report.stack_verdict->says,
                         rules::CauseName(report.stack_verdict->verdict.cause),
@@ -124,6 +127,42 @@ std::string SummaryText(const RankReport& report) {
 
 }  // namespace
 
+std::string RosterText(const RankReport& report) {
+  std::vector<std::string> alive;
+  std::vector<std::string> exited;  // without a known cause
+  std::vector<std::string> parts;
+  for (const RankEvidence& rank : report.ranks) {
+    if (rank.alive) {
+      alive.push_back(rank.process.label());
+    } else if (rank.process.exit_cause.empty()) {
+      exited.push_back(rank.process.label());
+    }
+  }
+  if (!alive.empty()) {
+    parts.push_back(diagnose::JoinLabels(alive) + " alive");
+  }
+  for (const RankEvidence& rank : report.ranks) {
+    if (!rank.alive && !rank.process.exit_cause.empty()) {
+      parts.push_back(rank.process.label() + " exited (" + rank.process.exit_cause + ")");
+    }
+  }
+  if (!exited.empty()) {
+    parts.push_back(diagnose::JoinLabels(exited) + " exited");
+  }
+  if (!report.never_seen.empty()) {
+    std::vector<std::string> labels;
+    for (int rank : report.never_seen) {
+      labels.push_back("rank " + std::to_string(rank));
+    }
+    parts.push_back(diagnose::JoinLabels(labels) + " never seen");
+  }
+  if (parts.empty()) {
+    return {};
+  }
+  std::string text = report.world_size ? fmt::format("world size {}: ", *report.world_size) : "";
+  return text + fmt::format("{}", fmt::join(parts, "; "));
+}
+
 std::string RankFolder(const collect::RankProcess& process) {
   return process.rank ? fmt::format("ranks/{}", *process.rank)
                       : fmt::format("ranks/pid-{}", process.pid);
@@ -139,9 +178,14 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
     RankEvidence& rank = report.ranks[i];
     const long pid = rank.process.pid;
     RankToolResults& tool = tools[i];
-    diagnose::RankState state{
-        rank.process.label(), rank.process.rank, rank.process.pid, rank.alive, {}, {},
-        rank.cpu_percent};
+    diagnose::RankState state{rank.process.label(),
+                              rank.process.rank,
+                              rank.process.pid,
+                              rank.alive,
+                              {},
+                              {},
+                              rank.cpu_percent,
+                              rank.alive ? std::string() : rank.process.exit_cause};
     if (tool.native != nullptr) {
       rank.paused_seconds += tool.native->duration_seconds;
       if (tool.native->status == CollectorStatus::kOk) {
@@ -254,9 +298,11 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
     }
   }
   for (std::size_t i = 0; i < report.ranks.size(); ++i) {
-    report.ranks[i].where = report.ranks[i].alive
-                                ? diagnose::DescribeStack(states[i].python, states[i].native)
-                                : "exited";
+    const RankEvidence& rank = report.ranks[i];
+    report.ranks[i].where =
+        rank.alive ? diagnose::DescribeStack(states[i].python, states[i].native)
+                   : (rank.process.exit_cause.empty() ? std::string("exited")
+                                                      : "exited (" + rank.process.exit_cause + ")");
   }
   collect::AddText(result, "ranks/summary.txt", SummaryText(report));
   for (const std::string& note : report.notes) {
@@ -293,6 +339,7 @@ std::string RanksJson(const RankReport& report) {
                   {"node_rank", id.node_rank ? json(*id.node_rank) : json(nullptr)},
                   {"launcher", rank.process.launcher},
                   {"alive", rank.alive},
+                  {"exit_cause", rank.process.exit_cause},
                   {"cpu_percent", rank.cpu_percent ? json(*rank.cpu_percent) : json(nullptr)},
                   {"python_route", rank.python_route},
                   {"native_route", rank.native_route},
@@ -336,6 +383,9 @@ std::string RanksJson(const RankReport& report) {
       {"seconds", report.seconds}};
   if (!report.notes.empty()) {
     out["notes"] = report.notes;
+  }
+  if (const std::string roster = RosterText(report); !roster.empty()) {
+    out["roster"] = roster;
   }
   if (!report.never_seen.empty()) {
     out["never_seen"] = report.never_seen;  // ranks of the job's WORLD_SIZE not found here

@@ -78,6 +78,10 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
                         const std::vector<std::string>& pythons,
                         const diagnose::JobClues& clues = {});
 
+// The roster in one line: "world size 4: ranks 0-2 alive; rank 3 exited (killed by signal 9
+// (SIGKILL))", with the ranks never seen; empty when no rank is known.
+std::string RosterText(const RankReport& report);
+
 // The manifest's "ranks": {"ranks": [...], "groups": [...], "suspects": [...], ...} as JSON.
 std::string RanksJson(const RankReport& report);
 

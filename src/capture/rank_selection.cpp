@@ -7,6 +7,21 @@
 #include "collect/rank_identity.h"
 
 namespace trainwatch::capture {
+namespace {
+
+// Whether a remembered rank was of the same run as the live ones: the same kind of rank
+// number, and the same run id, master and Slurm job where both say (an old job's rank 3,
+// gone an hour ago, is not the new job's missing rank 3).
+bool SameRun(const collect::RankIdentity& live, const collect::RankIdentity& gone,
+             const std::string& live_source) {
+  auto differ = [](const std::string& a, const std::string& b) {
+    return !a.empty() && !b.empty() && a != b;
+  };
+  return live_source == gone.rank_source && !differ(live.run_id, gone.run_id) &&
+         !differ(live.master, gone.master) && !differ(live.slurm_job, gone.slurm_job);
+}
+
+}  // namespace
 
 std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterProcess>& remembered,
                                               const collect::ProcessTree& tree,
@@ -17,7 +32,8 @@ std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterPr
     const bool exiting =
         std::find(map.unreadable.begin(), map.unreadable.end(), writer.pid) != map.unreadable.end();
     if ((tree.Find(writer.pid) != nullptr && !exiting) || !identity.rank ||
-        (!map.ranks.empty() && map.ranks.front().rank_source != identity.rank_source)) {
+        (!map.ranks.empty() &&
+         !SameRun(map.ranks.front().identity, identity, map.ranks.front().rank_source))) {
       continue;
     }
     auto same_rank = [&](const collect::RankProcess& other) { return other.rank == identity.rank; };
@@ -33,6 +49,7 @@ std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterPr
     process.comm = writer.comm;
     process.cmdline = collect::JoinCmdline(writer.cmdline, /*quote=*/false);
     process.environ = writer.environ;
+    process.exit_cause = writer.exit_cause;
     exited.push_back(std::move(process));
   }
   return exited;

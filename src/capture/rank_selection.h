@@ -12,8 +12,9 @@
 
 namespace trainwatch::capture {
 
-// The remembered writers that are gone now and had a rank of the same kind as the map's ranks,
-// which none of those has: the ranks that exited (crashed) before the capture. One still in
+// The remembered processes (writers, and the roster's ranks) that are gone now and had a rank
+// of the same kind and run as the map's ranks, which none of those has: the ranks that exited
+// (crashed, were killed) before the capture, with how they ended when known. One still in
 // the tree but unreadable is exiting: gone too (else a rank that crashed a moment before the
 // capture would be in neither list).
 std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterProcess>& remembered,

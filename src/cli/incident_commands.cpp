@@ -191,7 +191,7 @@ std::vector<json> ReadIncidentRecords(std::string_view text) {
     if (record.contains("error")) {
       incident["bundle_error"] = record["error"];
     }
-    for (const char* key : {"ranks", "suspects", "devices", "stacks_say"}) {
+    for (const char* key : {"ranks", "roster", "suspects", "devices", "stacks_say"}) {
       if (record.contains(key)) {
         incident[key] = record[key];
       }
@@ -278,6 +278,9 @@ int RunIncidentsShow(const IncidentsOptions& options, std::ostream& out, std::os
   }
   if (!Text(record, "ranks").empty()) {
     out << "ranks      " << Text(record, "ranks") << "\n";
+  }
+  if (!Text(record, "roster").empty()) {
+    out << "roster     " << Text(record, "roster") << "\n";
   }
   if (const auto said = record.find("stacks_say"); said != record.end() && said->is_object()) {
     out << "stacks say " << Text(*said, "says") << " (cause " << Text(*said, "cause") << ", action "

@@ -22,9 +22,10 @@ struct RankProcess {
   std::string rank_source;  // "RANK", "OMPI_COMM_WORLD_RANK", "spawn order"; empty: unknown
   RankIdentity identity;
   std::string comm;
-  std::string cmdline;  // arguments joined by spaces
-  std::string environ;  // raw, NUL-separated (redacted where it is written out)
-  pid_t launcher = 0;   // the process it was started under, when that is a launcher
+  std::string cmdline;     // arguments joined by spaces
+  std::string environ;     // raw, NUL-separated (redacted where it is written out)
+  pid_t launcher = 0;      // the process it was started under, when that is a launcher
+  std::string exit_cause;  // how it ended, once gone and when known: "killed by signal 9 ..."
   std::string label() const { return RankLabel(rank, pid); }
 };
 

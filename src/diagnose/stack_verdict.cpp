@@ -1,5 +1,8 @@
 #include "diagnose/stack_verdict.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -97,11 +100,15 @@ std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks,
                                         const JobShape& shape) {
   std::vector<const RankState*> alive;
   std::vector<std::string> gone;
+  std::vector<std::string> causes;  // "rank 3 (killed by signal 9 (SIGKILL))"
   for (const RankState& rank : ranks) {
     if (rank.alive) {
       alive.push_back(&rank);
     } else {
       gone.push_back(rank.label);
+      if (!rank.exit_cause.empty()) {
+        causes.push_back(rank.label + ": " + rank.exit_cause);
+      }
     }
   }
   if (alive.empty()) {
@@ -187,8 +194,10 @@ std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks,
     const auto& [where, labels] = *waiting.begin();
     return StackVerdict{"rank_gone",
                         {rules::Cause::kUnknown, rules::Action::kInspect},
-                        JoinLabels(gone) + Verb(gone, " is gone", " are gone") + " while " +
-                            JoinLabels(labels) + Verb(labels, " waits", " wait") + " in " + where,
+                        JoinLabels(gone) + Verb(gone, " is gone", " are gone") +
+                            (causes.empty() ? "" : fmt::format(" ({})", fmt::join(causes, "; "))) +
+                            " while " + JoinLabels(labels) + Verb(labels, " waits", " wait") +
+                            " in " + where,
                         gone};
   }
   if (waiting.size() > 1 && !unsure && !shape.error_printed) {

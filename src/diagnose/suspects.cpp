@@ -289,7 +289,8 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks, const JobClues& clue
                       [&](const RankGroup& candidate) { return candidate.where == where_of[i]; });
     std::vector<std::string> reasons;
     if (!rank.alive) {
-      reasons.push_back("exited while its peers ran on");
+      reasons.push_back("exited while its peers ran on" +
+                        (rank.exit_cause.empty() ? "" : " (" + rank.exit_cause + ")"));
     } else if (any_in_collective && !group.in_collective && group.where != "no stack") {
       reasons.push_back(
           "not inside a collective (" + group.where + ") while " + JoinLabels(waiting->labels) +

@@ -24,6 +24,7 @@ struct RankState {
   std::vector<collect::StackFrame> python;  // its main thread, innermost first; empty: unknown
   std::vector<collect::StackFrame> native;  // the same, native
   std::optional<double> cpu_percent;        // over the sampling window; nullopt: unknown
+  std::string exit_cause;  // when gone: how it ended, when known ("killed by signal 9 ...")
 };
 
 struct RankGroup {

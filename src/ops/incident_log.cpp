@@ -50,6 +50,9 @@ Status IncidentLog::AppendBundle(const capture::CaptureOutcome& outcome) {
     if (outcome.stacks_say) {
       record["stacks_say"] = diagnose::StackVerdictJson(*outcome.stacks_say);
     }
+    if (!outcome.roster.empty()) {
+      record["roster"] = outcome.roster;
+    }
   }
   if (!outcome.devices_note.empty()) {
     record["devices"] = outcome.devices_note;

@@ -112,21 +112,11 @@ std::string StacksSay(const json& manifest) {
       Escape(ActionText(TextOf(verdict, "action"))));
 }
 
-// The ranks of a job run wholly here that the capture never saw: never started, or gone before
-// the daemon saw them.
-std::string NeverSeen(const json& manifest) {
-  const json ranks = ObjectField(manifest, "ranks");
-  const json missing = ArrayField(ranks, "never_seen");
-  if (missing.empty()) {
-    return {};
-  }
-  std::string listed;
-  for (const json& rank : missing) {
-    listed += (listed.empty() ? "" : ", ") + rank.dump();
-  }
-  return "<p id=\"never-seen\">Never seen here: <strong>" +
-         std::string(missing.size() == 1 ? "rank " : "ranks ") + Escape(listed) +
-         "</strong> (never started, or gone before trainwatch saw them)</p>\n";
+// Every rank of the job: alive, exited (and how), never seen here.
+std::string Roster(const json& manifest) {
+  const std::string roster = TextOf(ObjectField(manifest, "ranks"), "roster");
+  return roster.empty() ? std::string()
+                        : "<p id=\"roster\">Ranks: <strong>" + Escape(roster) + "</strong></p>\n";
 }
 
 std::string FirstFailingRank(const json& incident) {
@@ -150,7 +140,7 @@ std::string Header(const json& manifest) {
       Escape(TextOf(manifest, "host")), Escape(TextOf(incident, "opened")),
       Escape(TextOf(manifest, "created")), Escape(TextOf(incident, "summary")), Escape(cause),
       Escape(ActionText(TextOf(incident, "action"))), Escape(TextOf(incident, "verdict")),
-      StacksSay(manifest) + FirstFailingRank(incident) + NeverSeen(manifest));
+      StacksSay(manifest) + FirstFailingRank(incident) + Roster(manifest));
   const auto recurrence = incident.find("recurrence");
   const int count =
       recurrence != incident.end() && recurrence->is_number_integer() ? recurrence->get<int>() : 1;

@@ -98,8 +98,8 @@ void ScanProcess(int proc_fd, const char* pid_name, pid_t pid, const std::set<Fi
       Result<std::string> read = ReadProcCommAt(pid_fd.get());
       comm = read.ok() ? std::move(*read) : std::string();
     }
-    writers.push_back(
-        {pid, *comm, /*cmdline=*/"", /*environ=*/"", /*uid=*/{}});  // see RememberProcess
+    writers.push_back({pid, *comm, /*cmdline=*/"", /*environ=*/"", /*uid=*/{},
+                       /*exit_cause=*/""});  // see RememberProcess
   }
 }
 

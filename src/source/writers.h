@@ -28,6 +28,9 @@ struct WriterProcess {
   // Its owner, read with them: who may speak for the job its environment names (a user can
   // set any job id; only root sets the uid).
   std::optional<uid_t> uid;
+  // How it ended, once it has and when that is known: "killed by signal 9 (SIGKILL)", "killed
+  // by the kernel's OOM killer (signal 9)", "exit code 1". Empty while it runs or when unknown.
+  std::string exit_cause;
   bool operator==(const WriterProcess&) const = default;
 };
 

@@ -9,6 +9,9 @@ namespace {
 
 // A traceback is over when its writer has been quiet this long: Python prints one at once.
 constexpr auto kTracebackQuiet = std::chrono::milliseconds(300);
+// How often the writers' launchers are walked for their ranks (the roster): a rank killed
+// sooner after its start than this may be missed. A walk reads every /proc/PID/stat.
+constexpr auto kRosterLookEvery = std::chrono::seconds(3);
 // New files are scanned for at once; a file that grows while no writer is known is scanned
 // for at most this often (its writer may be in another PID namespace, invisible to us).
 constexpr auto kWriterScanEvery = std::chrono::seconds(30);
@@ -78,8 +81,21 @@ Sources::Sources(Env& env, uv_loop_t* kmsg_loop, std::string kmsg_device, OnFiri
             return files;
           },
           [this](const source::WriterScan::Found& found) { OnWritersFound(found); }),
+      roster_(env),
       writer_soon_(env.NewTimer([this] { writer_scan_.Request(); })),
-      traceback_timer_(env.NewTimer([this] { CloseQuietTracebacks(); })) {}
+      traceback_timer_(env.NewTimer([this] { CloseQuietTracebacks(); })) {
+  if (kmsg_loop_ != nullptr) {
+    std::string why;
+    if (exits_.Start(
+            kmsg_loop_,
+            [this](const source::ProcessExit& exit) { roster_.OnExit(exit.pid, exit.status); },
+            why)) {
+      spdlog::info("process exits: following the kernel's process events");
+    } else {
+      spdlog::warn("process exits: {}; how a rank ended will be unknown (seen only as gone)", why);
+    }
+  }
+}
 
 Sources::~Sources() { Close(); }
 
@@ -234,6 +250,20 @@ void Sources::Tick(SteadyTime now) {
     source->CheckWriters(now);
   }
   ForEachSource([&](WatchedSource& source) { source.CheckTime(now); });
+  if (now - last_roster_look_ >= kRosterLookEvery) {
+    LookForRanks();
+  }
+}
+
+void Sources::LookForRanks() {
+  last_roster_look_ = env_.SteadyNow();
+  std::vector<pid_t> seeds;
+  for (const source::WriterProcess& writer : KnownWriters()) {
+    seeds.push_back(writer.pid);
+  }
+  if (!seeds.empty() || roster_.size() > 0) {
+    roster_.Look(std::move(seeds));
+  }
 }
 
 void Sources::OnWritersFound(const source::WriterScan::Found& found) {
@@ -250,10 +280,12 @@ void Sources::OnWritersFound(const source::WriterScan::Found& found) {
     }
     source->WritersNotFound(unheld, now);
   }
+  LookForRanks();  // a new writer may be a launcher whose ranks have just started
 }
 
 void Sources::Close() {
   writer_scan_.Stop();
+  exits_.Stop();
   for (auto& source : sources_) {
     source->Close();
   }

@@ -21,8 +21,10 @@
 #include "ops/incident_lifecycle.h"
 #include "ops/incident_log.h"
 #include "source/child_end.h"
+#include "source/process_exits.h"
 #include "source/tail_state.h"
 #include "source/writer_scan.h"
+#include "watch/process_roster.h"
 
 namespace trainwatch::watch {
 
@@ -85,6 +87,8 @@ class Sources {
   void ForEachActivity(const std::function<void(const ops::StreamActivity&)>& visit);
   // The processes known to write the streams, each once.
   std::vector<source::WriterProcess> KnownWriters();
+  // Looks for the ranks under the known writers now (the roster keeps them after they exit).
+  void LookForRanks();
   // What a capture needs to know of the jobs: log files, their processes, watched dirs.
   void FillCapture(capture::CaptureRequest& request);
   std::vector<ops::SourceSnapshot> Snapshot(SteadyTime now, WallTime wall_now);
@@ -140,6 +144,10 @@ class Sources {
   std::vector<int> oom_order_;
   source::WriterScan writer_scan_;
   SteadyTime last_writer_scan_{};
+  // The jobs' processes, kept after they exit, and how they ended.
+  ProcessRoster roster_;
+  SteadyTime last_roster_look_{};
+  source::ProcessExitWatch exits_;
   std::unique_ptr<LoopTimer> writer_soon_;      // a scan soon after new files appear
   std::unique_ptr<LoopTimer> traceback_timer_;  // closes tracebacks whose writer went quiet
 };

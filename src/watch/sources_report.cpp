@@ -2,6 +2,7 @@
 // (capture::AddJobFacts), what each stream shows for the incidents' lifecycle, the status and
 // metrics snapshot (ops::SnapshotOf), and the activity number that says whether the metrics
 // moved.
+#include <algorithm>
 #include <set>
 
 #include "capture/job_facts.h"
@@ -14,6 +15,21 @@ void Sources::FillCapture(capture::CaptureRequest& request) {
   std::vector<WatchedSource*> all;
   ForEachSource([&](WatchedSource& source) { all.push_back(&source); });
   capture::AddJobFacts(all, request, env_.SteadyNow(), env_.WallNow());
+  // The roster adds the ranks seen under the writers' launchers (gone ones included) and how
+  // each remembered process ended.
+  for (source::WriterProcess& process : roster_.Remembered([this](int pid) {
+         auto found = oom_killed_.find(pid);
+         return found == oom_killed_.end() ? std::string() : found->second;
+       })) {
+    auto same =
+        std::find_if(request.remembered.begin(), request.remembered.end(),
+                     [&](const source::WriterProcess& known) { return known.pid == process.pid; });
+    if (same == request.remembered.end()) {
+      request.remembered.push_back(std::move(process));
+    } else if (same->exit_cause.empty()) {
+      same->exit_cause = process.exit_cause;
+    }
+  }
 }
 
 std::vector<source::WriterProcess> Sources::KnownWriters() {

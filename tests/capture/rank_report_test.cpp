@@ -54,6 +54,23 @@ TEST(RankReport, AJobRunWhollyHereListsTheRanksNeverSeen) {
       << SummaryOf(report);
 }
 
+TEST(RankReport, TheRosterSaysWhoIsAliveWhoExitedAndHowAndWhoWasNeverSeen) {
+  RankReport report = ReportOf({0, 1, 2, 4}, 6, 6);
+  report.ranks[2].alive = false;
+  report.ranks[2].process.exit_cause = "killed by signal 9 (SIGKILL)";
+  report.ranks[3].alive = false;  // how it ended is unknown
+  Assemble(report);
+  const std::string roster =
+      "world size 6: ranks 0, 1 alive; rank 2 exited (killed by signal 9 (SIGKILL)); rank 4 "
+      "exited; ranks 3, 5 never seen";
+  EXPECT_EQ(RosterText(report), roster);
+  const nlohmann::json ranks = nlohmann::json::parse(RanksJson(report));
+  EXPECT_EQ(ranks["roster"], roster);
+  EXPECT_EQ(ranks["ranks"][2]["exit_cause"], "killed by signal 9 (SIGKILL)");
+  EXPECT_EQ(ranks["ranks"][2]["where"], "exited (killed by signal 9 (SIGKILL))");
+  EXPECT_NE(SummaryOf(report).find("Ranks: " + roster), std::string::npos) << SummaryOf(report);
+}
+
 TEST(RankReport, OneNodesShareOfABiggerJobGuessesNothingOfTheOthers) {
   RankReport report = ReportOf({0, 1, 2, 3}, 8, 4);  // node 0 of two: its ranks are local ones
   Assemble(report);

@@ -39,6 +39,25 @@ TEST(ExitedRanks, TakesAGoneWriterWithARankAndJoinsItsCommandLine) {
   EXPECT_EQ(exited[0].environ, writer.environ);
 }
 
+TEST(ExitedRanks, KeepsHowARankEndedAndLeavesAnotherRunsRankOut) {
+  const trainwatch::testing::TempDir proc;
+  collect::RankMap map;  // the live job: run "b", rank 0
+  map.ranks = {Rank(10, 0)};
+  map.ranks[0].identity.run_id = "b";
+  source::WriterProcess killed;
+  killed.pid = 13;
+  killed.environ = "RANK=3\0TORCHELASTIC_RUN_ID=b\0"s;
+  killed.exit_cause = "killed by signal 9 (SIGKILL)";
+  source::WriterProcess old = killed;  // rank 2 of an earlier run
+  old.pid = 7;
+  old.environ = "RANK=2\0TORCHELASTIC_RUN_ID=a\0"s;
+  const std::vector<collect::RankProcess> exited =
+      ExitedRanks({killed, old}, collect::ProcessTree::Read(proc.path().string()), map);
+  ASSERT_EQ(exited.size(), 1u);
+  EXPECT_EQ(exited[0].rank, 3);
+  EXPECT_EQ(exited[0].exit_cause, "killed by signal 9 (SIGKILL)");
+}
+
 TEST(SkipRanksPastTheCap, KeepsTheFirstRanksOfTheMapAndNamesTheRest) {
   collect::RankMap map;
   map.ranks = {Rank(10, 0), Rank(11, 1), Rank(12, 2), Rank(9, std::nullopt)};

@@ -8,46 +8,17 @@
 
 #include "collect/process_collectors.h"
 #include "collect/process_tree.h"
-#include "support/temp_dir.h"
+#include "support/fake_proc.h"
 
 namespace trainwatch::collect {
 namespace {
 
 using namespace std::string_literals;
-using trainwatch::testing::TempDir;
+using trainwatch::testing::FakeProc;
 
-// A /proc of our own: each process a folder with stat, cmdline and environ as the kernel
-// writes them (NUL-separated).
-class FakeProc {
- public:
-  void Add(int pid, int ppid, int start, const std::vector<std::string>& argv,
-           const std::vector<std::string>& env, const std::string& comm = "python3",
-           char state = 'S') {
-    const std::string dir = std::to_string(pid);
-    std::filesystem::create_directories(root_.PathOf(dir));
-    root_.Write(dir + "/stat", std::to_string(pid) + " (" + comm + ") " + state + " " +
-                                   std::to_string(ppid) +
-                                   " 1 1 0 -1 4194560 100 0 0 0 70 30 0 0 20 0 3 0 " +
-                                   std::to_string(start) + " 1000 100\n");
-    std::string cmdline;
-    for (const std::string& arg : argv) {
-      cmdline += arg + '\0';
-    }
-    root_.Write(dir + "/cmdline", cmdline);
-    std::string environ;
-    for (const std::string& entry : env) {
-      environ += entry + '\0';
-    }
-    root_.Write(dir + "/environ", environ);
-  }
-  std::string root() const { return root_.path().string(); }
-  RankMap Map(const std::vector<pid_t>& seeds) const {
-    return BuildRankMap(seeds, ProcessTree::Read(root()), root());
-  }
-
- private:
-  TempDir root_;
-};
+RankMap MapOf(const trainwatch::testing::FakeProc& proc, const std::vector<pid_t>& seeds) {
+  return BuildRankMap(seeds, ProcessTree::Read(proc.root()), proc.root());
+}
 
 std::vector<std::string> Labels(const RankMap& map) {
   std::vector<std::string> labels;
@@ -112,7 +83,7 @@ TEST(BuildRankMap, FollowsTorchrunFromOneRankDownToEveryRankButNotTheirWorkers) 
   // A DataLoader worker of rank 1 (fork: the same environment).
   proc.Add(120, 111, 30, {"/usr/bin/python3", "-u", "train.py"},
            {"SLURM_PROCID=0", "RANK=1", "LOCAL_RANK=1", "WORLD_SIZE=3"});
-  const RankMap map = proc.Map({112});
+  const RankMap map = MapOf(proc, {112});
   EXPECT_EQ(Labels(map), (std::vector<std::string>{"rank 0=110", "rank 1=111", "rank 2=112"}));
   EXPECT_EQ(map.launchers, std::vector<pid_t>{101});
   EXPECT_EQ(map.ranks[0].launcher, 101);
@@ -139,7 +110,7 @@ TEST(BuildRankMap, NumbersMpSpawnChildrenInStartOrder) {
   proc.Add(201, 200, 15,
            {"/usr/bin/python3", "-c", "from multiprocessing.resource_tracker import main;main(4)"},
            {});
-  const RankMap map = proc.Map({200});
+  const RankMap map = MapOf(proc, {200});
   EXPECT_EQ(Labels(map), (std::vector<std::string>{"rank 0=203", "rank 1=202"}));
   EXPECT_EQ(map.ranks[0].rank_source, "spawn order");
   EXPECT_EQ(map.ranks[0].launcher, 200);
@@ -150,7 +121,7 @@ TEST(BuildRankMap, LeavesZombiesOut) {
   proc.Add(400, 1, 10, {"/usr/bin/python3", "launch.py"}, {});
   proc.Add(401, 400, 11, {"/usr/bin/python3", "launch.py"}, {"RANK=0"});
   proc.Add(402, 400, 12, {}, {}, "python3", 'Z');  // rank 1 crashed, not reaped yet
-  const RankMap map = proc.Map({400, 401, 402});
+  const RankMap map = MapOf(proc, {400, 401, 402});
   EXPECT_EQ(Labels(map), std::vector<std::string>{"rank 0=401"});
   EXPECT_EQ(ProcessTree::Read(proc.root()).Find(402), nullptr);
   EXPECT_FALSE(ReadCpuTicks(402, proc.root()).has_value());
@@ -166,7 +137,7 @@ TEST(BuildRankMap, NamesTheProcessesItCouldNotRead) {
   proc.Add(501, 500, 11, {"/usr/bin/python3", "launch.py"}, {"RANK=0"});
   proc.Add(502, 500, 12, {"/usr/bin/python3", "launch.py"}, {"RANK=1"});
   std::filesystem::remove(proc.root() + "/502/environ");
-  const RankMap map = proc.Map({500});
+  const RankMap map = MapOf(proc, {500});
   EXPECT_EQ(Labels(map), std::vector<std::string>{"rank 0=501"});
   EXPECT_EQ(map.unreadable, std::vector<pid_t>{502});
   ASSERT_EQ(map.notes.size(), 1u);
@@ -176,7 +147,7 @@ TEST(BuildRankMap, NamesTheProcessesItCouldNotRead) {
 TEST(BuildRankMap, FallsBackToTheSeedsThemselves) {
   FakeProc proc;
   proc.Add(300, 1, 10, {"/usr/bin/python3", "train.py"}, {});
-  const RankMap map = proc.Map({300, 999});  // 999 is not there
+  const RankMap map = MapOf(proc, {300, 999});  // 999 is not there
   EXPECT_EQ(Labels(map), std::vector<std::string>{"pid 300=300"});
   EXPECT_TRUE(map.launchers.empty());
 }
@@ -186,7 +157,7 @@ TEST(BuildRankMap, FallsBackToTheSeedsThemselves) {
 TEST(BuildRankMap, JoinsACommandLineWithoutATrailingSpace) {
   FakeProc proc;
   proc.Add(300, 1, 10, {"/usr/bin/python3", "train.py", ""}, {"RANK=0"});
-  const RankMap map = proc.Map({300});
+  const RankMap map = MapOf(proc, {300});
   ASSERT_EQ(map.ranks.size(), 1u);
   EXPECT_EQ(map.ranks[0].cmdline, "/usr/bin/python3 train.py");
 }

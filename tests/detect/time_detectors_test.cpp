@@ -103,8 +103,8 @@ TEST(WriterExited, ABarStillMovingWhenItsWriterVanishedIsACrash) {
   ProgressTracker progress;
   progress.OnUpdate({"tqdm:", "", 10, 100}, 5, "10%|#", kT0);
   progress.OnUpdate({"tqdm:", "", 11, 100}, 6, "11%|#", kT0 + seconds(1));
-  const std::vector<source::WriterProcess> gone = {{4242, "python3", "", "", {}},
-                                                   {4243, "pt_main_thread", "", "", {}}};
+  const std::vector<source::WriterProcess> gone = {{4242, "python3", "", "", {}, ""},
+                                                   {4243, "pt_main_thread", "", "", {}, ""}};
   const std::optional<Event> event = WriterExited(progress, true, gone, kT0 + seconds(2));
   ASSERT_TRUE(event.has_value());
   EXPECT_EQ(event->rule_id, "writer.exited");
@@ -117,7 +117,7 @@ TEST(WriterExited, ABarStillMovingWhenItsWriterVanishedIsACrash) {
 }
 
 TEST(WriterExited, NoCrashWhenTheJobWasDoneOrHadMovedOn) {
-  const std::vector<source::WriterProcess> gone = {{4242, "python3", "", "", {}}};
+  const std::vector<source::WriterProcess> gone = {{4242, "python3", "", "", {}, ""}};
   struct Case {
     const char* why;
     std::int64_t count;
@@ -154,7 +154,7 @@ TEST(OomKilledPid, ReadsTheVictimOfTheKernelsOomKiller) {
 TEST(OomKilledWriter, IsACrashWhateverTheLogShows) {
   ProgressTracker progress;
   progress.OnUpdate({"tqdm:", "", 100, 100}, 6, "100%|#", kT0);  // even a finished bar
-  const Event event = OomKilledWriter(progress, 9, {{4242, "python3", "", "", {}}},
+  const Event event = OomKilledWriter(progress, 9, {{4242, "python3", "", "", {}, ""}},
                                       "Out of memory: Killed process 4242 (python3)");
   EXPECT_EQ(event.rule_id, "writer.exited");
   EXPECT_EQ(event.kind, rules::RuleKind::kCrash);

@@ -136,6 +136,10 @@ TEST(JudgeStacks, ARankGoneWhileItsPeersWaitIsThatRank) {
   EXPECT_EQ(verdict->kind, "rank_gone");
   EXPECT_EQ(verdict->says, "rank 3 is gone while ranks 0-2 wait in all_reduce at job.py:157");
   EXPECT_EQ(verdict->culprits, (std::vector<std::string>{"rank 3"}));
+  ranks[3].exit_cause = "killed by signal 9 (SIGKILL)";  // the kernel said how
+  EXPECT_EQ(JudgeStacks(ranks, Shape(4))->says,
+            "rank 3 is gone (rank 3: killed by signal 9 (SIGKILL)) while ranks 0-2 wait in "
+            "all_reduce at job.py:157");
 }
 
 TEST(JudgeStacks, EveryRankInTheSameCollectiveWithNoErrorIsTheNetworkOrAnotherNode) {

@@ -13,7 +13,7 @@ using std::chrono::seconds;
 const SteadyTime kStart = SteadyTime{} + std::chrono::hours(1);
 const WallTime kWall = WallTime{} + seconds(1764061920);  // 2025-11-25T09:12:00Z
 
-source::WriterProcess Writer(int pid) { return {pid, "python3", {}, {}, {}}; }
+source::WriterProcess Writer(int pid) { return {pid, "python3", {}, {}, {}, ""}; }
 
 detect::Firing FiringOf(const std::string& rule, const std::string& stream,
                         const std::vector<int>& writers) {

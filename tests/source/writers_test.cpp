@@ -60,7 +60,9 @@ class Child {
 using Writers = std::vector<WriterProcess>;
 
 // A writer as FindWriters reports it: cmdline and environ are left to RememberProcess.
-WriterProcess Scanned(pid_t pid, std::string comm) { return {pid, std::move(comm), "", "", {}}; }
+WriterProcess Scanned(pid_t pid, std::string comm) {
+  return {pid, std::move(comm), "", "", {}, ""};
+}
 
 Writers WritersOf(const std::string& path) {
   const auto id = FileIdOf(path);
@@ -178,13 +180,13 @@ TEST(RememberProcess, KeepsCmdlineAndEnvironRawUpToOneMiB) {
   proc.Write("100/environ", big_environ);
   fs::create_directories(proc.path() / "200");  // gone between the scan and this read
 
-  WriterProcess writer{100, "python3", "", "", {}};
+  WriterProcess writer{100, "python3", "", "", {}, ""};
   RememberProcess(writer, proc.path().string());
   EXPECT_EQ(writer.comm, "python3") << "left as the scan found it";
   EXPECT_EQ(writer.cmdline, "python3\0train.py\0--lr\0a b\0"s);
   EXPECT_EQ(writer.environ, big_environ.substr(0, 1 << 20));
 
-  WriterProcess gone{200, "tail", "stale", "stale", {}};
+  WriterProcess gone{200, "tail", "stale", "stale", {}, ""};
   RememberProcess(gone, proc.path().string());
   EXPECT_EQ(gone.cmdline, "");
   EXPECT_EQ(gone.environ, "");
