@@ -5,6 +5,7 @@
 // the first failing rank — not a peer's "Connection closed by peer" nor the launcher's report.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -186,6 +187,51 @@ TEST_F(RankHangsTest, ARankWaitingForAStuckDataLoaderWorkerIsNamed) {
   EXPECT_EQ(bundle["stacks_say"].value("kind", ""), "dataloader") << bundle.dump(1);
   EXPECT_EQ(bundle["stacks_say"]["culprits"], Json::array({"rank 1"})) << bundle.dump(1);
   EXPECT_EQ(SuspectLabels(bundle), std::vector<std::string>{"rank 1"}) << bundle.dump(1);
+}
+
+// A rank's loopback traffic dropped (iptables on its ports, as the job does itself): its
+// peers hang in all_reduce as NCCL's do instead of failing at once as gloo's would.
+class RankTrafficTest : public RankHangsTest {
+ protected:
+  void SetUp() override {
+    RankHangsTest::SetUp();
+    if (!IsSkipped() && std::system("iptables -S INPUT >/dev/null 2>&1") != 0) {
+      GTEST_SKIP() << "iptables cannot list INPUT here (not root, or no iptables): the peers "
+                      "of a killed gloo rank would not hang";
+    }
+  }
+  void TearDown() override {
+    // A launcher killed by the test leaves its rules: they would drop the next test's ports.
+    RunBinary({"/usr/bin/python3", JobScript("rank_failures.py"), "--drop-rules"});
+    RankHangsTest::TearDown();
+  }
+};
+
+TEST_F(RankTrafficTest, ARankKilledWhileItsPeersHangIsGoneWithHowItDiedAndTheOnlySuspect) {
+  const Json bundle = BundleOf("killed", 3);
+  ASSERT_TRUE(bundle.contains("stacks_say")) << bundle.dump(1) << daemon_->Log();
+  EXPECT_EQ(bundle["stacks_say"].value("kind", ""), "rank_gone") << bundle.dump(1);
+  EXPECT_EQ(bundle["stacks_say"]["culprits"], Json::array({"rank 3"})) << bundle.dump(1);
+  const std::string says = bundle["stacks_say"].value("says", "");
+  EXPECT_NE(says.find("rank 3 is gone (rank 3: killed by signal 9 (SIGKILL)) while ranks 0-2 "
+                      "wait in all_reduce at rank_failures.py:"),
+            std::string::npos)
+      << says;
+  // The launcher wrote the log, not the ranks: rank 3 is known from the roster alone.
+  EXPECT_EQ(bundle.value("roster", ""),
+            "world size 4: ranks 0-2 alive; rank 3 exited (killed by signal 9 (SIGKILL))")
+      << bundle.dump(1);
+  EXPECT_EQ(SuspectLabels(bundle), std::vector<std::string>{"rank 3"}) << bundle.dump(1);
+}
+
+TEST_F(RankTrafficTest, EveryRankInTheSameAllReduceWithItsTrafficDroppedIsTheNetwork) {
+  const Json bundle = BundleOf("partition", 0);
+  ASSERT_TRUE(bundle.contains("stacks_say")) << bundle.dump(1) << daemon_->Log();
+  EXPECT_EQ(bundle["stacks_say"].value("kind", ""), "all_waiting") << bundle.dump(1);
+  EXPECT_EQ(bundle["stacks_say"].value("cause", ""), "infrastructure") << bundle.dump(1);
+  EXPECT_TRUE(bundle["stacks_say"]["culprits"].empty()) << bundle.dump(1);
+  EXPECT_EQ(bundle.value("roster", ""), "world size 4: ranks 0-3 alive") << bundle.dump(1);
+  EXPECT_TRUE(SuspectLabels(bundle).empty()) << bundle.dump(1);
 }
 
 }  // namespace

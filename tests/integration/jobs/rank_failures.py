@@ -23,9 +23,19 @@ Scenarios:
   lock         rank --culprit's main thread blocks at step --at on a threading.Lock it
                already holds (log_metrics calls itself under the lock); its peers hang in
                all_reduce until the job is killed.
+  killed       rank --culprit drops its own loopback traffic (iptables on its ports) and
+               SIGKILLs itself at step --at: no FIN or RST reaches its peers, which hang in
+               all_reduce as NCCL's do. The launcher keeps the survivors running, as srun
+               does without --kill-on-bad-exit, until the job is killed.
+  partition    rank --culprit drops its own loopback traffic at step --at and goes on: every
+               rank hangs in the same all_reduce, none out of step, none gone (a network
+               fault).
+The iptables rules carry the comment "trainwatch-rank-failures"; the launcher removes them
+when it ends (and drop_rules below does, for a launcher that was killed).
 
 usage: /usr/bin/python3 rank_failures.py --scenario value_error --log-dir DIR
            [--ranks N] [--culprit R] [--at STEP]
+       /usr/bin/python3 rank_failures.py --drop-rules
 """
 import argparse
 import os
@@ -66,6 +76,47 @@ class StuckDataset:
         return index
 
 
+RULE_COMMENT = "trainwatch-rank-failures"
+
+
+def own_tcp_ports():
+    """The local ports of this process's TCP sockets (/proc/self/fd's sockets in net/tcp*)."""
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/self/net/tcp", "/proc/self/net/tcp6"):
+        with open(table) as rows:
+            next(rows)
+            for row in rows:
+                fields = row.split()
+                if fields[9] in inodes:
+                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return sorted(ports)
+
+
+def drop_own_traffic():
+    """Every packet to or from this process's sockets is dropped on loopback, its close too."""
+    for port in own_tcp_ports():
+        for direction in ("--dport", "--sport"):
+            subprocess.run(["iptables", "-I", "INPUT", "-i", "lo", "-p", "tcp", direction,
+                            str(port), "-m", "comment", "--comment", RULE_COMMENT, "-j", "DROP"],
+                           check=True)
+
+
+def drop_rules():
+    """Removes every rule drop_own_traffic added."""
+    listed = subprocess.run(["iptables", "-S", "INPUT"], capture_output=True, text=True).stdout
+    for rule in listed.splitlines():
+        if RULE_COMMENT in rule and rule.startswith("-A "):
+            subprocess.run(["iptables", "-D"] + rule.split()[1:], check=False)
+
+
 def batches(args, rank):
     if args.scenario != "dataloader" or rank != args.culprit:
         return None
@@ -102,6 +153,11 @@ def worker(args):
                 continue
             if args.scenario == "lock":
                 metrics.log_metrics(step)
+            if args.scenario in ("killed", "partition"):
+                drop_own_traffic()
+                print(f"rank {rank}: traffic dropped at step {step}", flush=True)
+                if args.scenario == "killed":
+                    os.kill(os.getpid(), signal.SIGKILL)
         if args.scenario.startswith("value_error") and rank == args.culprit and step == args.at:
             if args.scenario == "value_error":
                 raise ValueError(f"bad batch at step {step}")
@@ -159,8 +215,19 @@ def launch(args):
         thread = threading.Thread(target=tee, args=(rank, path, done), daemon=True)
         thread.start()
         tees.append(thread)
+    try:
+        return supervise(args, workers, tees, done)
+    finally:
+        drop_rules()
+
+
+def supervise(args, workers, tees, done):
     failed = None
+    keep_going = args.scenario == "killed"  # srun without --kill-on-bad-exit
     while failed is None and any(w.poll() is None for w in workers):
+        if keep_going:
+            time.sleep(0.05)
+            continue
         for rank, w in enumerate(workers):
             if w.poll() not in (None, 0):
                 failed = rank
@@ -188,14 +255,20 @@ def launch(args):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scenario",
-                   choices=["value_error", "value_error_lingers", "mismatch", "lock", "dataloader"],
-                   required=True)
-    p.add_argument("--log-dir", required=True)
+                   choices=["value_error", "value_error_lingers", "mismatch", "lock", "dataloader",
+                            "killed", "partition"])
+    p.add_argument("--log-dir")
     p.add_argument("--ranks", type=int, default=4)
     p.add_argument("--culprit", type=int, default=2)
     p.add_argument("--at", type=int, default=20)
     p.add_argument("--worker", action="store_true")
+    p.add_argument("--drop-rules", action="store_true")
     args = p.parse_args()
+    if args.drop_rules:
+        drop_rules()
+        return 0
+    if not args.scenario or not args.log_dir:
+        p.error("--scenario and --log-dir are required")
     if args.worker:
         worker(args)
         return 0
