@@ -46,6 +46,12 @@ config::CommandConfig GdbCommand(const GdbRequest& request) {
                   "set libthread-db-search-path $sdir",
                   "-iex",
                   "set debuginfod enabled off"};
+  if (!request.sysroot.empty()) {
+    // The image's own debug files first: its builds are not ours.
+    command.argv.insert(command.argv.end(), {"-iex", "set sysroot " + request.sysroot, "-iex",
+                                             "set debug-file-directory " + request.sysroot +
+                                                 "/usr/lib/debug:/usr/lib/debug"});
+  }
   if (request.python && !request.python_helper.empty()) {
     command.argv.insert(command.argv.end(), {"-iex", "source " + request.python_helper});
   }
@@ -55,12 +61,21 @@ config::CommandConfig GdbCommand(const GdbRequest& request) {
                          "set index-cache enabled on"});
   }
   command.timeout = request.timeout;
+  if (!request.exe_copy.empty()) {
+    // gdb would take the executable /proc/PID/exe resolves to (ours) in place of the copy.
+    command.argv.insert(command.argv.end(), {"-iex", "set exec-file-mismatch off"});
+  }
   if (request.go_file.empty()) {
+    if (!request.exe_copy.empty()) {
+      command.argv.push_back(request.exe_copy);
+    }
     command.argv.insert(command.argv.end(), {"-p", pid});
   } else {
     // The interpreter's symbols (and the types py-bt reads) are read from its executable while
     // the rank runs; gdb attaches when the go file appears, and gives up if it never does.
-    command.argv.push_back(ProcPath(request.proc_root, request.pid, "exe"));
+    command.argv.push_back(request.exe_copy.empty()
+                               ? ProcPath(request.proc_root, request.pid, "exe")
+                               : request.exe_copy);
     if (request.python) {
       command.argv.insert(command.argv.end(), {"-ex", kPrefetchPythonTypes});
     }

@@ -24,7 +24,13 @@ struct GdbRequest {
   // The CPython helper gdb sources for py-bt (TrustedPythonHelper); nothing else is loaded:
   // auto-loading is off. REQUIRES: set when `python` is.
   std::string python_helper;
-  bool native = false;    // thread apply all bt (eu-stack is not installed)
+  bool native = false;  // thread apply all bt (eu-stack is not installed)
+  // A rank in a container: "/proc/PID/root", where gdb finds its libraries and debug files
+  // (ForeignRootOf). Empty: ours.
+  std::string sysroot;
+  // Its executable, copied where gdb keeps the path (container_executable.h); empty: the
+  // rank's /proc/PID/exe.
+  std::string exe_copy;
   std::string index_dir;  // gdb's index cache; empty: none
   // Empty: attach at once. Else: read the symbols first, attach when this file exists, give
   // up (quit 3) after `go_wait`.

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -103,6 +104,39 @@ struct HelperCandidate {
   std::string interpreter;
 };
 
+// The host's helper for a container's own build of the same interpreter, when the image has
+// that build's debug information for py-bt to read; else nullopt with `why` saying what to
+// install where.
+template <typename ReadId>
+std::optional<std::string> ContainerHelper(const std::vector<HelperCandidate>& candidates,
+                                           const ContainerInterpreter& container,
+                                           const ReadId& read_id,
+                                           const std::optional<std::string>& id, std::string& why) {
+  const auto same_version =
+      std::find_if(candidates.begin(), candidates.end(), [&](const HelperCandidate& candidate) {
+        return std::filesystem::path(candidate.interpreter).filename() == container.name;
+      });
+  if (same_version == candidates.end()) {
+    why = "it runs in a container with " + container.name +
+          ", for which this host has no CPython helper (" + container.name +
+          "-dbg on the host installs it)";
+    return std::nullopt;
+  }
+  if (!read_id()) {
+    return std::nullopt;
+  }
+  const std::string debug = container.root + "/usr/lib/debug/.build-id/" + id->substr(0, 2) + "/" +
+                            id->substr(2) + ".debug";
+  struct stat info {};
+  if (::lstat(debug.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    why = "it runs in a container whose " + container.name + " (build id " + *id +
+          ") has no debug information in its image: install " + container.name +
+          "-dbg in the image";
+    return std::nullopt;
+  }
+  return same_version->helper;
+}
+
 }  // namespace
 
 Result<std::string> BuildIdOf(const std::string& path) {
@@ -114,7 +148,8 @@ Result<std::string> BuildIdOf(const std::string& path) {
 }
 
 std::optional<std::string> TrustedPythonHelper(const std::string& exe, std::string& why,
-                                               const PythonHelperDirs& dirs) {
+                                               const PythonHelperDirs& dirs,
+                                               const ContainerInterpreter* container) {
   const std::filesystem::path helpers = std::filesystem::path(dirs.auto_load) /
                                         std::filesystem::path(dirs.interpreters).relative_path();
   // The helpers first, checked before anything of theirs is read: the helper is run, the
@@ -156,26 +191,36 @@ std::optional<std::string> TrustedPythonHelper(const std::string& exe, std::stri
     return std::nullopt;
   }
   std::optional<std::string> id;  // the rank's, read once a same-sized interpreter is found
+  const auto read_id = [&]() -> bool {
+    if (id) {
+      return true;
+    }
+    Result<std::string> read = BuildIdIn(*rank);
+    if (!read) {
+      why = "its build id cannot be read: " + read.error().message;
+      return false;
+    }
+    if (read->empty()) {
+      why = "its executable has no build id to match against this host's Python";
+      return false;
+    }
+    id = std::move(*read);
+    return true;
+  };
   for (const HelperCandidate& candidate : candidates) {
     Result<ElfFile> interpreter = OpenElf(candidate.interpreter);
     if (!interpreter || interpreter->size != rank->size) {
       continue;  // a copy of an interpreter has its size: the rank's ELF is parsed only then
     }
-    if (!id) {
-      Result<std::string> read = BuildIdIn(*rank);
-      if (!read) {
-        why = "its build id cannot be read: " + read.error().message;
-        return std::nullopt;
-      }
-      if (read->empty()) {
-        why = "its executable has no build id to match against this host's Python";
-        return std::nullopt;
-      }
-      id = std::move(*read);
+    if (!read_id()) {
+      return std::nullopt;
     }
     if (Result<std::string> theirs = BuildIdIn(*interpreter); theirs && *theirs == *id) {
       return candidate.helper;
     }
+  }
+  if (container != nullptr) {
+    return ContainerHelper(candidates, *container, read_id, id, why);
   }
   return none_fits();
 }

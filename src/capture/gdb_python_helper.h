@@ -20,10 +20,21 @@ struct PythonHelperDirs {
   std::string interpreters = "/usr/bin";               // the interpreters they belong to
 };
 
+// A rank in a container (another mount namespace): its interpreter is the image's own build,
+// whose build id no host interpreter has. py-bt still works when the image carries that
+// build's debug information (python3.X-dbg in the image: <root>/usr/lib/debug/.build-id/..)
+// and this host has the helper of the same version: the helper is this host's, root's, never
+// the image's (whose files the container's root can write).
+struct ContainerInterpreter {
+  std::string root;  // "/proc/PID/root"
+  std::string name;  // the interpreter's file name as the container has it: "python3.11"
+};
+
 // The helper for the rank whose executable is `exe` (/proc/PID/exe); nullopt with `why`
 // when there is none it may load.
 std::optional<std::string> TrustedPythonHelper(const std::string& exe, std::string& why,
-                                               const PythonHelperDirs& dirs = {});
+                                               const PythonHelperDirs& dirs = {},
+                                               const ContainerInterpreter* container = nullptr);
 
 // The executable's GNU build id in hex; empty when it has none; an error when it is not a
 // regular file or cannot be read, or libdw (libdw1) is missing.

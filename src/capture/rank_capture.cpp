@@ -9,6 +9,7 @@
 #include <fstream>
 #include <tuple>
 
+#include "capture/container_executable.h"
 #include "capture/gdb_command.h"
 #include "capture/gdb_python_helper.h"
 #include "capture/rank_capture_job.h"
@@ -137,13 +138,47 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
           // The rank's executable may be on a hung file system (a venv on NFS): a deadline.
           using Found = std::pair<std::string, std::string>;
           std::string why;
+          // A rank in a container: gdb reads its libraries and debug files under its root, and
+          // its executable from a copy (container_executable.h).
+          const std::string root = ForeignRootOf(rank.pid, job->proc_root);
+          job->sysroots.push_back(root);
+          std::string copy_why;
+          std::optional<Result<std::string>> copy;
+          if (!root.empty() && !job->gdb_index_dir.empty()) {
+            copy = CallWithDeadline<Result<std::string>>(
+                [exe = ProcPath(job->proc_root, rank.pid, "exe"),
+                 dir = job->gdb_index_dir + "/exe"] { return CopyOfExecutable(exe, dir); },
+                kRankFileDeadline, UserDeadlineBudget(ProcessRealUid(job->proc_root, rank.pid)),
+                copy_why);
+          } else if (!root.empty()) {
+            copy_why = "gdb's cache folder could not be made";
+          }
+          if (copy && *copy) {
+            job->exe_copies.push_back(**copy);
+          } else {
+            job->exe_copies.emplace_back();
+            if (copy) {
+              copy_why = copy->error().message;
+            }
+          }
           std::optional<Found> found = CallWithDeadline<Found>(
-              [exe = ProcPath(job->proc_root, rank.pid, "exe")] {
+              [exe = ProcPath(job->proc_root, rank.pid, "exe"),
+               container = ContainerInterpreter{root, PythonOf(rank.pid, job->proc_root)}] {
                 std::string none;
-                std::string helper = TrustedPythonHelper(exe, none).value_or("");
+                std::string helper =
+                    TrustedPythonHelper(exe, none, {},
+                                        container.root.empty() ? nullptr : &container)
+                        .value_or("");
                 return Found(std::move(helper), std::move(none));
               },
               kRankFileDeadline, UserDeadlineBudget(ProcessRealUid(job->proc_root, rank.pid)), why);
+          if (!root.empty() && job->exe_copies.back().empty()) {
+            // Without the copy gdb would read this host's interpreter in its place.
+            found = Found(std::string(),
+                          "it runs in a container and its executable could not be "
+                          "copied for gdb (" +
+                              copy_why + ")");
+          }
           job->python_helpers.push_back(found ? std::move(found->first) : std::string());
           job->python_helper_why.push_back(found ? std::move(found->second) : why);
         }

@@ -84,7 +84,10 @@ config::CommandConfig RankCapture::GdbFor(std::size_t rank_index, bool python,
   // report says why the Python ones are missing.
   request.python_helper = job_->python_helpers[rank_index];
   request.python = python && !request.python_helper.empty();
-  request.native = job_->native_by_gdb || (python && !request.python);
+  request.sysroot = job_->sysroots[rank_index];
+  request.exe_copy = job_->exe_copies[rank_index];
+  // eu-stack reads a container's libraries at our paths, not its own: gdb prints them there.
+  request.native = job_->native_by_gdb || !request.sysroot.empty() || (python && !request.python);
   request.index_dir = job_->gdb_index_dir;
   request.go_file = go_file;
   request.go_wait = kGoWait;

@@ -46,6 +46,9 @@ struct RankCapture::Job {
   // Per rank: the CPython helper gdb may source for py-bt (empty: none; its Python stacks then
   // come from py-spy or the hook, or not at all), and why there is none.
   std::vector<std::string> python_helpers;
+  // Per rank: "/proc/PID/root" for one in a container (another mount namespace), else empty.
+  std::vector<std::string> sysroots;
+  std::vector<std::string> exe_copies;  // and its executable's copy for gdb, else empty
   std::vector<std::string> python_helper_why;
   // Per rank: the Python hook found (or why not), and what it wrote when signalled.
   std::vector<std::optional<collect::PythonHook>> hooks;

@@ -298,6 +298,14 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
     }
   }
   for (std::size_t i = 0; i < report.ranks.size(); ++i) {
+    for (const collect::StackFrame& frame : states[i].python) {
+      if (report.ranks[i].own_frames.size() < kMaxOwnFrames && !frame.file.empty() &&
+          !diagnose::IsLibraryFile(frame.file)) {
+        report.ranks[i].own_frames.push_back(frame.function + " at " +
+                                             diagnose::Basename(frame.file) + ":" +
+                                             std::to_string(frame.line));
+      }
+    }
     const RankEvidence& rank = report.ranks[i];
     report.ranks[i].where =
         rank.alive ? diagnose::DescribeStack(states[i].python, states[i].native)
@@ -346,6 +354,7 @@ std::string RanksJson(const RankReport& report) {
                   {"route_notes", rank.route_notes},
                   {"paused_seconds", rank.paused_seconds},
                   {"where", rank.where},
+                  {"own_frames", rank.own_frames},
                   {"flight_recorder", rank.flight_recorder_file.empty()
                                           ? json{{"why", rank.flight_recorder_why}}
                                           : json{{"file", rank.flight_recorder_file}}},

@@ -26,11 +26,16 @@ struct RankEvidence {
   // Why the routes before the one that worked (or all of them) did not: "py-spy: py-spy is
   // not installed here (not on PATH)".
   std::vector<std::string> route_notes;
-  double paused_seconds = 0;         // how long debuggers held it stopped (their run time, at most)
-  std::string where;                 // its group's "all_reduce at train.py:88"
+  double paused_seconds = 0;  // how long debuggers held it stopped (their run time, at most)
+  std::string where;          // its group's "all_reduce at train.py:88"
+  // Its main thread's frames in the job's own code (not a library's), innermost first, at most
+  // kMaxOwnFrames: "log_metrics at job.py:47". What the report's first screen shows of a culprit.
+  std::vector<std::string> own_frames;
   std::string flight_recorder_file;  // "ranks/3/flight-recorder.pickle" when it dumped
   std::string flight_recorder_why;   // else why not
 };
+
+inline constexpr std::size_t kMaxOwnFrames = 6;
 
 struct RankReport {
   std::vector<RankEvidence> ranks;

@@ -1,6 +1,7 @@
 #include "core/proc_files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -69,6 +70,17 @@ Result<ProcText> ReadToEnd(int fd, std::size_t max_bytes) {
 
 std::string ProcPath(const std::string& proc_root, pid_t pid, std::string_view name) {
   return proc_root + "/" + std::to_string(pid) + "/" + std::string(name);
+}
+
+std::string ForeignRootOf(pid_t pid, const std::string& proc_root) {
+  struct stat ours {};
+  struct stat theirs {};
+  if (::stat((proc_root + "/self/ns/mnt").c_str(), &ours) != 0 ||
+      ::stat(ProcPath(proc_root, pid, "ns/mnt").c_str(), &theirs) != 0 ||
+      (ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino)) {
+    return {};
+  }
+  return ProcPath(proc_root, pid, "root");
 }
 
 Result<std::string> ReadProcComm(pid_t pid, const std::string& proc_root) {

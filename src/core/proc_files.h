@@ -54,4 +54,11 @@ Result<ProcText> ReadProcCmdline(pid_t pid, const std::string& proc_root = "/pro
 Result<ProcText> ReadProcEnviron(pid_t pid, const std::string& proc_root = "/proc",
                                  std::size_t max_bytes = kMaxProcFileBytes);
 
+// "<proc_root>/<pid>/root" when the process sees another file system than the caller (another
+// mount namespace: a container), where its files are reached from here; empty when it sees
+// ours or either namespace cannot be read. Paths it names (its libraries, its interpreter) are
+// then under that root. Its symbolic links resolve against the caller's root, not the
+// container's: only for reading what a debugger would read anyway.
+std::string ForeignRootOf(pid_t pid, const std::string& proc_root = "/proc");
+
 }  // namespace trainwatch

@@ -119,6 +119,61 @@ std::string Roster(const json& manifest) {
                         : "<p id=\"roster\">Ranks: <strong>" + Escape(roster) + "</strong></p>\n";
 }
 
+// The culprit's own frames (the job's code, innermost first): the stacks' culprit, else the
+// first suspect.
+std::string CulpritFrames(const json& manifest) {
+  const json ranks = ObjectField(manifest, "ranks");
+  const json culprits = ArrayField(ObjectField(ranks, "verdict"), "culprits");
+  const json suspects = ArrayField(ranks, "suspects");
+  std::string culprit = !culprits.empty() && culprits.front().is_string()
+                            ? culprits.front().get<std::string>()
+                            : (!suspects.empty() ? TextOf(suspects.front(), "label") : "");
+  if (culprit.empty()) {
+    return {};
+  }
+  for (const json& rank : ArrayField(ranks, "ranks")) {
+    if (TextOf(rank, "label") != culprit) {
+      continue;
+    }
+    std::string items;
+    for (const json& frame : ArrayField(rank, "own_frames")) {
+      if (frame.is_string()) {
+        items += "<li><code>" + Escape(frame.get<std::string>()) + "</code></li>";
+      }
+    }
+    return items.empty() ? std::string()
+                         : "<div id=\"culprit-frames\"><p>" + Escape(culprit) +
+                               "'s own code, innermost first:</p><ol>" + items + "</ol></div>\n";
+  }
+  return {};
+}
+
+// Ranks alive without a Python stack, and why the first of them has none: what to install or
+// set is in that reason.
+std::string StacksMissing(const json& manifest) {
+  std::vector<std::string> labels;
+  std::string why;
+  for (const json& rank : ArrayField(ObjectField(manifest, "ranks"), "ranks")) {
+    if (!BoolField(rank, "alive", true) || !TextOf(rank, "python_route").empty()) {
+      continue;
+    }
+    labels.push_back(TextOf(rank, "label"));
+    const json notes = ArrayField(rank, "route_notes");
+    if (why.empty() && !notes.empty() && notes.back().is_string()) {
+      why = notes.back().get<std::string>();
+    }
+  }
+  if (labels.empty()) {
+    return {};
+  }
+  std::string listed;
+  for (const std::string& label : labels) {
+    listed += (listed.empty() ? "" : ", ") + label;
+  }
+  return "<p id=\"stacks-missing\">No Python stack for <strong>" + Escape(listed) + "</strong>" +
+         (why.empty() ? std::string() : ": " + Escape(why)) + "</p>\n";
+}
+
 std::string FirstFailingRank(const json& incident) {
   const std::string rank = TextOf(incident, "first_failing_rank");
   return rank.empty() ? std::string()
@@ -140,7 +195,8 @@ std::string Header(const json& manifest) {
       Escape(TextOf(manifest, "host")), Escape(TextOf(incident, "opened")),
       Escape(TextOf(manifest, "created")), Escape(TextOf(incident, "summary")), Escape(cause),
       Escape(ActionText(TextOf(incident, "action"))), Escape(TextOf(incident, "verdict")),
-      StacksSay(manifest) + FirstFailingRank(incident) + Roster(manifest));
+      StacksSay(manifest) + CulpritFrames(manifest) + FirstFailingRank(incident) +
+          Roster(manifest) + StacksMissing(manifest));
   const auto recurrence = incident.find("recurrence");
   const int count =
       recurrence != incident.end() && recurrence->is_number_integer() ? recurrence->get<int>() : 1;

@@ -38,6 +38,27 @@ TEST(GdbCommand, AttachesAtOnceWithoutAGoFile) {
   EXPECT_EQ(command.as, "ranks/3/gdb.txt");
 }
 
+TEST(GdbCommand, AContainersRankIsReadUnderItsRootFromACopyOfItsExecutable) {
+  GdbRequest request;
+  request.pid = 42;
+  request.python = true;
+  request.python_helper = "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py";
+  request.sysroot = "/proc/42/root";
+  request.exe_copy = "/state/cache/gdb/exe/exe-1-2-3-4.5";
+  std::string text = Joined(GdbCommand(request));
+  EXPECT_NE(text.find("\nset sysroot /proc/42/root\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nset debug-file-directory /proc/42/root/usr/lib/debug:/usr/lib/debug\n"),
+            std::string::npos)
+      << text;
+  // The copy, not the host's interpreter /proc/42/exe resolves to, and no reload of that one.
+  EXPECT_NE(text.find("\nset exec-file-mismatch off\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n/state/cache/gdb/exe/exe-1-2-3-4.5\n-p\n42\n"), std::string::npos) << text;
+  request.go_file = "/state/cache/gdb/go-1-abc/go";
+  text = Joined(GdbCommand(request));
+  EXPECT_NE(text.find("\n/state/cache/gdb/exe/exe-1-2-3-4.5\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("/proc/42/exe"), std::string::npos) << text;
+}
+
 TEST(GdbCommand, WithAGoFileReadsTheExecutableFirstAndAttachesInPython) {
   GdbRequest request;
   request.pid = 42;

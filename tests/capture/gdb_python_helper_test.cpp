@@ -58,6 +58,44 @@ TEST(GdbPythonHelper, AnotherProgramGetsNone) {
   EXPECT_NE(why.find("not a regular file"), std::string::npos) << why;
 }
 
+// A container's own build of python3.11 (another build id): this host's helper for the same
+// version, but only when the image carries that build's debug information for py-bt.
+TEST(GdbPythonHelper, AContainersOwnPythonBuildGetsTheHostsHelperWhenItsImageHasItsDebugInfo) {
+  if (!HaveDebianPython() || !HaveLibdw()) {
+    GTEST_SKIP() << "needs libdw1, " << kPython << " and python3.11-dbg's " << kHelper;
+  }
+  // A stand-in for the container's interpreter: an ELF with a build id no host python has.
+  TempDir root;
+  fs::create_directories(root.path() / "usr/bin");
+  fs::copy_file("/bin/true", root.path() / "usr/bin/python3.11");
+  const std::string exe = root.PathOf("usr/bin/python3.11");
+  Result<std::string> id = BuildIdOf(exe);
+  ASSERT_TRUE(id && !id->empty()) << "/bin/true has no build id";
+  const ContainerInterpreter container{root.path().string(), "python3.11"};
+  std::string why;
+  EXPECT_FALSE(TrustedPythonHelper(exe, why, {}, &container).has_value());
+  EXPECT_NE(why.find("has no debug information in its image: install python3.11-dbg in the "
+                     "image"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find(*id), std::string::npos) << why;
+  const fs::path debug =
+      root.path() / "usr/lib/debug/.build-id" / id->substr(0, 2) / (id->substr(2) + ".debug");
+  fs::create_directories(debug.parent_path());
+  std::ofstream(debug) << "debug information";
+  const std::optional<std::string> helper = TrustedPythonHelper(exe, why, {}, &container);
+  ASSERT_TRUE(helper.has_value()) << why;
+  EXPECT_EQ(*helper, kHelper) << "the host's helper, never one from the image";
+  // Another version, for which this host has no helper: said so.
+  const ContainerInterpreter newer{root.path().string(), "python3.12"};
+  EXPECT_FALSE(TrustedPythonHelper(exe, why, {}, &newer).has_value());
+  EXPECT_NE(why.find("with python3.12, for which this host has no CPython helper"),
+            std::string::npos)
+      << why;
+  // Not in a container: no debug information of the image counts.
+  EXPECT_FALSE(TrustedPythonHelper(exe, why).has_value());
+}
+
 TEST(GdbPythonHelper, AHelperAUserCanWriteIsRefused) {
   if (!HaveDebianPython() || ::geteuid() != 0) {  // else the stand-in tree is the user's
     GTEST_SKIP() << "needs root, " << kPython << " and python3.11-dbg's " << kHelper;

@@ -1,8 +1,11 @@
 #include "core/proc_files.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -165,6 +168,39 @@ TEST(ProcFiles, ReadsThisProcessInTheRealProc) {
   ASSERT_FALSE(cmdline->text.empty());
   EXPECT_EQ(cmdline->text.back(), '\0');
   EXPECT_NE(cmdline->text.find("core_tests"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainwatch
+
+namespace trainwatch {
+namespace {
+
+// A process in a mount namespace of its own (a container's, as far as files go) is reached
+// through its root; one that shares ours is not.
+TEST(ForeignRootOf, IsTheRootOfAProcessInAnotherMountNamespaceOnly) {
+  EXPECT_EQ(ForeignRootOf(::getpid()), "");
+  EXPECT_EQ(ForeignRootOf(999999999), "") << "a pid that is not there";
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const char ok = ::unshare(CLONE_NEWNS) == 0 ? '1' : '0';
+    (void)::write(ready[1], &ok, 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char ok = '0';
+  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  const std::string root = ForeignRootOf(child);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  if (ok != '1') {
+    GTEST_SKIP() << "cannot make a mount namespace here (needs CAP_SYS_ADMIN)";
+  }
+  EXPECT_EQ(root, "/proc/" + std::to_string(child) + "/root");
 }
 
 }  // namespace

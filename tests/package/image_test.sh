@@ -23,36 +23,18 @@ fi
 need_tool docker
 make_work_dir
 tag=$$
-started_dockerd=""
 stop() {
   docker rm -f "tw-daemon-$tag" "tw-pod-$tag" "tw-job-$tag" "tw-sidecar-$tag" >/dev/null 2>&1 || true
   docker volume rm "tw-state-$tag" "tw-fresh-$tag" "tw-logs-$tag" "tw-sidecar-state-$tag" >/dev/null 2>&1 || true
   docker rmi trainwatch:0.1.0 >/dev/null 2>&1 || true
-  if [ -n "$started_dockerd" ]; then
-    kill "$started_dockerd" 2>/dev/null || true
-    for _ in $(seq 40); do kill -0 "$started_dockerd" 2>/dev/null || break; sleep 0.5; done
-  fi
+  stop_dockerd
   rm -rf "$work"
 }
 trap stop EXIT
-if ! docker info >/dev/null 2>&1; then
-  command -v dockerd >/dev/null || skip "no Docker engine answers and dockerd is not installed (docker.io)"
-  dockerd >"$work/dockerd.log" 2>&1 &
-  started_dockerd=$!
-  for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
-  docker info >/dev/null 2>&1 || { tail -20 "$work/dockerd.log"; skip "dockerd would not start here"; }
-fi
+start_dockerd
 docker image inspect trainwatch:0.1.0 >/dev/null 2>&1 &&
   skip "an image trainwatch:0.1.0 is already here; the test builds and removes its own"
 bash "$here/base_images.sh" || skip "no base images: no registry, and debootstrap could not make them"
-
-wait_for() {  # SECONDS COMMAND...
-  local deadline=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    sleep 0.5
-  done
-}
 
 # The guide's blocks, as written.
 python3 - "$source_dir/docs/operator-guide.md" "$work" <<'PY'

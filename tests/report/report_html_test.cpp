@@ -115,6 +115,46 @@ TEST(ReportHtml, TheVerdictAndActionComeFirstAndEveryTextIsEscaped) {
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
 }
 
+// The first screen answers: the stacks' sentence, the culprit's own frames, the roster, and
+// why a rank has no Python stack, in that order, inside the header.
+TEST(ReportHtml, TheHeaderHoldsTheCulpritsOwnFramesTheRosterAndWhyStacksAreMissing) {
+  json manifest = HangManifest();
+  json& ranks = manifest["ranks"];
+  ranks["verdict"] = {{"kind", "deadlock"},
+                      {"says", "deadlock: rank 3's main thread waits for a lock"},
+                      {"cause", "application"},
+                      {"action", "inspect"},
+                      {"culprits", {"rank 3"}}};
+  ranks["roster"] = "world size 4: ranks 0-3 alive";
+  ranks["ranks"][3]["own_frames"] = {"log_metrics at job.py:47", "<b>step</b> at job.py:90"};
+  ranks["ranks"][1]["python_route"] = "";
+  ranks["ranks"][1]["route_notes"] = {
+      "gdb: no py-bt, native stacks only: it runs in a container whose python3.11 has no debug "
+      "information in its image: install python3.11-dbg in the image"};
+  const std::string html = ReportHtml(manifest, {});
+  const std::size_t header_end = html.find("</header>");
+  const std::size_t said = html.find("id=\"stacks-say\"");
+  const std::size_t frames = html.find("id=\"culprit-frames\"");
+  const std::size_t roster = html.find("id=\"roster\"");
+  const std::size_t missing = html.find("id=\"stacks-missing\"");
+  ASSERT_NE(frames, std::string::npos) << html.substr(0, header_end);
+  EXPECT_LT(said, frames);
+  EXPECT_LT(frames, roster);
+  EXPECT_LT(roster, missing);
+  EXPECT_LT(missing, header_end);
+  EXPECT_NE(html.find("rank 3's own code, innermost first:</p><ol><li><code>log_metrics at "
+                      "job.py:47</code></li><li><code>&lt;b&gt;step&lt;/b&gt; at job.py:90"),
+            std::string::npos)
+      << html.substr(frames, 300);
+  EXPECT_NE(html.find("Ranks: <strong>world size 4: ranks 0-3 alive</strong>"), std::string::npos);
+  EXPECT_NE(html.find("No Python stack for <strong>rank 1</strong>: gdb: no py-bt"),
+            std::string::npos);
+  EXPECT_NE(html.find("install python3.11-dbg in the image"), std::string::npos);
+  // Without a verdict, the first suspect is the culprit whose frames are shown.
+  ranks.erase("verdict");
+  EXPECT_NE(ReportHtml(manifest, {}).find("rank 3's own code"), std::string::npos);
+}
+
 TEST(ReportHtml, NeedsNothingFromOutsideThePageAndLinksEveryFile) {
   const std::string html = ReportHtml(HangManifest(), {});
   for (const char* outside : {"http://", "https://", "src=", "@import", "url("}) {
