@@ -84,6 +84,9 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
           job->gdb_index_dir.clear();  // gdb runs without its cache
         }
         for (const collect::RankProcess& rank : job->map.ranks) {
+          std::vector<pid_t> children = tree.Children(rank.pid);
+          children.resize(std::min(children.size(), kMaxWorkersPerRank));
+          job->children.push_back(std::move(children));
           job->ticks_before.push_back(collect::ReadCpuTicks(rank.pid, job->proc_root));
           RankEvidence evidence;
           evidence.process = rank;
@@ -389,6 +392,11 @@ void RankCapture::Finish() {
           tools[i].native = i < job->native.size() ? &job->native[i] : nullptr;
           tools[i].py_spy = i < job->py_spy.size() ? &job->py_spy[i] : nullptr;
           tools[i].gdb = i < job->gdb.size() && job->gdb[i] ? &*job->gdb[i] : nullptr;
+          for (Job::WorkerGdb& worker : job->workers) {
+            if (worker.rank == i) {
+              tools[i].workers.emplace_back(worker.pid, &worker.result);
+            }
+          }
           if (i < job->recorders.size()) {
             if (job->recorders[i]) {
               const std::size_t cap = std::min(collect::kMaxFlightRecorderDump, dump_budget);

@@ -35,6 +35,9 @@ class RankCapture {
   // runs after it.
   static constexpr std::chrono::milliseconds kCpuWindow{300};
   static constexpr std::size_t kParallelAttach = 2;
+  // Children (DataLoader workers) whose stacks are taken per rank, and in all.
+  static constexpr std::size_t kMaxWorkersPerRank = 8;
+  static constexpr std::size_t kMaxWorkers = 16;
   static constexpr std::chrono::milliseconds kNativeTimeout{15000};
   static constexpr std::chrono::milliseconds kPythonTimeout{45000};
   // How long an early gdb waits for its go (the window and the other tools' deadlines).
@@ -78,12 +81,18 @@ class RankCapture {
   void ReadHooks();
   // gdb for the rank: py-bt when `python`, bt when eu-stack is missing; with `go_file`, it
   // reads the executable first and attaches when that file appears.
-  config::CommandConfig GdbFor(std::size_t rank_index, bool python,
-                               const std::string& go_file) const;
+  // `worker`: the same for that child of the rank (a DataLoader worker: the same interpreter
+  // and root), into ranks/<rank>/worker-<pid>/gdb.txt.
+  config::CommandConfig GdbFor(std::size_t rank_index, bool python, const std::string& go_file,
+                               pid_t worker = 0) const;
   void OnGdbDone(std::size_t rank_index, collect::CollectorResult result);
   // The rest of gdb's ranks, once the window's second sample is in and the early gdbs ended.
   void MaybeRunPython();
   void RunPython(std::size_t next);
+  // The Python stacks of the children of the ranks whose main thread waits for its DataLoader
+  // workers, kParallelAttach at a time; then Finish.
+  void RunWorkers();
+  void RunWorkerGdb(std::size_t next);
   void Finish();
 
   Env& env_;

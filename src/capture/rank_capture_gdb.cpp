@@ -10,6 +10,8 @@
 #include "capture/gdb_command.h"
 #include "capture/rank_capture.h"
 #include "capture/rank_capture_job.h"
+#include "capture/rank_report.h"
+#include "diagnose/stack_verdict.h"
 
 namespace trainwatch::capture {
 
@@ -75,10 +77,10 @@ void RankCapture::MaybeRunPython() {
 }
 
 config::CommandConfig RankCapture::GdbFor(std::size_t rank_index, bool python,
-                                          const std::string& go_file) const {
+                                          const std::string& go_file, pid_t worker) const {
   const RankEvidence& rank = job_->report.ranks[rank_index];
   GdbRequest request;
-  request.pid = rank.process.pid;
+  request.pid = worker != 0 ? worker : rank.process.pid;
   request.proc_root = job_->proc_root;
   // Without a helper it may load, gdb has no py-bt: it prints the native stacks, and the
   // report says why the Python ones are missing.
@@ -92,7 +94,8 @@ config::CommandConfig RankCapture::GdbFor(std::size_t rank_index, bool python,
   request.go_file = go_file;
   request.go_wait = kGoWait;
   request.timeout = kPythonTimeout;
-  request.as = RankFolder(rank.process) + "/gdb.txt";
+  request.as = RankFolder(rank.process) +
+               (worker != 0 ? "/worker-" + std::to_string(worker) + "/gdb.txt" : "/gdb.txt");
   return GdbCommand(request);
 }
 
@@ -106,7 +109,7 @@ void RankCapture::OnGdbDone(std::size_t rank_index, CollectorResult result) {
 
 void RankCapture::RunPython(std::size_t next) {
   if (next >= job_->need_gdb.size()) {
-    return Finish();
+    return RunWorkers();
   }
   std::vector<config::CommandConfig> commands;
   std::vector<std::size_t> batch;
@@ -119,6 +122,53 @@ void RankCapture::RunPython(std::size_t next) {
       OnGdbDone(batch[i], std::move(results[i]));
     }
     RunPython(next + batch.size());
+  });
+}
+
+void RankCapture::RunWorkers() {
+  std::shared_ptr<Job> job = job_;
+  // Which ranks wait for their workers is read from gdb's output: parsed on the pool.
+  env_.RunOnPool(
+      [job] {
+        for (std::size_t i = 0; i < job->children.size() && i < job->gdb.size(); ++i) {
+          if (job->children[i].empty() || !job->gdb[i] ||
+              job->gdb[i]->status != CollectorStatus::kOk ||
+              !diagnose::WaitsForDataLoader(
+                  MainPythonFramesByGdb(*job->gdb[i], job->report.ranks[i].process.pid))) {
+            continue;
+          }
+          for (pid_t child : job->children[i]) {
+            if (job->workers.size() < kMaxWorkers) {
+              job->workers.push_back({i, child, {}});
+            }
+          }
+        }
+      },
+      [this, job] {
+        if (job == job_) {
+          RunWorkerGdb(0);
+        }
+      });
+}
+
+void RankCapture::RunWorkerGdb(std::size_t next) {
+  if (next >= job_->workers.size()) {
+    return Finish();
+  }
+  std::vector<config::CommandConfig> commands;
+  const std::size_t end = std::min(job_->workers.size(), next + kParallelAttach);
+  for (std::size_t k = next; k < end; ++k) {
+    const Job::WorkerGdb& worker = job_->workers[k];
+    commands.push_back(GdbFor(worker.rank, /*python=*/true, "", worker.pid));
+  }
+  gdb_runner_.Run(std::move(commands), [this, next, end](std::vector<CollectorResult> results) {
+    for (std::size_t k = next; k < end; ++k) {
+      if (results[k - next].status != CollectorStatus::kOk) {
+        env_.Signal(job_->workers[k].pid, SIGCONT);  // a debugger killed at its deadline
+      }
+      job_->workers[k].result = std::move(results[k - next]);
+    }
+    RunWorkerGdb(end);
   });
 }
 

@@ -36,6 +36,15 @@ struct RankCapture::Job {
   std::vector<collect::CollectorResult> native;
   std::vector<collect::CollectorResult> py_spy;
   std::vector<std::optional<collect::CollectorResult>> gdb;
+  // Per rank: its children (DataLoader workers, as the tree showed them), at most
+  // kMaxWorkersPerRank; and gdb's Python stacks of those of the ranks waiting for them.
+  std::vector<std::vector<pid_t>> children;
+  struct WorkerGdb {
+    std::size_t rank = 0;
+    pid_t pid = 0;
+    collect::CollectorResult result;
+  };
+  std::vector<WorkerGdb> workers;
   // The device utilisation queries, a CPU window apart (DeviceUtilizationCommands' order).
   std::vector<collect::CollectorResult> devices_first;
   std::vector<collect::CollectorResult> devices_second;

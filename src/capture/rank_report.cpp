@@ -48,6 +48,14 @@ std::vector<collect::StackFrame> MainFrames(const std::vector<collect::ThreadSta
   return main == nullptr ? std::vector<collect::StackFrame>{} : main->frames;
 }
 
+json WorkersJson(const std::vector<std::pair<int, std::string>>& workers) {
+  json out = json::array();
+  for (const auto& [pid, where] : workers) {
+    out.push_back({{"pid", pid}, {"where", where}});
+  }
+  return out;
+}
+
 std::string Identity(const collect::RankProcess& process) {
   const collect::RankIdentity& id = process.identity;
   std::string text =
@@ -95,6 +103,9 @@ std::string SummaryText(const RankReport& report) {
                     rank.native_route.empty() ? "none" : rank.native_route, rank.paused_seconds);
     for (const std::string& note : rank.route_notes) {
       text += "  not by " + note + "\n";
+    }
+    for (const auto& [pid, where] : rank.workers) {
+      text += fmt::format("  worker pid {}: {}\n", pid, where);
     }
   }
   text += "\n# Groups (by where each rank's main thread is)\n";
@@ -163,6 +174,11 @@ std::string RosterText(const RankReport& report) {
   return text + fmt::format("{}", fmt::join(parts, "; "));
 }
 
+std::vector<collect::StackFrame> MainPythonFramesByGdb(const collect::CollectorResult& gdb,
+                                                       long pid) {
+  return MainFrames(collect::ParseGdbPythonStacks(OutputOf(gdb)), pid);
+}
+
 std::string RankFolder(const collect::RankProcess& process) {
   return process.rank ? fmt::format("ranks/{}", *process.rank)
                       : fmt::format("ranks/pid-{}", process.pid);
@@ -185,7 +201,8 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
                               {},
                               {},
                               rank.cpu_percent,
-                              rank.alive ? std::string() : rank.process.exit_cause};
+                              rank.alive ? std::string() : rank.process.exit_cause,
+                              {}};
     if (tool.native != nullptr) {
       rank.paused_seconds += tool.native->duration_seconds;
       if (tool.native->status == CollectorStatus::kOk) {
@@ -247,6 +264,16 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
           rank.route_notes.push_back("gdb: no Python frame in any thread (not Python?)");
         }
       }
+    }
+    for (auto& [worker, gdb] : tool.workers) {
+      if (gdb == nullptr || gdb->status != CollectorStatus::kOk) {
+        rank.workers.emplace_back(worker, gdb == nullptr ? "not taken" : "no stack: " + Why(*gdb));
+        continue;
+      }
+      diagnose::WorkerStack stack{worker, MainPythonFramesByGdb(*gdb, worker)};
+      rank.workers.emplace_back(worker, diagnose::DescribeStack(stack.python, {}));
+      state.workers.push_back(std::move(stack));
+      MoveArtifacts(*gdb, result);
     }
     for (CollectorResult* ran : {tool.native, tool.py_spy, tool.gdb}) {
       if (ran != nullptr && ran->status == CollectorStatus::kOk) {
@@ -355,6 +382,7 @@ std::string RanksJson(const RankReport& report) {
                   {"paused_seconds", rank.paused_seconds},
                   {"where", rank.where},
                   {"own_frames", rank.own_frames},
+                  {"workers", WorkersJson(rank.workers)},
                   {"flight_recorder", rank.flight_recorder_file.empty()
                                           ? json{{"why", rank.flight_recorder_why}}
                                           : json{{"file", rank.flight_recorder_file}}},

@@ -31,6 +31,9 @@ struct RankEvidence {
   // Its main thread's frames in the job's own code (not a library's), innermost first, at most
   // kMaxOwnFrames: "log_metrics at job.py:47". What the report's first screen shows of a culprit.
   std::vector<std::string> own_frames;
+  // Its children whose Python stacks were taken (it waited for its DataLoader workers): pid
+  // and where each one's main thread is.
+  std::vector<std::pair<int, std::string>> workers;
   std::string flight_recorder_file;  // "ranks/3/flight-recorder.pickle" when it dumped
   std::string flight_recorder_why;   // else why not
 };
@@ -68,6 +71,8 @@ struct RankToolResults {
   std::string python_helper_why;              // why gdb may load no CPython helper (empty: it may)
   const std::optional<std::string>* flight_recorder = nullptr;  // its dump, when it made one
   std::string flight_recorder_why;                              // why there is none
+  // gdb's py-bt of its children (DataLoader workers), when it waited for them.
+  std::vector<std::pair<int, collect::CollectorResult*>> workers;
 };
 
 // The folder of a rank in the bundle: "ranks/3", or "ranks/pid-4242" when its rank is unknown.
@@ -86,6 +91,10 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
 // The roster in one line: "world size 4: ranks 0-2 alive; rank 3 exited (killed by signal 9
 // (SIGKILL))", with the ranks never seen; empty when no rank is known.
 std::string RosterText(const RankReport& report);
+
+// The main thread's Python frames (innermost first) in gdb's py-bt output of process `pid`.
+std::vector<collect::StackFrame> MainPythonFramesByGdb(const collect::CollectorResult& gdb,
+                                                       long pid);
 
 // The manifest's "ranks": {"ranks": [...], "groups": [...], "suspects": [...], ...} as JSON.
 std::string RanksJson(const RankReport& report);

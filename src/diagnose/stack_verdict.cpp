@@ -44,19 +44,19 @@ const StackFrame* LockTaker(const RankState& rank) {
   return builtin_acquire || c_acquire ? &rank.python[at] : nullptr;
 }
 
-bool HasFrame(const RankState& rank, std::string_view function, std::string_view file_tail) {
-  return std::any_of(rank.python.begin(), rank.python.end(), [&](const StackFrame& frame) {
-    return frame.function == function && FileEndsWith(frame, file_tail);
-  });
-}
-
-bool WaitsForDataLoader(const RankState& rank) {
-  for (const char* function : {"_try_get_data", "_get_data", "_next_data"}) {
-    if (HasFrame(rank, function, "torch/utils/data/dataloader.py")) {
-      return true;
+// The worker stuck in the job's own code (the dataset's __getitem__), as "worker pid 812 is in
+// __getitem__ at data.py:41"; empty when every worker waits inside the library (idle, waiting
+// for indices: then the main process is what is stuck) or none was taken.
+std::string StuckWorker(const RankState& rank) {
+  for (const WorkerStack& worker : rank.workers) {
+    for (const StackFrame& frame : worker.python) {
+      if (!frame.file.empty() && !IsLibraryFile(frame.file)) {
+        return "worker pid " + std::to_string(worker.pid) + " is in " + frame.function + " at " +
+               Basename(frame.file) + ":" + std::to_string(frame.line);
+      }
     }
   }
-  return false;
+  return {};
 }
 
 bool InRendezvous(const RankState& rank) {
@@ -96,6 +96,14 @@ std::string Verb(const std::vector<std::string>& labels, const char* one, const 
 
 }  // namespace
 
+bool WaitsForDataLoader(const std::vector<StackFrame>& python) {
+  return std::any_of(python.begin(), python.end(), [](const StackFrame& frame) {
+    return (frame.function == "_try_get_data" || frame.function == "_get_data" ||
+            frame.function == "_next_data") &&
+           FileEndsWith(frame, "torch/utils/data/dataloader.py");
+  });
+}
+
 std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks,
                                         const JobShape& shape) {
   std::vector<const RankState*> alive;
@@ -115,12 +123,14 @@ std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks,
     return std::nullopt;
   }
   for (const RankState* rank : alive) {
-    if (WaitsForDataLoader(*rank)) {
-      return StackVerdict{"dataloader",
-                          {rules::Cause::kApplication, rules::Action::kInspect},
-                          rank->label + " waits for its DataLoader workers (" + Where(*rank) +
-                              "): a worker is stuck in the dataset's __getitem__ or died",
-                          {rank->label}};
+    if (WaitsForDataLoader(rank->python)) {
+      const std::string stuck = StuckWorker(*rank);
+      return StackVerdict{
+          "dataloader",
+          {rules::Cause::kApplication, rules::Action::kInspect},
+          rank->label + " waits for its DataLoader workers (" + Where(*rank) + "): " +
+              (stuck.empty() ? "a worker is stuck in the dataset's __getitem__ or died" : stuck),
+          {rank->label}};
     }
   }
   // A deadlock: a rank's main thread waits for a lock, outside any collective.

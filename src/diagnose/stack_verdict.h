@@ -43,6 +43,9 @@ struct JobShape {
   bool error_printed = false;
 };
 
+// Whether a main thread's Python frames (innermost first) wait for a DataLoader's workers.
+bool WaitsForDataLoader(const std::vector<collect::StackFrame>& python);
+
 // `ranks` as Diagnose takes them (every rank of this node the capture saw, alive or not).
 std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks, const JobShape& shape);
 

@@ -16,6 +16,12 @@
 namespace trainwatch::diagnose {
 
 // What is known of one rank at the moment of capture.
+// A child process of a rank (a DataLoader worker): its main thread's Python frames.
+struct WorkerStack {
+  int pid = 0;
+  std::vector<collect::StackFrame> python;  // innermost first
+};
+
 struct RankState {
   std::string label;  // "rank 3", or "pid 4242" when its rank is unknown
   std::optional<int> rank;
@@ -25,6 +31,7 @@ struct RankState {
   std::vector<collect::StackFrame> native;  // the same, native
   std::optional<double> cpu_percent;        // over the sampling window; nullopt: unknown
   std::string exit_cause;  // when gone: how it ended, when known ("killed by signal 9 ...")
+  std::vector<WorkerStack> workers;  // taken when it waits for its DataLoader's workers
 };
 
 struct RankGroup {

@@ -186,6 +186,10 @@ TEST_F(RankHangsTest, ARankWaitingForAStuckDataLoaderWorkerIsNamed) {
   ASSERT_TRUE(bundle.contains("stacks_say")) << bundle.dump(1) << daemon_->Log();
   EXPECT_EQ(bundle["stacks_say"].value("kind", ""), "dataloader") << bundle.dump(1);
   EXPECT_EQ(bundle["stacks_say"]["culprits"], Json::array({"rank 1"})) << bundle.dump(1);
+  // The workers' own stacks were taken: the stuck one is named with the dataset's frame.
+  const std::string says = bundle["stacks_say"].value("says", "");
+  EXPECT_NE(says.find("): worker pid "), std::string::npos) << says;
+  EXPECT_NE(says.find(" is in __getitem__ at rank_failures.py:"), std::string::npos) << says;
   EXPECT_EQ(SuspectLabels(bundle), std::vector<std::string>{"rank 1"}) << bundle.dump(1);
 }
 
