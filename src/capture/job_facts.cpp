@@ -10,9 +10,15 @@ namespace {
 
 // Per rank (named by a bar's prefix, else by the stream's writers) its bars as last seen.
 void AddRankProgress(const detect::ProgressTracker& progress, const std::vector<int>& writers,
-                     std::vector<diagnose::RankProgress>& out) {
+                     detect::SteadyTime now, std::vector<diagnose::RankProgress>& out) {
   for (const auto& [key, bar] : progress.bars()) {
-    diagnose::RankProgress rank_progress{diagnose::RankOfLine(bar.text), {}, key, bar.count};
+    diagnose::RankProgress rank_progress{
+        diagnose::RankOfLine(bar.text),
+        {},
+        key,
+        bar.count,
+        bar.advanced ? std::optional(std::chrono::duration<double>(now - bar.last_advance).count())
+                     : std::nullopt};
     if (!rank_progress.rank) {
       if (writers.empty()) {
         continue;
@@ -67,7 +73,7 @@ void AddJobFacts(const std::vector<detect::WatchedSource*>& sources, CaptureRequ
         writers.push_back(writer.pid);
         request.remembered.push_back(writer);
       }
-      AddRankProgress(stream.progress(), writers, request.progress);
+      AddRankProgress(stream.progress(), writers, now, request.progress);
       AddLanes(stream, writers, now, wall_now, request.lanes);
     });
     for (const std::string& pattern : source->config().paths) {

@@ -180,10 +180,37 @@ std::string BarShape(std::string_view key) {
 // compared rank by rank. The count most ranks reached is the norm (when there is no such
 // count, the highest is the odd one out): a rank past it went on after its peers stopped (it
 // skipped the collective they wait in, or they wait for it); a rank short of it stopped first.
+// Who stopped first, from when each rank's bar last advanced: the rank whose bar stopped well
+// before every peer's (by kStoppedFirstGap, and by twice the spread of the peers' own last
+// advances) is named; any other spread is a tie and names nobody. nullopt when some rank's bar
+// never advanced: then the counts decide.
+constexpr double kStoppedFirstGap = 10;  // seconds
+std::optional<std::map<std::size_t, std::string>> StoppedFirst(
+    const std::map<std::size_t, std::int64_t>& counts, const std::map<std::size_t, double>& since) {
+  if (since.size() != counts.size() || since.size() < 2) {
+    return std::nullopt;
+  }
+  std::vector<std::pair<double, std::size_t>> order;  // longest since first
+  for (const auto& [index, seconds] : since) {
+    order.emplace_back(seconds, index);
+  }
+  std::sort(order.rbegin(), order.rend());
+  const double gap = order[0].first - order[1].first;
+  const double spread = order[1].first - order.back().first;
+  std::map<std::size_t, std::string> reasons;
+  if (gap >= kStoppedFirstGap && gap >= 2 * spread) {
+    reasons[order[0].second] =
+        fmt::format("the first to stop (its bar last moved {:.0f} s before any peer's, at {})", gap,
+                    counts.at(order[0].second));
+  }
+  return reasons;
+}
+
 std::map<std::size_t, std::string> ProgressReasons(const std::vector<RankState>& ranks,
                                                    const std::vector<RankProgress>& progress) {
-  // shape -> rank index -> count
+  // shape -> rank index -> count, and how long ago its bar last advanced
   std::map<std::string, std::map<std::size_t, std::int64_t>> counts;
+  std::map<std::string, std::map<std::size_t, double>> since;
   for (const RankProgress& bar : progress) {
     std::vector<std::size_t> owners;
     for (std::size_t i = 0; i < ranks.size(); ++i) {
@@ -196,17 +223,25 @@ std::map<std::size_t, std::string> ProgressReasons(const std::vector<RankState>&
     }
     if (owners.size() == 1) {  // a stream several ranks write tells nothing of one
       counts[BarShape(bar.bar)][owners[0]] = bar.count;
+      if (bar.seconds_since_advance) {
+        since[BarShape(bar.bar)][owners[0]] = *bar.seconds_since_advance;
+      }
     }
   }
   const std::map<std::size_t, std::int64_t>* widest = nullptr;
+  const std::string* widest_shape = nullptr;
   for (const auto& [shape, of_rank] : counts) {
     if (widest == nullptr || of_rank.size() > widest->size()) {
       widest = &of_rank;
+      widest_shape = &shape;
     }
   }
   std::map<std::size_t, std::string> reasons;
   if (widest == nullptr || widest->size() < 2) {
     return reasons;
+  }
+  if (const auto by_time = StoppedFirst(*widest, since[*widest_shape])) {
+    return *by_time;
   }
   std::map<std::int64_t, std::size_t> ranks_at;
   for (const auto& [index, count] : *widest) {

@@ -63,6 +63,8 @@ struct RankProgress {
   std::vector<int> pids;    // else the writers of its stream
   std::string bar;          // the bar's key, its rank's digits included
   std::int64_t count = 0;
+  // How long before the capture the bar last advanced; nullopt when it never did.
+  std::optional<double> seconds_since_advance;
 };
 
 // What the daemon's streams say of the ranks, beside their stacks.

@@ -89,7 +89,7 @@ const std::vector<RankState> kFourWaiting = {Rank(0, kAllReduce), Rank(1, kAllRe
                                              Rank(2, kAllReduce), Rank(3, kAllReduce)};
 
 RankProgress Prefixed(int rank, std::int64_t count) {
-  return {rank, {}, "tqdm:[rank" + std::to_string(rank) + "]: Epoch #", count};
+  return {rank, {}, "tqdm:[rank" + std::to_string(rank) + "]: Epoch #", count, std::nullopt};
 }
 
 TEST(Diagnose, NamesTheRankBehindItsPeersProgress) {
@@ -104,11 +104,11 @@ TEST(Diagnose, NamesTheRankBehindItsPeersProgress) {
 TEST(Diagnose, NamesTheLastRankToMakeProgressFromItsLogFile) {
   // One log file per rank: the bars carry no prefix; the stream's writers say whose it is (the
   // launcher holding the file too is no rank).
-  const RankDiagnosis diagnosis =
-      Diagnose(kFourWaiting, WithProgress({{std::nullopt, {100, 7}, "tqdm:Epoch #", 40},
-                                           {std::nullopt, {101, 7}, "tqdm:Epoch #", 40},
-                                           {std::nullopt, {102, 7}, "tqdm:Epoch #", 42},
-                                           {std::nullopt, {103, 7}, "tqdm:Epoch #", 40}}));
+  const RankDiagnosis diagnosis = Diagnose(
+      kFourWaiting, WithProgress({{std::nullopt, {100, 7}, "tqdm:Epoch #", 40, std::nullopt},
+                                  {std::nullopt, {101, 7}, "tqdm:Epoch #", 40, std::nullopt},
+                                  {std::nullopt, {102, 7}, "tqdm:Epoch #", 42, std::nullopt},
+                                  {std::nullopt, {103, 7}, "tqdm:Epoch #", 40, std::nullopt}}));
   ASSERT_EQ(diagnosis.suspects.size(), 1u);
   EXPECT_EQ(diagnosis.suspects[0].rank, 2);
   EXPECT_EQ(diagnosis.suspects[0].reason,
@@ -117,9 +117,10 @@ TEST(Diagnose, NamesTheLastRankToMakeProgressFromItsLogFile) {
 
 TEST(Diagnose, ProgressThatCannotBeTiedToOneRankOrIsEvenNamesNobody) {
   // A stream both ranks write; one bar per rank at the same count; a single rank's bar.
-  EXPECT_TRUE(Diagnose(kFourWaiting, WithProgress({{std::nullopt, {100, 101}, "tqdm:", 3},
-                                                   {std::nullopt, {102}, "tqdm:", 9}}))
-                  .suspects.empty());
+  EXPECT_TRUE(
+      Diagnose(kFourWaiting, WithProgress({{std::nullopt, {100, 101}, "tqdm:", 3, std::nullopt},
+                                           {std::nullopt, {102}, "tqdm:", 9, std::nullopt}}))
+          .suspects.empty());
   EXPECT_TRUE(Diagnose(kFourWaiting, WithProgress({Prefixed(0, 5), Prefixed(1, 5), Prefixed(2, 5),
                                                    Prefixed(3, 5)}))
                   .suspects.empty());
@@ -133,6 +134,31 @@ TEST(Diagnose, OfTwoRanksAtDifferentCountsTheOneAheadIsNamed) {
   EXPECT_EQ(diagnosis.suspects[0].rank, 1);
   EXPECT_EQ(diagnosis.suspects[0].reason,
             "the last to make progress (at 12 while its peers stopped sooner)");
+}
+
+// When each rank's bar last moved decides who stopped first, before counts: a rank whose bar
+// stopped well before all its peers' is named; last advances close together are a tie.
+TEST(Diagnose, TheRankWhoseBarStoppedWellBeforeItsPeersIsTheFirstToStopAndATieNamesNobody) {
+  auto bar = [](int rank, std::int64_t count, double since) {
+    return RankProgress{rank, {}, "tqdm:[rank" + std::to_string(rank) + "]: Epoch #", count, since};
+  };
+  // Rank 3 stopped 40 s before the others, which moved within a second of each other; its
+  // count is the same as theirs (another bar cadence), which the counts could not tell.
+  RankDiagnosis diagnosis = Diagnose(
+      kFourWaiting,
+      WithProgress({bar(0, 40, 12.0), bar(1, 40, 12.5), bar(2, 40, 11.8), bar(3, 40, 52.0)}));
+  ASSERT_EQ(diagnosis.suspects.size(), 1u);
+  EXPECT_EQ(diagnosis.suspects[0].rank, 3);
+  EXPECT_EQ(diagnosis.suspects[0].reason,
+            "the first to stop (its bar last moved 40 s before any peer's, at 40)");
+  // Counts that differ but times that tie: nobody (a slower printing cadence is not a stop).
+  diagnosis = Diagnose(kFourWaiting, WithProgress({bar(0, 40, 12.0), bar(1, 40, 13.0),
+                                                   bar(2, 42, 11.0), bar(3, 40, 14.0)}));
+  EXPECT_TRUE(diagnosis.suspects.empty()) << diagnosis.suspects[0].reason;
+  // Peers spread over 20 s: a rank 15 s before the earliest of them is within the spread.
+  diagnosis = Diagnose(kFourWaiting, WithProgress({bar(0, 40, 10.0), bar(1, 40, 30.0),
+                                                   bar(2, 40, 20.0), bar(3, 40, 45.0)}));
+  EXPECT_TRUE(diagnosis.suspects.empty()) << diagnosis.suspects[0].reason;
 }
 
 TEST(RankOfLine, ReadsTheLaunchersPrefixes) {
