@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 
+#include "diagnose/stack_rules.h"
 #include "app/daemon_host.h"
 #include "app/daemon_sinks.h"
 #include "app/running_daemon.h"
@@ -85,6 +86,7 @@ Status Daemon::Apply(rules::ConfiguredRules setup, bool initial,
   // Everything compiled: from here on the new setup replaces the old without failing.
   setup_ = std::move(setup);
   incidents_->Configure(setup_.config);
+  incidents_->SetStackRules(diagnose::CompileStackRules(setup_.rules));
   ++setups_applied_;
   metrics_.Configure(!guest_ && setup_.config.metrics.enabled, setup_.config.metrics.path,
                      setup_.config.metrics.interval);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/running_daemon.h"
+#include "diagnose/stack_rules.h"
 #include "detect/example_checker.h"
 
 namespace trainwatch::app {
@@ -51,6 +52,7 @@ void Daemon::Reload(ReloadDone done) {
        cache_dir = RuleCacheDir(setup_.config.state_dir)] {
         std::vector<Diagnostic> example_notes;
         checked->problems = detect::CheckExamples(checked->setup.rules, &example_notes);
+        diagnose::CheckStackExamples(checked->setup.rules, checked->problems);
         if (checked->problems.empty()) {
           checked->prepared = watch::PrepareSources(checked->setup.config, checked->setup.rules,
                                                     wrapping, cache_dir, checked->notes);

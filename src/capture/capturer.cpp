@@ -245,6 +245,7 @@ void Capturer::OnProcessesKnown() {
     // silence, or a peer's report of another's failure.
     clues.first_error_rank = cluster::FirstFailingRank(job_->request.incident);
     clues.error_printed = detect::RootError(job_->request.incident.firings) != nullptr;
+    clues.stack_rules = stack_rules_;
     ranks_.set_max_ranks(job_->config.max_ranks);
     ranks_.set_gdb_index_dir(job_->config.cache_dir.empty() ? std::string()
                                                             : job_->config.cache_dir + "/gdb");

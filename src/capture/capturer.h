@@ -21,6 +21,7 @@
 #include "collect/command_runner.h"
 #include "collect/redactor.h"
 #include "config/capture_config.h"
+#include "diagnose/stack_rules.h"
 #include "core/env.h"
 
 namespace trainwatch::capture {
@@ -46,6 +47,11 @@ class Capturer {
 
   void Capture(CaptureRequest request, Done done);
   void Reconfigure(config::CaptureConfig config);
+  // The site's stack rules, tried on a hang's stacks before the built-in verdicts; from the
+  // next capture on.
+  void set_stack_rules(std::shared_ptr<const diagnose::StackRules> rules) {
+    stack_rules_ = std::move(rules);
+  }
   // Stops what runs (the daemon is stopping): its bundle is not written. Returns the capture
   // under way's early bundle when one was written (it stays on disk), for its record.
   std::optional<CaptureOutcome> Abort();
@@ -88,6 +94,7 @@ class Capturer {
 
   Env& env_;
   config::CaptureConfig config_;
+  std::shared_ptr<const diagnose::StackRules> stack_rules_;
   std::shared_ptr<const collect::Redactor> redactor_;
   collect::CommandRunner runner_;
   RankCapture ranks_;

@@ -61,11 +61,6 @@ config::CommandConfig GdbCommand(const GdbRequest& request) {
                          "set index-cache enabled on"});
   }
   command.timeout = request.timeout;
-  if (request.python && !request.native) {
-    // py-bt needs none of the shared libraries' symbols (libtorch's take seconds to read, all
-    // of it while the rank is stopped): they are not read at the attach.
-    command.argv.insert(command.argv.end(), {"-iex", "set auto-solib-add off"});
-  }
   if (!request.exe_copy.empty()) {
     // gdb would take the executable /proc/PID/exe resolves to (ours) in place of the copy.
     command.argv.insert(command.argv.end(), {"-iex", "set exec-file-mismatch off"});
@@ -97,11 +92,6 @@ config::CommandConfig GdbCommand(const GdbRequest& request) {
     command.timeout += request.go_wait;
   }
   if (request.python) {
-    if (!request.native) {
-      // Only the interpreter's own symbols: Debian's python has libpython in its executable,
-      // read before the attach; a libpython beside it is the one library loaded.
-      command.argv.insert(command.argv.end(), {"-ex", "sharedlibrary libpython"});
-    }
     command.argv.insert(command.argv.end(), {"-ex", "thread apply all py-bt"});
   }
   if (request.native) {

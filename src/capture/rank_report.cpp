@@ -311,7 +311,7 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
                       id.local_world_size && *id.local_world_size == *id.world_size;
   }
   shape.error_printed = clues.error_printed;
-  report.stack_verdict = diagnose::JudgeStacks(states, shape);
+  report.stack_verdict = diagnose::JudgeStacks(states, shape, clues.stack_rules.get());
   report.world_size = shape.world_size;
   if (shape.all_local && shape.world_size) {
     std::set<int> seen;

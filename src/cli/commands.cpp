@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "config/shipped_paths.h"
+#include "diagnose/stack_rules.h"
 #include "core/unique_fd.h"
 #include "core/usable_cores.h"
 #include "detect/example_checker.h"
@@ -77,7 +78,8 @@ int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
     return kExitError;
   }
   std::vector<Diagnostic> notes;
-  const std::vector<Diagnostic> problems = detect::CheckExamples(loaded->rules, &notes);
+  std::vector<Diagnostic> problems = detect::CheckExamples(loaded->rules, &notes);
+  diagnose::CheckStackExamples(loaded->rules, problems);
   for (const Diagnostic& note : notes) {
     err << FormatDiagnostic(note) << '\n';
   }

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "collect/redactor.h"
+#include "diagnose/stack_rules.h"
 #include "detect/example_checker.h"
 #include "rules/compiled_rules.h"
 #include "rules/configured_rules.h"
@@ -46,7 +47,8 @@ int RunCheckConfig(const std::string& config_path) {
   // The rules' own examples are their tests (after the compile, whose errors say more): a
   // rule whose examples do not behave is refused here as the daemon's reload refuses it.
   std::vector<Diagnostic> example_notes;
-  const std::vector<Diagnostic> problems = detect::CheckExamples(setup->rules, &example_notes);
+  std::vector<Diagnostic> problems = detect::CheckExamples(setup->rules, &example_notes);
+  diagnose::CheckStackExamples(setup->rules, problems);
   if (!problems.empty()) {
     for (const Diagnostic& problem : problems) {
       std::fprintf(stderr, "%s\n", FormatDiagnostic(problem).c_str());

@@ -104,8 +104,24 @@ bool WaitsForDataLoader(const std::vector<StackFrame>& python) {
   });
 }
 
-std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks,
-                                        const JobShape& shape) {
+std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks, const JobShape& shape,
+                                        const StackRules* site_rules) {
+  for (const StackRule& rule : site_rules != nullptr ? *site_rules : StackRules{}) {
+    std::optional<StackVerdict> verdict;
+    for (const RankState& rank : ranks) {
+      const StackFrame* frame = rank.alive ? MatchStackRule(rule, rank.python) : nullptr;
+      if (frame == nullptr) {
+        continue;
+      }
+      if (!verdict) {
+        verdict = StackVerdict{rule.id, rule.verdict, StackRuleSays(rule, rank.label, *frame), {}};
+      }
+      verdict->culprits.push_back(rank.label);
+    }
+    if (verdict) {
+      return verdict;
+    }
+  }
   std::vector<const RankState*> alive;
   std::vector<std::string> gone;
   std::vector<std::string> causes;  // "rank 3 (killed by signal 9 (SIGKILL))"

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/stack_rules.h"
 #include "diagnose/suspects.h"
 #include "rules/verdict.h"
 
@@ -47,6 +48,9 @@ struct JobShape {
 bool WaitsForDataLoader(const std::vector<collect::StackFrame>& python);
 
 // `ranks` as Diagnose takes them (every rank of this node the capture saw, alive or not).
-std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks, const JobShape& shape);
+// `site_rules`, a site's stack rules, are tried first: the first that matches a living rank's
+// main thread decides, its culprits every rank it matches.
+std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks, const JobShape& shape,
+                                        const StackRules* site_rules = nullptr);
 
 }  // namespace trainwatch::diagnose

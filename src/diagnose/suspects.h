@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,11 +68,15 @@ struct RankProgress {
   std::optional<double> seconds_since_advance;
 };
 
+struct StackRule;  // diagnose/stack_rules.h
+
 // What the daemon's streams say of the ranks, beside their stacks.
 struct JobClues {
   std::optional<int> first_error_rank;  // the rank that printed the root error, when known
   bool error_printed = false;           // some rank printed an error of its own (a crash)
   std::vector<RankProgress> progress;
+  // The site's stack rules (diagnose/stack_rules.h), tried before the built-in verdicts.
+  std::shared_ptr<const std::vector<StackRule>> stack_rules;
 };
 
 // A file of a library (site-packages, the standard library, frozen modules), not the job's

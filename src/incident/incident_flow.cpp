@@ -71,6 +71,13 @@ void IncidentFlow::Configure(const config::DaemonConfig& config) {
   }
 }
 
+void IncidentFlow::SetStackRules(std::shared_ptr<const diagnose::StackRules> rules) {
+  stack_rules_ = std::move(rules);
+  if (capturer_) {
+    capturer_->set_stack_rules(stack_rules_);
+  }
+}
+
 void IncidentFlow::Start() {
   for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
     sink->Started();
@@ -155,12 +162,14 @@ std::shared_ptr<const collect::Redactor> IncidentFlow::redactor_for_text() {
 }
 
 std::unique_ptr<capture::Capturer> IncidentFlow::MakeCapturer() {
-  return std::make_unique<capture::Capturer>(
+  auto capturer = std::make_unique<capture::Capturer>(
       env_, config_.capture, [this](const capture::CaptureOutcome& early) {
         for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
           sink->EarlyCaptured(early);
         }
       });
+  capturer->set_stack_rules(stack_rules_);
+  return capturer;
 }
 
 void IncidentFlow::Manual(const std::string& reason, const ManualOptions& options,

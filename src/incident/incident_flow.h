@@ -55,6 +55,8 @@ class IncidentFlow final : public Pipeline {
   // What the log says of earlier runs; restores each rule's cooldown from it.
   ops::IncidentHistory LoadHistory();
   void Configure(const config::DaemonConfig& config);
+  // The site's stack rules of the loaded rule files (diagnose/stack_rules.h), for captures.
+  void SetStackRules(std::shared_ptr<const diagnose::StackRules> rules);
   // Once configured: the sinks start (the log reports captures an earlier run left unfinished).
   void Start();
 
@@ -131,6 +133,7 @@ class IncidentFlow final : public Pipeline {
   ops::IncidentLifecycle lifecycle_;
   std::string host_;
   std::unique_ptr<capture::Capturer> capturer_;  // MakeCapturer: its early bundles to the sinks
+  std::shared_ptr<const diagnose::StackRules> stack_rules_;
   std::unique_ptr<LoopTimer> settle_;
   std::vector<std::string> capturing_;  // the incidents whose capture runs or waits
   bool aborted_ = false;

@@ -13,7 +13,7 @@ namespace trainwatch::rules {
 namespace {
 
 const std::vector<std::string> kDetectorKeys = {"pattern", "threshold", "progress", "silence",
-                                                "exit"};
+                                                "exit",    "stack"};
 
 struct SignalName {
   const char* name;
@@ -41,7 +41,8 @@ class DetectorParser {
     if (present.empty()) {
       yaml_.Fail(
           node,
-          label + " has no detector: give one of pattern, threshold, progress, silence, exit");
+          label +
+              " has no detector: give one of pattern, threshold, progress, silence, exit, stack");
       return;
     }
     if (present.size() > 1) {
@@ -138,12 +139,47 @@ class DetectorParser {
       SilenceDetector detector;
       RequiredDuration(body, "silence", "after", "30m", label, detector.after);
       rule.detector = detector;
+    } else if (which == "stack") {
+      ParseStack(body, rule, label);
     } else {
       ParseExit(body, rule, label);
     }
   }
 
  private:
+  // `stack: {function, file, says}`: a pattern on a hang's stacks, for kind hang only.
+  void ParseStack(const YAML::Node& body, Rule& rule, const std::string& label) {
+    if (!body.IsMap()) {
+      yaml_.Fail(body, label + ": 'stack' must be a mapping {function, file, says}");
+      return;
+    }
+    yaml_.CheckKeys(body, {"function", "file", "says"}, "stack");
+    if (rule.kind != RuleKind::kHang) {
+      yaml_.Fail(body, label + ": a stack rule judges a hang's stacks: its kind must be hang");
+    }
+    StackDetector detector;
+    if (auto function = body["function"]) {
+      if (auto parsed = PatternField(function, "stack function")) {
+        detector.function = *parsed;
+      }
+    } else {
+      yaml_.Fail(body, label + ": stack has no 'function' (a regex on a frame's function)");
+    }
+    if (auto file = body["file"]) {
+      detector.file = PatternField(file, "stack file");
+    }
+    if (auto says = body["says"]) {
+      if (auto text = yaml_.Scalar(says, "stack says")) {
+        detector.says = *text;
+      }
+    }
+    if (detector.says.empty()) {
+      yaml_.Fail(body, label + ": stack has no 'says' (e.g. says: '{rank} waits in {function} "
+                               "at {file}:{line}')");
+    }
+    rule.detector = detector;
+  }
+
   // `body[key]`, a duration above 0, into `out`; its absence is recorded with an `example`
   // ("10m"). `detector` names the body in messages ("progress").
   void RequiredDuration(const YAML::Node& body, const std::string& detector, const std::string& key,

@@ -70,8 +70,18 @@ struct ExitDetector {
   bool any_nonzero = false;
 };
 
+// Judges a hang's stacks, not lines: a rank whose main thread has a Python frame whose function
+// matches `function` (and whose file matches `file`, when given) is the culprit, and `says` the
+// sentence for it, with {rank}, {function}, {file} (its base name) and {line} filled in.
+// Kind hang only; checked before the built-in verdicts (diagnose/stack_rules.h).
+struct StackDetector {
+  Pattern function;
+  std::optional<Pattern> file;
+  std::string says;
+};
+
 using Detector = std::variant<PatternDetector, ThresholdDetector, ProgressDetector, SilenceDetector,
-                              ExitDetector>;
+                              ExitDetector, StackDetector>;
 
 // A text example and where it was written.
 struct Example {

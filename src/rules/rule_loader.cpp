@@ -25,7 +25,7 @@ constexpr std::uintmax_t kMaxRuleFileBytes = 4 << 20;
 
 const std::set<std::string, std::less<>> kRuleKeys = {
     "id",       "kind",    "tags", "description", "pattern", "unless", "multiline", "threshold",
-    "progress", "silence", "exit", "examples",    "cause",   "action", "role"};
+    "progress", "silence", "exit", "stack",       "examples", "cause", "action", "role"};
 
 // A problem with a whole file (no line to point at).
 Diagnostic FileProblem(const std::string& file, std::string message) {
@@ -231,16 +231,22 @@ class RuleFileParser {
 
   void ParseExamples(const YAML::Node& node, Rule& rule, const std::string& label) {
     const YAML::Node examples = node["examples"];
-    if (!rule.MatchesLines()) {
+    const bool stacks = std::holds_alternative<StackDetector>(rule.detector);
+    if (!rule.MatchesLines() && !stacks) {
       if (examples) {
-        yaml_.Fail(examples, label + ": examples apply to pattern and threshold rules only");
+        yaml_.Fail(examples,
+                   label + ": examples apply to pattern, threshold and stack rules only");
       }
       return;
     }
     if (!examples) {
       yaml_.Fail(node, label +
-                           " has no 'examples' ({fires: [...], quiet: [...]}); every line rule "
-                           "carries text it must fire on and text it must stay quiet on");
+                           (stacks ? " has no 'examples' ({fires: [...], quiet: [...]}); every "
+                                     "stack rule carries a main thread's py-bt it must fire on "
+                                     "and one it must stay quiet on"
+                                   : " has no 'examples' ({fires: [...], quiet: [...]}); every "
+                                     "line rule carries text it must fire on and text it must "
+                                     "stay quiet on"));
       return;
     }
     if (!examples.IsMap()) {
