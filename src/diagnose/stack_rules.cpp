@@ -19,7 +19,7 @@ void ReplaceAll(std::string& text, std::string_view from, const std::string& to)
 // An example's frames: gdb's py-bt lines of one thread, under the header gdb gives a thread.
 std::vector<collect::StackFrame> ExampleFrames(const std::string& text) {
   const std::vector<collect::ThreadStack> threads =
-      collect::ParseGdbPythonStacks("Thread 1 (LWP 1):\n" + text);
+      collect::ParseGdbPythonStacks("Thread 1 (Thread 0x1 (LWP 1) \"python3\"):\n" + text);
   return threads.empty() ? std::vector<collect::StackFrame>{} : threads.front().frames;
 }
 

@@ -118,9 +118,10 @@ TEST_F(RankFailuresTest, PeersThatHangAfterTheCulpritRaisedFollowItsIncidentUp) 
 class RankHangsTest : public RankFailuresTest {
  protected:
   // The bundle record of the one incident `scenario` made, culprit `culprit`.
-  Json BundleOf(const std::string& scenario, int culprit) {
+  Json BundleOf(const std::string& scenario, int culprit, const std::string& extra_rules = "") {
     WriteConfig({.settle = "2s",
                  .paths = "logs/console.log",
+                 .extra_rules = extra_rules,
                  .capture = "capture: {commands: [], habana_logs: none}\n"});
     StartDaemon();
     JobProcess job(JobScript("rank_failures.py"),
@@ -179,6 +180,35 @@ TEST_F(RankHangsTest, ARankBlockedOnALockItHoldsIsADeadlockAndTheOnlySuspect) {
   EXPECT_NE(says.find("in log_metrics at rank_failures.py:"), std::string::npos) << says;
   EXPECT_NE(says.find("already holds"), std::string::npos) << says;
   EXPECT_EQ(SuspectLabels(bundle), std::vector<std::string>{"rank 1"}) << bundle.dump(1);
+}
+
+// A site's own stack rule, beside the log rules, decides before the built-in deadlock verdict.
+TEST_F(RankHangsTest, ASitesStackRuleNamesTheHangInItsOwnWords) {
+  const Json bundle = BundleOf("lock", 1,
+                               "  - id: site.metrics_lock\n"
+                               "    kind: hang\n"
+                               "    cause: application\n"
+                               "    action: cancel_retries\n"
+                               "    tags: [train]\n"
+                               "    description: Our metrics logger holds its lock forever\n"
+                               "    stack:\n"
+                               "      function: '^log_metrics$'\n"
+                               "      file: 'rank_failures\\.py$'\n"
+                               "      says: '{rank} is stuck in our metrics logger "
+                               "({function} at {file}:{line}): upgrade metricslib'\n"
+                               "    examples:\n"
+                               "      fires: ['  File \"/j/rank_failures.py\", line 4, in "
+                               "log_metrics']\n"
+                               "      quiet: ['  File \"/j/rank_failures.py\", line 4, in "
+                               "step']\n");
+  ASSERT_TRUE(bundle.contains("stacks_say")) << bundle.dump(1) << daemon_->Log();
+  EXPECT_EQ(bundle["stacks_say"].value("kind", ""), "site.metrics_lock") << bundle.dump(1);
+  EXPECT_EQ(bundle["stacks_say"].value("action", ""), "cancel_retries") << bundle.dump(1);
+  EXPECT_EQ(bundle["stacks_say"]["culprits"], Json::array({"rank 1"})) << bundle.dump(1);
+  const std::string says = bundle["stacks_say"].value("says", "");
+  EXPECT_NE(says.find("rank 1 is stuck in our metrics logger (log_metrics at rank_failures.py:"),
+            std::string::npos)
+      << says;
 }
 
 TEST_F(RankHangsTest, ARankWaitingForAStuckDataLoaderWorkerIsNamed) {
