@@ -357,7 +357,7 @@ void RankCapture::ReadHooks() {
           job->wants_python[i] = !by_hook && job->py_spy[i].status != CollectorStatus::kOk;
           const bool early =
               std::find(job->early_gdb.begin(), job->early_gdb.end(), i) != job->early_gdb.end();
-          if (!early && (job->wants_python[i] || job->native_by_gdb)) {
+          if (!early && (job->wants_python[i] || job->NativeByGdb(i))) {
             job->need_gdb.push_back(i);
             job->python_by_gdb.push_back(job->wants_python[i]);
           }

@@ -29,7 +29,7 @@ void RankCapture::StartEarlyGdb() {
     // Known now: whether gdb must print this rank's Python stacks (no py-spy, no hook) or
     // native ones (no eu-stack). Should py-spy fail for a rank, gdb runs after the window.
     const bool python = !job.py_spy_installed && !job.hooks[i];
-    if (python || job.native_by_gdb) {
+    if (python || job.NativeByGdb(i)) {
       job.early_gdb.push_back(i);
     }
   }
@@ -89,7 +89,7 @@ config::CommandConfig RankCapture::GdbFor(std::size_t rank_index, bool python,
   request.sysroot = job_->sysroots[rank_index];
   request.exe_copy = job_->exe_copies[rank_index];
   // eu-stack reads a container's libraries at our paths, not its own: gdb prints them there.
-  request.native = job_->native_by_gdb || !request.sysroot.empty() || (python && !request.python);
+  request.native = job_->NativeByGdb(rank_index) || (python && !request.python);
   request.index_dir = job_->gdb_index_dir;
   request.go_file = go_file;
   request.go_wait = kGoWait;

@@ -65,6 +65,11 @@ struct RankCapture::Job {
   std::vector<std::string> hook_dumps;
   bool py_spy_installed = false;  // on PATH, as the capture starts
   bool native_by_gdb = false;     // eu-stack is not installed: gdb prints native stacks too
+  // Whether gdb prints rank i's native stacks: eu-stack is missing, or the rank is in a
+  // container, whose libraries eu-stack reads at our paths.
+  bool NativeByGdb(std::size_t i) const {
+    return native_by_gdb || (i < sysroots.size() && !sysroots[i].empty());
+  }
   // The ranks gdb runs for after the window (by rank index), and for each whether it prints
   // the Python stacks too (else native only).
   std::vector<std::size_t> need_gdb;

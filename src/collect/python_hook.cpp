@@ -64,7 +64,8 @@ std::optional<PythonHook> FindPythonHook(pid_t pid, std::string_view environ,
   hook.signal = std::atoi(EnvironVariable(environ, kStacksSignalVariable).c_str());
   // Through the process's own root: a sidecar sees the job's files there.
   hook.root = ProcPath(proc_root, pid, "root");
-  hook.file = dir + "/" + std::to_string(pid) + ".stacks";
+  // Named by the pid the rank knows itself by: in a container, its own namespace's.
+  hook.file = dir + "/" + std::to_string(PidInItsNamespace(pid, proc_root)) + ".stacks";
   const std::optional<uid_t> owner = ProcessOwner(proc_root, pid);
   if (!owner) {
     why = "the rank is gone";

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -81,6 +82,24 @@ std::string ForeignRootOf(pid_t pid, const std::string& proc_root) {
     return {};
   }
   return ProcPath(proc_root, pid, "root");
+}
+
+pid_t PidInItsNamespace(pid_t pid, const std::string& proc_root) {
+  Result<ProcText> status = ReadProcFile(ProcPath(proc_root, pid, "status"), 64 << 10);
+  if (!status) {
+    return pid;
+  }
+  const std::string& text = status->text;
+  const std::size_t at = text.find("\nNSpid:");
+  if (at == std::string::npos) {
+    return pid;
+  }
+  const std::size_t end = text.find('\n', at + 1);
+  const std::string line = text.substr(at + 8, end == std::string::npos ? end : end - at - 8);
+  const std::size_t last = line.find_last_of(" \t");
+  const long inner =
+      std::strtol(line.c_str() + (last == std::string::npos ? 0 : last + 1), nullptr, 10);
+  return inner > 0 ? static_cast<pid_t>(inner) : pid;
 }
 
 Result<std::string> ReadProcComm(pid_t pid, const std::string& proc_root) {

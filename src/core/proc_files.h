@@ -61,4 +61,8 @@ Result<ProcText> ReadProcEnviron(pid_t pid, const std::string& proc_root = "/pro
 // container's: only for reading what a debugger would read anyway.
 std::string ForeignRootOf(pid_t pid, const std::string& proc_root = "/proc");
 
+// The process's pid in its own PID namespace (the last field of /proc/PID/status's NSpid: what
+// os.getpid() says inside a container); `pid` itself when it is in ours or that cannot be read.
+pid_t PidInItsNamespace(pid_t pid, const std::string& proc_root = "/proc");
+
 }  // namespace trainwatch

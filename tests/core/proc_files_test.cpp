@@ -32,6 +32,19 @@ TEST(ProcFiles, PathOfAProcessFile) {
   EXPECT_EQ(ProcPath("/tmp/fake", 7, "fd"), "/tmp/fake/7/fd");
 }
 
+TEST(ProcFiles, PidInItsNamespaceIsNSpidsLastField) {
+  TempDir proc;
+  const std::string root = proc.path().string();
+  FakeProcFile(proc, 31245, "status", "Name:\tpython3\nTgid:\t31245\nNSpid:\t31245\t7\nPPid:\t1\n");
+  FakeProcFile(proc, 500, "status", "Name:\tpython3\nNSpid:\t500\n");
+  FakeProcFile(proc, 600, "status", "Name:\tpython3\n");  // an old kernel: no NSpid
+  EXPECT_EQ(PidInItsNamespace(31245, root), 7) << "a container's pid 7";
+  EXPECT_EQ(PidInItsNamespace(500, root), 500);
+  EXPECT_EQ(PidInItsNamespace(600, root), 600);
+  EXPECT_EQ(PidInItsNamespace(700, root), 700) << "gone: itself";
+  EXPECT_EQ(PidInItsNamespace(::getpid()), ::getpid());
+}
+
 TEST(ProcFiles, CommLosesOnlyTheKernelsNewline) {
   TempDir proc;
   const std::string root = proc.path().string();

@@ -76,6 +76,13 @@ class DaemonTest : public ::testing::Test {
                                "    paths: [\"quiet/*.log\"]\n";
   }
 
+  // Whether the daemon hears how processes end (the kernel's process events: root with
+  // CAP_NET_ADMIN in the host's network namespace); exit causes are said only then.
+  bool HearsExits() const {
+    return daemon_ &&
+           daemon_->Log().find("following the kernel's process events") != std::string::npos;
+  }
+
   DaemonProcess& StartDaemon(const std::vector<std::string>& env = {}) {
     daemon_ = std::make_unique<DaemonProcess>(
         std::vector<std::string>{"daemon", "--config", config()}, Dir("daemon.log"), env);

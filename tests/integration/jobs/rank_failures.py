@@ -30,6 +30,8 @@ Scenarios:
   partition    rank --culprit drops its own loopback traffic at step --at and goes on: every
                rank hangs in the same all_reduce, none out of step, none gone (a network
                fault).
+  missing      only ranks below --culprit are started (WORLD_SIZE stays --ranks): they wait in
+               init_process_group's rendezvous for ranks that never come, printing nothing.
 The iptables rules carry the comment "trainwatch-rank-failures"; the launcher removes them
 when it ends (and drop_rules below does, for a launcher that was killed).
 
@@ -203,7 +205,8 @@ def launch(args):
     port = free_port()
     print(f"launching {args.ranks} ranks (scenario {args.scenario}, port {port})", flush=True)
     workers, tees, done = [], [], threading.Event()
-    for rank in range(args.ranks):
+    started = args.culprit if args.scenario == "missing" else args.ranks
+    for rank in range(started):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(args.ranks),
                    LOCAL_WORLD_SIZE=str(args.ranks), MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
@@ -223,7 +226,7 @@ def launch(args):
 
 def supervise(args, workers, tees, done):
     failed = None
-    keep_going = args.scenario == "killed"  # srun without --kill-on-bad-exit
+    keep_going = args.scenario in ("killed", "missing")  # srun without --kill-on-bad-exit
     while failed is None and any(w.poll() is None for w in workers):
         if keep_going:
             time.sleep(0.05)
@@ -256,7 +259,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scenario",
                    choices=["value_error", "value_error_lingers", "mismatch", "lock", "dataloader",
-                            "killed", "partition"])
+                            "killed", "partition", "missing"])
     p.add_argument("--log-dir")
     p.add_argument("--ranks", type=int, default=4)
     p.add_argument("--culprit", type=int, default=2)
