@@ -46,11 +46,12 @@ config::CommandConfig GdbCommand(const GdbRequest& request) {
                   "set libthread-db-search-path $sdir",
                   "-iex",
                   "set debuginfod enabled off"};
-  if (!request.sysroot.empty()) {
-    // The image's own debug files first: its builds are not ours.
-    command.argv.insert(command.argv.end(), {"-iex", "set sysroot " + request.sysroot, "-iex",
-                                             "set debug-file-directory " + request.sysroot +
-                                                 "/usr/lib/debug:/usr/lib/debug"});
+  if (!request.debug_dir.empty()) {
+    // The image's own build's debug information first. No sysroot is set: gdb's default
+    // ("target:") reads the rank's libraries inside its mount namespace, where the image's
+    // links resolve inside the image, never onto this host.
+    command.argv.insert(command.argv.end(), {"-iex", "set debug-file-directory " +
+                                                         request.debug_dir + ":/usr/lib/debug"});
   }
   if (request.python && !request.python_helper.empty()) {
     command.argv.insert(command.argv.end(), {"-iex", "source " + request.python_helper});

@@ -25,9 +25,10 @@ struct GdbRequest {
   // auto-loading is off. REQUIRES: set when `python` is.
   std::string python_helper;
   bool native = false;  // thread apply all bt (eu-stack is not installed)
-  // A rank in a container: "/proc/PID/root", where gdb finds its libraries and debug files
-  // (ForeignRootOf). Empty: ours.
-  std::string sysroot;
+  // A rank in a container: the folder its executable's debug information was copied to
+  // (CopyOfDebugInfo), searched before ours. Its libraries gdb reads inside the rank's mount
+  // namespace by itself. Empty: none.
+  std::string debug_dir;
   // Its executable, copied where gdb keeps the path (container_executable.h); empty: the
   // rank's /proc/PID/exe.
   std::string exe_copy;

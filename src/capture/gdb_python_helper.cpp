@@ -125,10 +125,7 @@ std::optional<std::string> ContainerHelper(const std::vector<HelperCandidate>& c
   if (!read_id()) {
     return std::nullopt;
   }
-  const std::string debug = container.root + "/usr/lib/debug/.build-id/" + id->substr(0, 2) + "/" +
-                            id->substr(2) + ".debug";
-  struct stat info {};
-  if (::lstat(debug.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+  if (container.debug_dir.empty()) {
     why = "it runs in a container whose " + container.name + " (build id " + *id +
           ") has no debug information in its image: install " + container.name +
           "-dbg in the image";

@@ -22,12 +22,12 @@ struct PythonHelperDirs {
 
 // A rank in a container (another mount namespace): its interpreter is the image's own build,
 // whose build id no host interpreter has. py-bt still works when the image carries that
-// build's debug information (python3.X-dbg in the image: <root>/usr/lib/debug/.build-id/..)
-// and this host has the helper of the same version: the helper is this host's, root's, never
-// the image's (whose files the container's root can write).
+// build's debug information (python3.X-dbg in the image, copied out by CopyOfDebugInfo) and
+// this host has the helper of the same version: the helper is this host's, root's, never the
+// image's (whose files the container's root can write).
 struct ContainerInterpreter {
-  std::string root;  // "/proc/PID/root"
-  std::string name;  // the interpreter's file name as the container has it: "python3.11"
+  std::string name;       // the interpreter's file name as the container has it: "python3.11"
+  std::string debug_dir;  // its build's debug information, copied; empty: the image has none
 };
 
 // The helper for the rank whose executable is `exe` (/proc/PID/exe); nullopt with `why`

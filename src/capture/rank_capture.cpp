@@ -9,7 +9,7 @@
 #include <fstream>
 #include <tuple>
 
-#include "capture/container_executable.h"
+#include "capture/container_files.h"
 #include "capture/gdb_command.h"
 #include "capture/gdb_python_helper.h"
 #include "capture/rank_capture_job.h"
@@ -38,6 +38,59 @@ std::string PythonOf(pid_t pid, const std::string& proc_root) {
 }  // namespace
 
 RankCapture::RankCapture(Env& env) : env_(env), runner_(env), gdb_runner_(env) {}
+
+// What gdb may use for rank `pid`'s Python stacks (job's python_helpers, python_helper_why,
+// in_container, exe_copies, debug_dirs, one entry each). The rank names these files, which may
+// sit on a hung file system (a venv on NFS): each step has a deadline, charged to its user.
+void RankCapture::FindPythonHelper(Job& job, pid_t pid) {
+  const DeadlineBudget budget = UserDeadlineBudget(ProcessRealUid(job.proc_root, pid));
+  const std::string exe = ProcPath(job.proc_root, pid, "exe");
+  using Found = std::pair<std::string, std::string>;  // the helper, or why there is none
+  std::string why;
+  std::optional<Found> found = CallWithDeadline<Found>(
+      [exe] {
+        std::string none;
+        std::string helper = TrustedPythonHelper(exe, none).value_or("");
+        return Found(std::move(helper), std::move(none));
+      },
+      kRankFileDeadline, budget, why);
+  const std::string root = ForeignRootOf(pid, job.proc_root);
+  job.in_container.push_back(!root.empty());
+  job.exe_copies.emplace_back();
+  job.debug_dirs.emplace_back();
+  if (!root.empty() && found && found->first.empty()) {
+    // The image's own interpreter: copies of its executable and debug information for gdb
+    // (container_files.h), and this host's helper for its version.
+    if (job.gdb_index_dir.empty()) {
+      found->second = "it runs in a container, and gdb's cache folder could not be made";
+    } else {
+      using Copied = std::pair<std::string, std::string>;  // the copies' paths, or the error
+      std::optional<Copied> copied = CallWithDeadline<Copied>(
+          [exe, root, dir = job.gdb_index_dir + "/container"] {
+            Result<std::string> copy = CopyOfExecutable(exe, dir);
+            if (!copy) {
+              return Copied("", copy.error().message);
+            }
+            Result<std::string> id = BuildIdOf(*copy);
+            Result<std::string> debug = id ? CopyOfDebugInfo(root, *id, dir) : id.error();
+            return Copied(*copy, debug ? *debug : std::string());
+          },
+          kRankFileDeadline, budget, why);
+      if (!copied || copied->first.empty()) {
+        found->second = "it runs in a container and its executable could not be copied for gdb (" +
+                        (copied ? copied->second : why) + ")";
+      } else {
+        job.exe_copies.back() = copied->first;
+        job.debug_dirs.back() = copied->second;
+        const ContainerInterpreter container{PythonOf(pid, job.proc_root), copied->second};
+        found->first =
+            TrustedPythonHelper(copied->first, found->second, {}, &container).value_or("");
+      }
+    }
+  }
+  job.python_helpers.push_back(found ? std::move(found->first) : std::string());
+  job.python_helper_why.push_back(found ? std::move(found->second) : why);
+}
 
 RankCapture::~RankCapture() { Abort(); }
 
@@ -138,52 +191,7 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
           job->hook_why.push_back(found ? std::move(found->second) : why);
         }
         for (const collect::RankProcess& rank : job->map.ranks) {
-          // The rank's executable may be on a hung file system (a venv on NFS): a deadline.
-          using Found = std::pair<std::string, std::string>;
-          std::string why;
-          // A rank in a container: gdb reads its libraries and debug files under its root, and
-          // its executable from a copy (container_executable.h).
-          const std::string root = ForeignRootOf(rank.pid, job->proc_root);
-          job->sysroots.push_back(root);
-          std::string copy_why;
-          std::optional<Result<std::string>> copy;
-          if (!root.empty() && !job->gdb_index_dir.empty()) {
-            copy = CallWithDeadline<Result<std::string>>(
-                [exe = ProcPath(job->proc_root, rank.pid, "exe"),
-                 dir = job->gdb_index_dir + "/exe"] { return CopyOfExecutable(exe, dir); },
-                kRankFileDeadline, UserDeadlineBudget(ProcessRealUid(job->proc_root, rank.pid)),
-                copy_why);
-          } else if (!root.empty()) {
-            copy_why = "gdb's cache folder could not be made";
-          }
-          if (copy && *copy) {
-            job->exe_copies.push_back(**copy);
-          } else {
-            job->exe_copies.emplace_back();
-            if (copy) {
-              copy_why = copy->error().message;
-            }
-          }
-          std::optional<Found> found = CallWithDeadline<Found>(
-              [exe = ProcPath(job->proc_root, rank.pid, "exe"),
-               container = ContainerInterpreter{root, PythonOf(rank.pid, job->proc_root)}] {
-                std::string none;
-                std::string helper =
-                    TrustedPythonHelper(exe, none, {},
-                                        container.root.empty() ? nullptr : &container)
-                        .value_or("");
-                return Found(std::move(helper), std::move(none));
-              },
-              kRankFileDeadline, UserDeadlineBudget(ProcessRealUid(job->proc_root, rank.pid)), why);
-          if (!root.empty() && job->exe_copies.back().empty()) {
-            // Without the copy gdb would read this host's interpreter in its place.
-            found = Found(std::string(),
-                          "it runs in a container and its executable could not be "
-                          "copied for gdb (" +
-                              copy_why + ")");
-          }
-          job->python_helpers.push_back(found ? std::move(found->first) : std::string());
-          job->python_helper_why.push_back(found ? std::move(found->second) : why);
+          FindPythonHelper(*job, rank.pid);
         }
         job->py_spy_installed = OnPath("py-spy");
         job->native_by_gdb = !OnPath("eu-stack");

@@ -69,6 +69,8 @@ class RankCapture {
 
  private:
   struct Job;
+  // What gdb may use for the rank `pid`'s Python stacks, added to the job (on the pool).
+  static void FindPythonHelper(Job& job, pid_t pid);
   // Starts gdb, for the first ranks that need it, reading symbols while the window runs.
   void StartEarlyGdb();
   void SampleAgain();

@@ -86,8 +86,8 @@ config::CommandConfig RankCapture::GdbFor(std::size_t rank_index, bool python,
   // report says why the Python ones are missing.
   request.python_helper = job_->python_helpers[rank_index];
   request.python = python && !request.python_helper.empty();
-  request.sysroot = job_->sysroots[rank_index];
   request.exe_copy = job_->exe_copies[rank_index];
+  request.debug_dir = job_->debug_dirs[rank_index];
   // eu-stack reads a container's libraries at our paths, not its own: gdb prints them there.
   request.native = job_->NativeByGdb(rank_index) || (python && !request.python);
   request.index_dir = job_->gdb_index_dir;

@@ -55,9 +55,11 @@ struct RankCapture::Job {
   // Per rank: the CPython helper gdb may source for py-bt (empty: none; its Python stacks then
   // come from py-spy or the hook, or not at all), and why there is none.
   std::vector<std::string> python_helpers;
-  // Per rank: "/proc/PID/root" for one in a container (another mount namespace), else empty.
-  std::vector<std::string> sysroots;
-  std::vector<std::string> exe_copies;  // and its executable's copy for gdb, else empty
+  // Per rank: whether it runs in a container (another root), and there its executable's copy
+  // for gdb and its debug information's folder (container_files.h), else empty.
+  std::vector<bool> in_container;
+  std::vector<std::string> exe_copies;
+  std::vector<std::string> debug_dirs;
   std::vector<std::string> python_helper_why;
   // Per rank: the Python hook found (or why not), and what it wrote when signalled.
   std::vector<std::optional<collect::PythonHook>> hooks;
@@ -68,7 +70,7 @@ struct RankCapture::Job {
   // Whether gdb prints rank i's native stacks: eu-stack is missing, or the rank is in a
   // container, whose libraries eu-stack reads at our paths.
   bool NativeByGdb(std::size_t i) const {
-    return native_by_gdb || (i < sysroots.size() && !sysroots[i].empty());
+    return native_by_gdb || (i < in_container.size() && in_container[i]);
   }
   // The ranks gdb runs for after the window (by rank index), and for each whether it prints
   // the Python stacks too (else native only).

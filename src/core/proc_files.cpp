@@ -76,8 +76,8 @@ std::string ProcPath(const std::string& proc_root, pid_t pid, std::string_view n
 std::string ForeignRootOf(pid_t pid, const std::string& proc_root) {
   struct stat ours {};
   struct stat theirs {};
-  if (::stat((proc_root + "/self/ns/mnt").c_str(), &ours) != 0 ||
-      ::stat(ProcPath(proc_root, pid, "ns/mnt").c_str(), &theirs) != 0 ||
+  if (::stat((proc_root + "/self/root").c_str(), &ours) != 0 ||
+      ::stat(ProcPath(proc_root, pid, "root").c_str(), &theirs) != 0 ||
       (ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino)) {
     return {};
   }

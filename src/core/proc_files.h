@@ -54,11 +54,11 @@ Result<ProcText> ReadProcCmdline(pid_t pid, const std::string& proc_root = "/pro
 Result<ProcText> ReadProcEnviron(pid_t pid, const std::string& proc_root = "/proc",
                                  std::size_t max_bytes = kMaxProcFileBytes);
 
-// "<proc_root>/<pid>/root" when the process sees another file system than the caller (another
-// mount namespace: a container), where its files are reached from here; empty when it sees
-// ours or either namespace cannot be read. Paths it names (its libraries, its interpreter) are
-// then under that root. Its symbolic links resolve against the caller's root, not the
-// container's: only for reading what a debugger would read anyway.
+// "<proc_root>/<pid>/root" when the process's root is another directory than the caller's
+// (a container's image, a chroot), where its files are reached from here; empty when it is
+// ours (a private mount namespace over our root, as PrivateTmp or Slurm's job_container make,
+// is not a container) or either cannot be read. Links under it resolve against the caller's
+// root, not the process's: open such paths with core/untrusted_file's in_root.
 std::string ForeignRootOf(pid_t pid, const std::string& proc_root = "/proc");
 
 // The process's pid in its own PID namespace (the last field of /proc/PID/status's NSpid: what

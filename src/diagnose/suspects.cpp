@@ -191,6 +191,7 @@ std::optional<std::map<std::size_t, std::string>> StoppedFirst(
     return std::nullopt;
   }
   std::vector<std::pair<double, std::size_t>> order;  // longest since first
+  order.reserve(since.size());
   for (const auto& [index, seconds] : since) {
     order.emplace_back(seconds, index);
   }

@@ -71,23 +71,20 @@ TEST(GdbPythonHelper, AContainersOwnPythonBuildGetsTheHostsHelperWhenItsImageHas
   const std::string exe = root.PathOf("usr/bin/python3.11");
   Result<std::string> id = BuildIdOf(exe);
   ASSERT_TRUE(id && !id->empty()) << "/bin/true has no build id";
-  const ContainerInterpreter container{root.path().string(), "python3.11"};
+  const ContainerInterpreter without{"python3.11", ""};  // the image has no debug information
   std::string why;
-  EXPECT_FALSE(TrustedPythonHelper(exe, why, {}, &container).has_value());
+  EXPECT_FALSE(TrustedPythonHelper(exe, why, {}, &without).has_value());
   EXPECT_NE(why.find("has no debug information in its image: install python3.11-dbg in the "
                      "image"),
             std::string::npos)
       << why;
   EXPECT_NE(why.find(*id), std::string::npos) << why;
-  const fs::path debug =
-      root.path() / "usr/lib/debug/.build-id" / id->substr(0, 2) / (id->substr(2) + ".debug");
-  fs::create_directories(debug.parent_path());
-  std::ofstream(debug) << "debug information";
+  const ContainerInterpreter container{"python3.11", root.PathOf("debug-copy")};
   const std::optional<std::string> helper = TrustedPythonHelper(exe, why, {}, &container);
   ASSERT_TRUE(helper.has_value()) << why;
   EXPECT_EQ(*helper, kHelper) << "the host's helper, never one from the image";
   // Another version, for which this host has no helper: said so.
-  const ContainerInterpreter newer{root.path().string(), "python3.12"};
+  const ContainerInterpreter newer{"python3.12", root.PathOf("debug-copy")};
   EXPECT_FALSE(TrustedPythonHelper(exe, why, {}, &newer).has_value());
   EXPECT_NE(why.find("with python3.12, for which this host has no CPython helper"),
             std::string::npos)

@@ -189,31 +189,38 @@ TEST(ProcFiles, ReadsThisProcessInTheRealProc) {
 namespace trainwatch {
 namespace {
 
-// A process in a mount namespace of its own (a container's, as far as files go) is reached
-// through its root; one that shares ours is not.
-TEST(ForeignRootOf, IsTheRootOfAProcessInAnotherMountNamespaceOnly) {
+// A process whose root is another directory (a container's image, a chroot) is reached
+// through its root; one in a private mount namespace over our own root is not a container.
+TEST(ForeignRootOf, IsTheRootOfAProcessWithAnotherRootOnly) {
   EXPECT_EQ(ForeignRootOf(::getpid()), "");
   EXPECT_EQ(ForeignRootOf(999999999), "") << "a pid that is not there";
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const pid_t child = ::fork();
-  if (child == 0) {
-    const char ok = ::unshare(CLONE_NEWNS) == 0 ? '1' : '0';
-    (void)::write(ready[1], &ok, 1);
-    ::pause();
-    ::_exit(0);
+  TempDir image;
+  std::string roots;
+  for (const bool chrooted : {false, true}) {
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t child = ::fork();
+    if (child == 0) {
+      const bool ok =
+          ::unshare(CLONE_NEWNS) == 0 && (!chrooted || ::chroot(image.path().c_str()) == 0);
+      const char said = ok ? '1' : '0';
+      (void)::write(ready[1], &said, 1);
+      ::pause();
+      ::_exit(0);
+    }
+    char said = '0';
+    ASSERT_EQ(::read(ready[0], &said, 1), 1);
+    ::close(ready[0]);
+    ::close(ready[1]);
+    const std::string root = ForeignRootOf(child);
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    if (said != '1') {
+      GTEST_SKIP() << "cannot make a mount namespace or chroot here (needs CAP_SYS_ADMIN)";
+    }
+    EXPECT_EQ(root, chrooted ? "/proc/" + std::to_string(child) + "/root" : "")
+        << (chrooted ? "a chroot" : "a private mount namespace over our root");
   }
-  char ok = '0';
-  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
-  ::close(ready[0]);
-  ::close(ready[1]);
-  const std::string root = ForeignRootOf(child);
-  ::kill(child, SIGKILL);
-  ::waitpid(child, nullptr, 0);
-  if (ok != '1') {
-    GTEST_SKIP() << "cannot make a mount namespace here (needs CAP_SYS_ADMIN)";
-  }
-  EXPECT_EQ(root, "/proc/" + std::to_string(child) + "/root");
 }
 
 }  // namespace

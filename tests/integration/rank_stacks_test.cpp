@@ -56,7 +56,7 @@ class RankStacksTest : public DaemonTest {
     return records;
   }
   std::string Unpack(const std::string& bundle) const {
-    const std::string into = Dir("unpacked");
+    std::string into = Dir("unpacked");
     fs::create_directories(into);
     const std::string command = "tar --zstd -xf '" + bundle + "' -C '" + into + "'";
     EXPECT_EQ(std::system(command.c_str()), 0) << command;

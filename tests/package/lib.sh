@@ -64,3 +64,30 @@ wait_for() {
     sleep 0.5
   done
 }
+
+# make_rootfs_tarball TARBALL [PACKAGES] [TRIM...]: a `debootstrap --variant=minbase bookworm`
+# root file system with PACKAGES (comma-separated) as TARBALL, made once (kept there), from
+# TRAINWATCH_TEST_MIRROR (default deb.debian.org); apt's downloads and lists and the TRIM paths
+# (inside the root) are left out. Returns 1, with debootstrap's last lines, when it cannot.
+make_rootfs_tarball() {
+  local tarball=$1 packages=${2:-}
+  shift 2 || shift $#
+  [ -f "$tarball" ] && return 0
+  command -v debootstrap >/dev/null || { echo "no debootstrap" >&2; return 1; }
+  mkdir -p "$(dirname "$tarball")"
+  local scratch
+  scratch=$(mktemp -d "$(dirname "$tarball")/rootfs.XXXXXX")
+  echo "debootstrap bookworm${packages:+ with $packages} (once per machine)" >&2
+  if ! debootstrap --variant=minbase ${packages:+--include="$packages"} bookworm "$scratch/root" \
+    "${TRAINWATCH_TEST_MIRROR:-http://deb.debian.org/debian}" >"$scratch/debootstrap.out" 2>&1; then
+    tail -20 "$scratch/debootstrap.out" >&2
+    rm -rf "$scratch"
+    return 1
+  fi
+  rm -rf "$scratch/root/var/cache/apt/archives/"*.deb "$scratch/root/var/lib/apt/lists/"*
+  for trim in "$@"; do rm -rf "${scratch:?}/root/$trim"; done
+  tar -C "$scratch/root" -cf "$scratch/rootfs.tar" . && mv "$scratch/rootfs.tar" "$tarball"
+  local made=$?
+  rm -rf "$scratch"
+  return $made
+}
