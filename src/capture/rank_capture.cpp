@@ -102,6 +102,9 @@ void RankCapture::Abort() {
     for (const RankEvidence& rank : job_->report.ranks) {
       env_.Signal(rank.process.pid, SIGCONT);
     }
+    for (const Job::WorkerGdb& worker : job_->workers) {
+      env_.Signal(worker.pid, SIGCONT);  // a DataLoader worker gdb held
+    }
   }
   gdb_runner_.Abort();
   timer_.reset();
@@ -137,8 +140,12 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
           job->gdb_index_dir.clear();  // gdb runs without its cache
         }
         for (const collect::RankProcess& rank : job->map.ranks) {
-          std::vector<pid_t> children = tree.Children(rank.pid);
-          children.resize(std::min(children.size(), kMaxWorkersPerRank));
+          std::vector<std::pair<pid_t, std::uint64_t>> children;  // and each one's start
+          for (pid_t child : tree.Children(rank.pid)) {
+            if (children.size() < kMaxWorkersPerRank) {
+              children.emplace_back(child, tree.Find(child)->start_ticks);
+            }
+          }
           job->children.push_back(std::move(children));
           job->ticks_before.push_back(collect::ReadCpuTicks(rank.pid, job->proc_root));
           RankEvidence evidence;

@@ -11,6 +11,7 @@
 #include "capture/rank_capture.h"
 #include "capture/rank_capture_job.h"
 #include "capture/rank_report.h"
+#include "collect/process_tree.h"
 #include "diagnose/stack_verdict.h"
 
 namespace trainwatch::capture {
@@ -137,8 +138,13 @@ void RankCapture::RunWorkers() {
                   MainPythonFramesByGdb(*job->gdb[i], job->report.ranks[i].process.pid))) {
             continue;
           }
-          for (pid_t child : job->children[i]) {
-            if (job->workers.size() < kMaxWorkers) {
+          // Still the child the capture saw at its start (not a pid reused since: gdb stops
+          // what it attaches to), and still the rank's.
+          const collect::ProcessTree now = collect::ProcessTree::Read(job->proc_root);
+          for (const auto& [child, start] : job->children[i]) {
+            const collect::ProcessStat* stat = now.Find(child);
+            if (job->workers.size() < kMaxWorkers && stat != nullptr &&
+                stat->start_ticks == start && stat->ppid == job->report.ranks[i].process.pid) {
               job->workers.push_back({i, child, {}});
             }
           }

@@ -38,7 +38,7 @@ struct RankCapture::Job {
   std::vector<std::optional<collect::CollectorResult>> gdb;
   // Per rank: its children (DataLoader workers, as the tree showed them), at most
   // kMaxWorkersPerRank; and gdb's Python stacks of those of the ranks waiting for them.
-  std::vector<std::vector<pid_t>> children;
+  std::vector<std::vector<std::pair<pid_t, std::uint64_t>>> children;  // pid, start ticks
   struct WorkerGdb {
     std::size_t rank = 0;
     pid_t pid = 0;

@@ -50,7 +50,10 @@ const StackFrame* LockTaker(const RankState& rank) {
 std::string StuckWorker(const RankState& rank) {
   for (const WorkerStack& worker : rank.workers) {
     for (const StackFrame& frame : worker.python) {
-      if (!frame.file.empty() && !IsLibraryFile(frame.file)) {
+      if (frame.function == "_worker_loop") {
+        break;  // below it: the parent's frames a forked worker inherited, not its work
+      }
+      if (!frame.file.empty() && !IsLibraryFile(frame.file) && !frame.file.starts_with("<")) {
         return "worker pid " + std::to_string(worker.pid) + " is in " + frame.function + " at " +
                Basename(frame.file) + ":" + std::to_string(frame.line);
       }

@@ -22,6 +22,23 @@ bool ReadAt(std::span<const char> bytes, std::size_t offset, T& out) {
   return true;
 }
 
+// Sends the connector `op` (listen or ignore): nlmsghdr, cn_msg, then the operation, laid out
+// by hand (cn_msg ends in a flexible array).
+bool SendOperation(int fd, proc_cn_mcast_op op) {
+  nlmsghdr header{};
+  cn_msg connector{};
+  char message[NLMSG_HDRLEN + sizeof(cn_msg) + sizeof op] = {};
+  header.nlmsg_len = sizeof message;
+  header.nlmsg_type = NLMSG_DONE;
+  connector.id.idx = CN_IDX_PROC;
+  connector.id.val = CN_VAL_PROC;
+  connector.len = sizeof op;
+  std::memcpy(message, &header, sizeof header);
+  std::memcpy(message + NLMSG_HDRLEN, &connector, sizeof connector);
+  std::memcpy(message + NLMSG_HDRLEN + sizeof(cn_msg), &op, sizeof op);
+  return ::send(fd, message, sizeof message, 0) == static_cast<ssize_t>(sizeof message);
+}
+
 }  // namespace
 
 std::vector<ProcessExit> ParseProcessExits(std::span<const char> datagram) {
@@ -73,6 +90,11 @@ bool ProcessExitWatch::Start(uv_loop_t* loop, Sink sink, std::string& why) {
     why = std::string("no netlink connector socket: ") + std::strerror(errno);
     return false;
   }
+  // A fork storm sends events faster than a busy loop reads them: room for bursts.
+  const int room = 4 << 20;
+  if (::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUFFORCE, &room, sizeof room) != 0) {
+    ::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUF, &room, sizeof room);
+  }
   sockaddr_nl address{};
   address.nl_family = AF_NETLINK;
   address.nl_groups = CN_IDX_PROC;
@@ -81,20 +103,7 @@ bool ProcessExitWatch::Start(uv_loop_t* loop, Sink sink, std::string& why) {
     fd_ = UniqueFd();
     return false;
   }
-  // nlmsghdr, cn_msg, then the operation: laid out by hand (cn_msg ends in a flexible array).
-  nlmsghdr header{};
-  cn_msg connector{};
-  const proc_cn_mcast_op op = PROC_CN_MCAST_LISTEN;
-  char listen[NLMSG_HDRLEN + sizeof(cn_msg) + sizeof op] = {};
-  header.nlmsg_len = sizeof listen;
-  header.nlmsg_type = NLMSG_DONE;
-  connector.id.idx = CN_IDX_PROC;
-  connector.id.val = CN_VAL_PROC;
-  connector.len = sizeof op;
-  std::memcpy(listen, &header, sizeof header);
-  std::memcpy(listen + NLMSG_HDRLEN, &connector, sizeof connector);
-  std::memcpy(listen + NLMSG_HDRLEN + sizeof(cn_msg), &op, sizeof op);
-  if (::send(fd_.get(), listen, sizeof listen, 0) != static_cast<ssize_t>(sizeof listen)) {
+  if (!SendOperation(fd_.get(), PROC_CN_MCAST_LISTEN)) {
     why = std::string("the kernel refused process events: ") + std::strerror(errno);
     fd_ = UniqueFd();
     return false;
@@ -118,6 +127,9 @@ bool ProcessExitWatch::Start(uv_loop_t* loop, Sink sink, std::string& why) {
 
 void ProcessExitWatch::Stop() {
   poll_.Reset();
+  if (fd_.get() >= 0) {
+    SendOperation(fd_.get(), PROC_CN_MCAST_IGNORE);  // the kernel counts its listeners
+  }
   fd_ = UniqueFd();
 }
 
@@ -133,7 +145,11 @@ void ProcessExitWatch::OnReadable() {
       continue;
     }
     if (n < 0 && errno == ENOBUFS) {
-      ++overruns_;
+      if (overruns_++ == 0) {
+        spdlog::warn(
+            "process exits: the kernel dropped process events (read too slowly); how "
+            "some processes ended will be unknown");
+      }
       continue;
     }
     if (n <= 0) {

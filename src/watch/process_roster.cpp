@@ -16,11 +16,16 @@ struct ProcessRoster::Found {
 };
 
 void ProcessRoster::Look(std::vector<pid_t> seeds) {
-  if (looking_) {
+  if (looking_ && env_.SteadyNow() - look_started_ < kLookDeadline) {
     again_ = std::move(seeds);
     return;
   }
+  // A look stuck past its deadline (a read of a rank's memory held in the kernel) is left to
+  // its thread; its result, should it come, is dropped.
+  *look_alive_ = false;
+  look_alive_ = std::make_shared<bool>(true);
   looking_ = true;
+  look_started_ = env_.SteadyNow();
   std::map<pid_t, std::uint64_t> remembered;
   for (const auto& [pid, entry] : entries_) {
     if (!entry.gone) {
@@ -29,6 +34,7 @@ void ProcessRoster::Look(std::vector<pid_t> seeds) {
   }
   auto found = std::make_shared<Found>();
   std::shared_ptr<bool> alive = alive_;
+  std::shared_ptr<bool> current = look_alive_;
   env_.RunOnPool(
       [seeds = std::move(seeds), remembered = std::move(remembered), found,
        proc_root = env_.proc_root()] {
@@ -64,8 +70,8 @@ void ProcessRoster::Look(std::vector<pid_t> seeds) {
           }
         }
       },
-      [this, alive, found] {
-        if (!*alive) {
+      [this, alive, current, found] {
+        if (!*alive || !*current) {
           return;
         }
         looking_ = false;
@@ -88,13 +94,25 @@ void ProcessRoster::OnFound(const Found& found) {
   for (const auto& [process, start] : found.new_ranks) {
     Entry& entry = entries_[process.pid];  // a reused pid's old process is replaced
     entry = Entry{process, start, std::nullopt, std::nullopt};
+    if (auto exited = exits_during_look_.find(process.pid); exited != exits_during_look_.end()) {
+      entry.gone = now;
+      entry.wait_status = exited->second;
+    }
   }
+  exits_during_look_.clear();
   Trim();
 }
 
 void ProcessRoster::OnExit(pid_t pid, int wait_status) {
+  if (looking_) {
+    // A rank the look under way finds may exit before the look ends: kept for it (a few).
+    if (exits_during_look_.size() < kMaxExitsDuringLook) {
+      exits_during_look_.emplace(pid, wait_status);
+    }
+  }
   auto entry = entries_.find(pid);
-  if (entry == entries_.end() || entry->second.wait_status) {
+  // Not one already gone: a later process with its pid is not it.
+  if (entry == entries_.end() || entry->second.wait_status || entry->second.gone) {
     return;
   }
   entry->second.wait_status = wait_status;

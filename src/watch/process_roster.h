@@ -30,6 +30,9 @@ class ProcessRoster {
   // How long an exited process is kept: longer than a collective's timeout (NCCL's 30 min by
   // default), after which its peers' hang is captured.
   static constexpr std::chrono::hours kKeepExited{2};
+  // A look that has not ended by then no longer holds the next one back.
+  static constexpr std::chrono::seconds kLookDeadline{60};
+  static constexpr std::size_t kMaxExitsDuringLook = 4096;
 
   explicit ProcessRoster(Env& env) : env_(env) {}
   ~ProcessRoster() { *alive_ = false; }
@@ -63,7 +66,11 @@ class ProcessRoster {
   std::map<pid_t, Entry> entries_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   bool looking_ = false;
+  SteadyTime look_started_{};
+  std::shared_ptr<bool> look_alive_ = std::make_shared<bool>(true);  // the current look's
   std::optional<std::vector<pid_t>> again_;
+  // Exits heard while a look runs: a rank it finds may be gone before it ends.
+  std::map<pid_t, int> exits_during_look_;
 };
 
 // "killed by the kernel's OOM killer (signal 9)" when `oom_line` is not empty and the process

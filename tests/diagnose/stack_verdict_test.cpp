@@ -127,6 +127,38 @@ TEST(JudgeStacks, RanksInTheRendezvousWithOneMissingSayWhichNeverJoined) {
   EXPECT_NE(verdict->says.find("rank 3 of 4 never joined"), std::string::npos) << verdict->says;
 }
 
+TEST(JudgeStacks, TheStuckDataLoaderWorkerIsNamedNotAnIdleOneWithItsParentsFrames) {
+  const std::string dataloader = "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py";
+  const std::string worker_py = "/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py";
+  RankState waiting = Rank(1, {{"_try_get_data", dataloader, 1132},
+                               {"_next_data", dataloader, 1294},
+                               {"main", "/job/train.py", 40}});
+  // An idle worker (forked: the parent's main below its loop), then the stuck one.
+  waiting.workers = {
+      {812,
+       {{"get", "/usr/lib/python3.11/multiprocessing/queues.py", 113},
+        {"_worker_loop", worker_py, 302},
+        {"main", "/job/train.py", 40}}},
+      {813,
+       {{"read", "/job/data.py", 41},
+        {"__getitem__", "/job/data.py", 50},
+        {"fetch", "/usr/lib/python3/dist-packages/torch/utils/data/_utils/fetch.py", 58},
+        {"_worker_loop", worker_py, 308},
+        {"main", "/job/train.py", 40}}}};
+  const std::vector<RankState> ranks = {Rank(0, In("all_reduce", 157)), waiting};
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, Shape(2));
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->kind, "dataloader");
+  EXPECT_NE(verdict->says.find("worker pid 813 is in read at data.py:41"), std::string::npos)
+      << verdict->says;
+  // Every worker idle: none is named, the generic sentence stays.
+  waiting.workers.pop_back();
+  const std::optional<StackVerdict> idle =
+      JudgeStacks({Rank(0, In("all_reduce", 157)), waiting}, Shape(2));
+  ASSERT_TRUE(idle.has_value());
+  EXPECT_EQ(idle->says.find("worker pid"), std::string::npos) << idle->says;
+}
+
 TEST(JudgeStacks, ARankGoneWhileItsPeersWaitIsThatRank) {
   std::vector<RankState> ranks = {Rank(0, In("all_reduce", 157)), Rank(1, In("all_reduce", 157)),
                                   Rank(2, In("all_reduce", 157)), Rank(3, {})};

@@ -98,6 +98,25 @@ TEST(ProcessRoster, ALookRequestedDuringOneRunsAfterItAndAGoneSeedFindsNothingNe
   EXPECT_EQ(roster.size(), 4u);
 }
 
+TEST(ProcessRoster, ARankThatExitsWhileTheLookRunsIsKeptGoneWithItsCauseAndPidsAreNotReused) {
+  FakeProc proc;
+  AddJob(proc);
+  FakeEnv env(proc.root());
+  env.HoldPool();
+  ProcessRoster roster(env);
+  roster.Look({100});
+  roster.OnExit(113, SIGKILL);  // while the walk runs: the walk saw rank 3 alive
+  env.ReleasePool();
+  env.RunUntilIdle();
+  EXPECT_EQ(Causes(roster)[113], "killed by signal 9 (SIGKILL)");
+  // Rank 2 vanished unheard; a later process with its pid exits: not rank 2's cause.
+  proc.Remove(112);
+  roster.Look({100});
+  env.RunUntilIdle();
+  roster.OnExit(112, 1 << 8);
+  EXPECT_EQ(Causes(roster)[112], "");
+}
+
 TEST(ExitCause, TheOomLineWinsOverAKillOrNoStatusButNotOverAnExitCode) {
   const std::string oom = "Out of memory: Killed process 7 (python3)";
   EXPECT_EQ(ExitCause(SIGKILL, oom), "killed by the kernel's OOM killer (signal 9)");
