@@ -92,7 +92,8 @@ Sources::Sources(Env& env, uv_loop_t* kmsg_loop, std::string kmsg_device, OnFiri
             why)) {
       spdlog::info("process exits: following the kernel's process events");
     } else {
-      spdlog::warn("process exits: {}; how a rank ended will be unknown (seen only as gone)", why);
+      // Not an error: only root on the host (CAP_NET_ADMIN there) may hear them.
+      spdlog::info("process exits: {}; how a rank ended will be unknown (seen only as gone)", why);
     }
   }
 }
