@@ -213,7 +213,9 @@ std::optional<StackVerdict> JudgeStacks(const std::vector<RankState>& ranks, con
   for (const RankState* rank : alive) {
     if (!InCollective(rank->python, rank->native)) {
       outside.push_back(rank->label);
-    } else if (rank->python.empty() || PointToPoint(*rank)) {
+    } else if (rank->python.empty() || PointToPoint(*rank) || !InCollective(rank->python, {})) {
+      // Its native stack (eu-stack's, taken before gdb's Python one) says collective, its
+      // Python stack does not: the two moments differ, and the call site is not known.
       unsure = true;
     } else {
       waiting[Where(*rank)].push_back(rank->label);

@@ -159,6 +159,18 @@ TEST(JudgeStacks, TheStuckDataLoaderWorkerIsNamedNotAnIdleOneWithItsParentsFrame
   EXPECT_EQ(idle->says.find("worker pid"), std::string::npos) << idle->says;
 }
 
+// eu-stack's native stack is taken before gdb's Python one: a rank still running may be in a
+// collective in the first and sleeping between steps in the second. No mismatch is claimed.
+TEST(JudgeStacks, ARankWhoseNativeAndPythonStacksDisagreeIsNoMismatch) {
+  RankState moving = Rank(2, {{"sleep", "", 0}, {"worker", "/job/job.py", 176}},
+                          {{"c10d::ProcessGroupGloo::AsyncWork::wait", "", 0}});
+  const std::vector<RankState> ranks = {Rank(0, In("all_reduce", 173)),
+                                        Rank(1, In("all_reduce", 173)), moving,
+                                        Rank(3, In("all_reduce", 173))};
+  const std::optional<StackVerdict> verdict = JudgeStacks(ranks, Shape(4));
+  EXPECT_TRUE(!verdict || verdict->kind != "collective_mismatch") << verdict->says;
+}
+
 TEST(JudgeStacks, ARankGoneWhileItsPeersWaitIsThatRank) {
   std::vector<RankState> ranks = {Rank(0, In("all_reduce", 157)), Rank(1, In("all_reduce", 157)),
                                   Rank(2, In("all_reduce", 157)), Rank(3, {})};
