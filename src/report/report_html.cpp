@@ -183,18 +183,28 @@ std::string FirstFailingRank(const json& incident) {
 
 std::string Header(const json& manifest) {
   const json incident = ObjectField(manifest, "incident");
-  const std::string cause = TextOf(incident, "cause");
+  std::string cause = TextOf(incident, "cause");
+  std::string action = TextOf(incident, "action");
+  std::string from;
+  // A hang the rules could not judge takes the stacks' verdict, said as theirs (the sinks were
+  // told the same: incident::ConcludedFacts).
+  if (const json said = ObjectField(ObjectField(manifest, "ranks"), "verdict");
+      cause == "unknown" && !TextOf(said, "cause").empty() && TextOf(said, "cause") != "unknown") {
+    cause = TextOf(said, "cause");
+    action = TextOf(said, "action");
+    from = " (from the stacks)";
+  }
   std::string html = fmt::format(
       "<header id=\"verdict\" class=\"cause-{}\">\n"
       "<p class=\"meta\">{} incident <code>{}</code> on {} &middot; opened {} &middot; captured "
       "{}</p>\n<h1 id=\"summary\">{}</h1>\n"
-      "<p id=\"answer\"><span class=\"cause\">Cause: <strong>{}</strong></span> "
+      "<p id=\"answer\"><span class=\"cause\">Cause: <strong>{}</strong>{}</span> "
       "<span class=\"action\">Action: <strong>{}</strong></span></p>\n"
       "<p id=\"why\">{}</p>\n{}",
       Escape(cause), Escape(TextOf(incident, "kind")), Escape(TextOf(incident, "id")),
       Escape(TextOf(manifest, "host")), Escape(TextOf(incident, "opened")),
       Escape(TextOf(manifest, "created")), Escape(TextOf(incident, "summary")), Escape(cause),
-      Escape(ActionText(TextOf(incident, "action"))), Escape(TextOf(incident, "verdict")),
+      Escape(from), Escape(ActionText(action)), Escape(TextOf(incident, "verdict")),
       StacksSay(manifest) + CulpritFrames(manifest) + FirstFailingRank(incident) +
           Roster(manifest) + StacksMissing(manifest));
   const auto recurrence = incident.find("recurrence");

@@ -150,6 +150,9 @@ TEST(ReportHtml, TheHeaderHoldsTheCulpritsOwnFramesTheRosterAndWhyStacksAreMissi
   EXPECT_NE(html.find("No Python stack for <strong>rank 1</strong>: gdb: no py-bt"),
             std::string::npos);
   EXPECT_NE(html.find("install python3.11-dbg in the image"), std::string::npos);
+  // The rules said unknown: the answer is the stacks', said as theirs.
+  EXPECT_NE(html.find("Cause: <strong>application</strong> (from the stacks)"), std::string::npos)
+      << html.substr(0, header_end);
   // Without a verdict, the first suspect is the culprit whose frames are shown.
   ranks.erase("verdict");
   EXPECT_NE(ReportHtml(manifest, {}).find("rank 3's own code"), std::string::npos);
