@@ -1,6 +1,7 @@
 #include "capture/rank_selection.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "collect/process_collectors.h"
@@ -27,13 +28,29 @@ std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterPr
                                               const collect::ProcessTree& tree,
                                               const collect::RankMap& map) {
   std::vector<collect::RankProcess> exited;
+  // The run the exited ranks must share: the live ranks'; with none alive, the newest
+  // remembered rank's (the highest pid: the latest attempt), so that an earlier attempt's or
+  // another job's ranks, remembered for hours, never stand in for this one's.
+  std::optional<std::pair<collect::RankIdentity, std::string>> anchor;
+  if (!map.ranks.empty()) {
+    anchor.emplace(map.ranks.front().identity, map.ranks.front().rank_source);
+  } else {
+    pid_t newest = 0;
+    for (const source::WriterProcess& writer : remembered) {
+      collect::RankIdentity identity = collect::ParseRankIdentity(writer.environ);
+      if (identity.rank && writer.pid > newest) {
+        newest = writer.pid;
+        std::string source = identity.rank_source;
+        anchor.emplace(std::move(identity), std::move(source));
+      }
+    }
+  }
   for (const source::WriterProcess& writer : remembered) {
     const collect::RankIdentity identity = collect::ParseRankIdentity(writer.environ);
     const bool exiting =
         std::find(map.unreadable.begin(), map.unreadable.end(), writer.pid) != map.unreadable.end();
     if ((tree.Find(writer.pid) != nullptr && !exiting) || !identity.rank ||
-        (!map.ranks.empty() &&
-         !SameRun(map.ranks.front().identity, identity, map.ranks.front().rank_source))) {
+        (anchor && !SameRun(anchor->first, identity, anchor->second))) {
       continue;
     }
     auto same_rank = [&](const collect::RankProcess& other) { return other.rank == identity.rank; };

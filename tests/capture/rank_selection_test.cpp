@@ -58,6 +58,23 @@ TEST(ExitedRanks, KeepsHowARankEndedAndLeavesAnotherRunsRankOut) {
   EXPECT_EQ(exited[0].exit_cause, "killed by signal 9 (SIGKILL)");
 }
 
+TEST(ExitedRanks, WithNoRankAliveTheNewestAttemptsRanksAloneAreTaken) {
+  const trainwatch::testing::TempDir proc;  // every rank gone
+  auto rank = [](pid_t pid, int number, const std::string& run) {
+    source::WriterProcess writer;
+    writer.pid = pid;
+    writer.environ = "RANK=" + std::to_string(number) + "\0TORCHELASTIC_RUN_ID="s + run + "\0"s;
+    return writer;
+  };
+  // An hour-old attempt's ranks (lower pids, listed first), then the latest attempt's.
+  const std::vector<collect::RankProcess> exited =
+      ExitedRanks({rank(100, 0, "a"), rank(101, 1, "a"), rank(200, 0, "b"), rank(201, 1, "b")},
+                  collect::ProcessTree::Read(proc.path().string()), {});
+  ASSERT_EQ(exited.size(), 2u);
+  EXPECT_EQ(exited[0].pid, 200);
+  EXPECT_EQ(exited[1].pid, 201);
+}
+
 TEST(SkipRanksPastTheCap, KeepsTheFirstRanksOfTheMapAndNamesTheRest) {
   collect::RankMap map;
   map.ranks = {Rank(10, 0), Rank(11, 1), Rank(12, 2), Rank(9, std::nullopt)};
