@@ -298,18 +298,38 @@ std::vector<config::CommandConfig> RankCapture::PerRank(
 
 void RankCapture::RunNative() {
   // The devices' first utilisation sample, and the native stacks: eu-stack stops each thread
-  // only for the moment it takes to read its stack, which the CPU window can bear.
+  // only for the moment it takes to read its stack, which the CPU window can bear. Not for a
+  // rank in a container: eu-stack would read our libraries for its own; gdb prints its stacks.
   std::vector<config::CommandConfig> commands = collect::DeviceUtilizationCommands();
   const std::size_t device_commands = commands.size();
   std::vector<config::CommandConfig> native = PerRank("eu-stack", {"eu-stack", "-p"});
-  commands.insert(commands.end(), native.begin(), native.end());
-  runner_.Run(std::move(commands), [this, device_commands](std::vector<CollectorResult> results) {
+  std::vector<bool> ran;  // per rank
+  for (std::size_t i = 0; i < native.size(); ++i) {
+    ran.push_back(i >= job_->in_container.size() || !job_->in_container[i]);
+    if (ran.back()) {
+      commands.push_back(std::move(native[i]));
+    }
+  }
+  runner_.Run(std::move(commands), [this, device_commands,
+                                    ran](std::vector<CollectorResult> results) {
     job_->devices_first.assign(
         std::make_move_iterator(results.begin()),
         std::make_move_iterator(results.begin() + static_cast<std::ptrdiff_t>(device_commands)));
-    job_->native.assign(
-        std::make_move_iterator(results.begin() + static_cast<std::ptrdiff_t>(device_commands)),
-        std::make_move_iterator(results.end()));
+    job_->native.clear();
+    std::size_t next = device_commands;
+    for (const bool by_eu_stack : ran) {
+      if (by_eu_stack) {
+        job_->native.push_back(std::move(results[next++]));
+      } else {
+        CollectorResult skipped;
+        skipped.name = "eu-stack";
+        skipped.status = CollectorStatus::kSkipped;
+        skipped.detail =
+            "the rank runs in a container, whose libraries eu-stack would read at "
+            "this host's paths; gdb prints its native stacks";
+        job_->native.push_back(std::move(skipped));
+      }
+    }
     RunPySpy();
   });
 }
