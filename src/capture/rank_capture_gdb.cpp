@@ -128,14 +128,17 @@ void RankCapture::RunPython(std::size_t next) {
 
 void RankCapture::RunWorkers() {
   std::shared_ptr<Job> job = job_;
-  // Which ranks wait for their workers is read from gdb's output: parsed on the pool.
+  // Which ranks wait for their workers is read from their Python stacks, whichever route gave
+  // them (gdb, py-spy, the hook): parsed on the pool.
   env_.RunOnPool(
       [job] {
-        for (std::size_t i = 0; i < job->children.size() && i < job->gdb.size(); ++i) {
-          if (job->children[i].empty() || !job->gdb[i] ||
-              job->gdb[i]->status != CollectorStatus::kOk ||
-              !diagnose::WaitsForDataLoader(
-                  MainPythonFramesByGdb(*job->gdb[i], job->report.ranks[i].process.pid))) {
+        for (std::size_t i = 0; i < job->children.size(); ++i) {
+          const pid_t pid = job->report.ranks[i].process.pid;
+          const CollectorResult* gdb = i < job->gdb.size() && job->gdb[i] ? &*job->gdb[i] : nullptr;
+          if (job->children[i].empty() ||
+              !diagnose::WaitsForDataLoader(MainPythonFrames(
+                  gdb, i < job->py_spy.size() ? &job->py_spy[i] : nullptr,
+                  i < job->hook_dumps.size() ? &job->hook_dumps[i] : nullptr, pid))) {
             continue;
           }
           // Still the child the capture saw at its start (not a pid reused since: gdb stops

@@ -179,6 +179,24 @@ std::vector<collect::StackFrame> MainPythonFramesByGdb(const collect::CollectorR
   return MainFrames(collect::ParseGdbPythonStacks(OutputOf(gdb)), pid);
 }
 
+std::vector<collect::StackFrame> MainPythonFrames(const collect::CollectorResult* gdb,
+                                                  const collect::CollectorResult* py_spy,
+                                                  const std::string* hook_dump, long pid) {
+  if (py_spy != nullptr && py_spy->status == CollectorStatus::kOk) {
+    return MainFrames(collect::ParsePySpyDump(OutputOf(*py_spy)), pid);
+  }
+  if (hook_dump != nullptr && !hook_dump->empty()) {
+    std::vector<collect::StackFrame> frames = MainFrames(collect::ParseFaulthandler(*hook_dump), 0);
+    if (!frames.empty()) {
+      return frames;
+    }
+  }
+  if (gdb != nullptr && gdb->status == CollectorStatus::kOk) {
+    return MainPythonFramesByGdb(*gdb, pid);
+  }
+  return {};
+}
+
 std::string RankFolder(const collect::RankProcess& process) {
   return process.rank ? fmt::format("ranks/{}", *process.rank)
                       : fmt::format("ranks/pid-{}", process.pid);

@@ -118,16 +118,20 @@ TEST_F(RankFailuresTest, PeersThatHangAfterTheCulpritRaisedFollowItsIncidentUp) 
 class RankHangsTest : public RankFailuresTest {
  protected:
   // The bundle record of the one incident `scenario` made, culprit `culprit`.
-  Json BundleOf(const std::string& scenario, int culprit, const std::string& extra_rules = "") {
+  Json BundleOf(const std::string& scenario, int culprit, const std::string& extra_rules = "",
+                bool python_hook = false) {
     WriteConfig({.settle = "2s",
                  .paths = "logs/console.log",
                  .extra_rules = extra_rules,
                  .capture = "capture: {commands: [], habana_logs: none}\n"});
     StartDaemon();
-    JobProcess job(JobScript("rank_failures.py"),
-                   {"--scenario", scenario, "--log-dir", Dir("ranks"), "--ranks", "4", "--culprit",
-                    std::to_string(culprit)},
-                   Dir("logs/console.log"));
+    std::vector<std::string> args = {"--scenario", scenario, "--log-dir", Dir("ranks"),
+                                     "--ranks",    "4",      "--culprit", std::to_string(culprit)};
+    if (python_hook) {
+      args.insert(args.end(),
+                  {"--python-hook", std::string(TRAINWATCH_TEST_SOURCE_DIR) + "/../daemon/python"});
+    }
+    JobProcess job(JobScript("rank_failures.py"), args, Dir("logs/console.log"));
     Json bundle;
     EXPECT_TRUE(WaitUntil(
         [&] {
@@ -229,8 +233,10 @@ TEST_F(RankHangsTest, ASitesStackRuleNamesTheHangInItsOwnWords) {
       << says;
 }
 
+// The ranks run with trainwatch's Python hook (as under wrap): the rank's own stacks come from
+// it, its workers' from gdb.
 TEST_F(RankHangsTest, ARankWaitingForAStuckDataLoaderWorkerIsNamed) {
-  const Json bundle = BundleOf("dataloader", 1);
+  const Json bundle = BundleOf("dataloader", 1, "", /*python_hook=*/true);
   ASSERT_TRUE(bundle.contains("stacks_say")) << bundle.dump(1) << daemon_->Log();
   EXPECT_EQ(bundle["stacks_say"].value("kind", ""), "dataloader") << bundle.dump(1);
   EXPECT_EQ(bundle["stacks_say"]["culprits"], Json::array({"rank 1"})) << bundle.dump(1);

@@ -35,8 +35,11 @@ Scenarios:
 The iptables rules carry the comment "trainwatch-rank-failures"; the launcher removes them
 when it ends (and drop_rules below does, for a launcher that was killed).
 
+With --python-hook DIR (trainwatch's daemon/python), the ranks load trainwatch's Python hook,
+as `wrap` would give it: their stacks are written on a signal into LOG_DIR/stacks.
+
 usage: /usr/bin/python3 rank_failures.py --scenario value_error --log-dir DIR
-           [--ranks N] [--culprit R] [--at STEP]
+           [--ranks N] [--culprit R] [--at STEP] [--python-hook DIR]
        /usr/bin/python3 rank_failures.py --drop-rules
 """
 import argparse
@@ -212,6 +215,11 @@ def launch(args):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(args.ranks),
                    LOCAL_WORLD_SIZE=str(args.ranks), MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
+        if args.python_hook:
+            stacks = os.path.join(args.log_dir, "stacks")
+            os.makedirs(stacks, exist_ok=True)
+            env.update(PYTHONPATH=args.python_hook, TRAINWATCH_STACKS_DIR=stacks,
+                       TRAINWATCH_STACKS_SIGNAL=str(signal.SIGRTMIN + 3))
         path = os.path.join(args.log_dir, f"rank{rank}.log")
         with open(path, "ab") as log:
             workers.append(subprocess.Popen(
@@ -268,6 +276,7 @@ def main():
     p.add_argument("--at", type=int, default=20)
     p.add_argument("--worker", action="store_true")
     p.add_argument("--drop-rules", action="store_true")
+    p.add_argument("--python-hook", help="trainwatch's hook folder (daemon/python) to load")
     args = p.parse_args()
     if args.drop_rules:
         drop_rules()
