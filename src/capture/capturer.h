@@ -21,8 +21,8 @@
 #include "collect/command_runner.h"
 #include "collect/redactor.h"
 #include "config/capture_config.h"
-#include "diagnose/stack_rules.h"
 #include "core/env.h"
+#include "diagnose/stack_rules.h"
 
 namespace trainwatch::capture {
 

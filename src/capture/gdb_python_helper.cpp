@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/proc_files.h"
 #include "core/shared_library.h"
 #include "core/trusted_path.h"
 #include "core/unique_fd.h"
@@ -135,6 +136,14 @@ std::optional<std::string> ContainerHelper(const std::vector<HelperCandidate>& c
 }
 
 }  // namespace
+
+std::string InterpreterNameOf(pid_t pid, const std::string& proc_root) {
+  std::error_code error;
+  const std::string exe =
+      std::filesystem::read_symlink(ProcPath(proc_root, pid, "exe"), error).string();
+  const std::size_t slash = exe.rfind('/');
+  return error || exe.empty() ? "python3" : exe.substr(slash == std::string::npos ? 0 : slash + 1);
+}
 
 Result<std::string> BuildIdOf(const std::string& path) {
   Result<ElfFile> file = OpenElf(path);

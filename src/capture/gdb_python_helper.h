@@ -8,6 +8,8 @@
 // reads; any thread.
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 
@@ -35,6 +37,11 @@ struct ContainerInterpreter {
 std::optional<std::string> TrustedPythonHelper(const std::string& exe, std::string& why,
                                                const PythonHelperDirs& dirs = {},
                                                const ContainerInterpreter* container = nullptr);
+
+// The file name of process `pid`'s executable as its own file system names it ("python3.11"),
+// for the package that gives gdb its py-bt and the helper of a container's interpreter;
+// "python3" when it cannot be read.
+std::string InterpreterNameOf(pid_t pid, const std::string& proc_root = "/proc");
 
 // The executable's GNU build id in hex; empty when it has none; an error when it is not a
 // regular file or cannot be read, or libdw (libdw1) is missing.

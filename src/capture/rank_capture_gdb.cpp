@@ -89,7 +89,7 @@ config::CommandConfig RankCapture::GdbFor(std::size_t rank_index, bool python,
   request.python = python && !request.python_helper.empty();
   request.exe_copy = job_->exe_copies[rank_index];
   request.debug_dir = job_->debug_dirs[rank_index];
-  // eu-stack reads a container's libraries at our paths, not its own: gdb prints them there.
+  // eu-stack is not run on a rank in a container (RunNative): gdb prints its native stacks.
   request.native = job_->NativeByGdb(rank_index) || (python && !request.python);
   request.index_dir = job_->gdb_index_dir;
   request.go_file = go_file;

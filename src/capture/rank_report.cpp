@@ -56,6 +56,12 @@ json WorkersJson(const std::vector<std::pair<int, std::string>>& workers) {
   return out;
 }
 
+// The main thread's Python frames in gdb's py-bt output of process `pid`.
+std::vector<collect::StackFrame> MainPythonFramesByGdb(const collect::CollectorResult& gdb,
+                                                       long pid) {
+  return MainFrames(collect::ParseGdbPythonStacks(OutputOf(gdb)), pid);
+}
+
 std::string Identity(const collect::RankProcess& process) {
   const collect::RankIdentity& id = process.identity;
   std::string text =
@@ -172,11 +178,6 @@ std::string RosterText(const RankReport& report) {
   }
   std::string text = report.world_size ? fmt::format("world size {}: ", *report.world_size) : "";
   return text + fmt::format("{}", fmt::join(parts, "; "));
-}
-
-std::vector<collect::StackFrame> MainPythonFramesByGdb(const collect::CollectorResult& gdb,
-                                                       long pid) {
-  return MainFrames(collect::ParseGdbPythonStacks(OutputOf(gdb)), pid);
 }
 
 std::vector<collect::StackFrame> MainPythonFrames(const collect::CollectorResult* gdb,

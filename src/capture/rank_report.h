@@ -92,11 +92,9 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
 // (SIGKILL))", with the ranks never seen; empty when no rank is known.
 std::string RosterText(const RankReport& report);
 
-// The main thread's Python frames (innermost first) in gdb's py-bt output of process `pid`.
-std::vector<collect::StackFrame> MainPythonFramesByGdb(const collect::CollectorResult& gdb,
-                                                       long pid);
-// The same from the first route that gave them: py-spy, the hook's dump, gdb (each may be
-// null, or a tool that failed).
+// The main thread's Python frames (innermost first) of process `pid`, from the first route
+// that gave them: py-spy, the hook's dump, gdb's py-bt (each may be null, or a tool that
+// failed).
 std::vector<collect::StackFrame> MainPythonFrames(const collect::CollectorResult* gdb,
                                                   const collect::CollectorResult* py_spy,
                                                   const std::string* hook_dump, long pid);

@@ -38,7 +38,7 @@ TEST(GdbCommand, AttachesAtOnceWithoutAGoFile) {
   EXPECT_EQ(command.as, "ranks/3/gdb.txt");
 }
 
-TEST(GdbCommand, AContainersRankIsReadUnderItsRootFromACopyOfItsExecutable) {
+TEST(GdbCommand, AContainersRankIsReadFromCopiesOfItsExecutableAndDebugInfoWithoutASysroot) {
   GdbRequest request;
   request.pid = 42;
   request.python = true;

@@ -3,8 +3,8 @@
 # Python or native stack"). Four gloo ranks run tests/integration/jobs/rank_failures.py's
 # `mismatch` in an image of their own (torch_image.sh: Debian's python3-torch and
 # python3.11-dbg, a build of python3.11 other than the host's), writing their log to a
-# folder the host's daemon watches. Twice: by gdb (its libraries and debug files read under
-# /proc/PID/root, its executable from a copy), and by trainwatch's Python hook loaded in the
+# folder the host's daemon watches. Twice: by gdb (its libraries read inside its mount
+# namespace, its executable and debug information from copies), and by trainwatch's Python hook loaded in the
 # container (its dump named by the container's pid). Each bundle must hold every rank's Python
 # and native stacks and the stacks' verdict: rank 2's broadcast against the others' all_reduce.
 # Starts dockerd when none answers (and stops it after). Exit 77 (skip, with the reason)
