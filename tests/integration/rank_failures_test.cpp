@@ -260,7 +260,9 @@ class RankTrafficTest : public RankHangsTest {
   }
   void TearDown() override {
     // A launcher killed by the test leaves its rules: they would drop the next test's ports.
-    RunBinary({"/usr/bin/python3", JobScript("rank_failures.py"), "--drop-rules"});
+    // Only this job's (named for its log dir): a test beside it (ctest -j) keeps its own.
+    RunBinary({"/usr/bin/python3", JobScript("rank_failures.py"), "--drop-rules", "--log-dir",
+               Dir("ranks")});
     RankHangsTest::TearDown();
   }
 };

@@ -32,18 +32,21 @@ Scenarios:
                fault).
   missing      only ranks below --culprit are started (WORLD_SIZE stays --ranks): they wait in
                init_process_group's rendezvous for ranks that never come, printing nothing.
-The iptables rules carry the comment "trainwatch-rank-failures"; the launcher removes them
-when it ends (and drop_rules below does, for a launcher that was killed).
+The iptables rules carry the comment "trainwatch-rank-failures-<tag>", the tag named for
+LOG_DIR, so that jobs run side by side (ctest -j) never remove each other's rules; the
+launcher removes its own when it ends (and --drop-rules does, for a launcher that was killed).
 
 With --python-hook DIR (trainwatch's daemon/python), the ranks load trainwatch's Python hook,
 as `wrap` would give it: their stacks are written on a signal into LOG_DIR/stacks.
 
 usage: /usr/bin/python3 rank_failures.py --scenario value_error --log-dir DIR
            [--ranks N] [--culprit R] [--at STEP] [--python-hook DIR]
-       /usr/bin/python3 rank_failures.py --drop-rules
+       /usr/bin/python3 rank_failures.py --drop-rules --log-dir DIR
 """
 import argparse
+import hashlib
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -81,7 +84,10 @@ class StuckDataset:
         return index
 
 
-RULE_COMMENT = "trainwatch-rank-failures"
+def rule_comment(log_dir):
+    """The comment on this job's iptables rules: one job's cleanup leaves another's alone."""
+    tag = hashlib.sha1(os.path.abspath(log_dir).encode()).hexdigest()[:16]
+    return f"trainwatch-rank-failures-{tag}"
 
 
 def own_tcp_ports():
@@ -105,21 +111,25 @@ def own_tcp_ports():
     return sorted(ports)
 
 
-def drop_own_traffic():
+def drop_own_traffic(log_dir):
     """Every packet to or from this process's sockets is dropped on loopback, its close too."""
     for port in own_tcp_ports():
         for direction in ("--dport", "--sport"):
-            subprocess.run(["iptables", "-I", "INPUT", "-i", "lo", "-p", "tcp", direction,
-                            str(port), "-m", "comment", "--comment", RULE_COMMENT, "-j", "DROP"],
-                           check=True)
+            # -w: another job's iptables may hold the xtables lock meanwhile.
+            subprocess.run(["iptables", "-w", "-I", "INPUT", "-i", "lo", "-p", "tcp", direction,
+                            str(port), "-m", "comment", "--comment", rule_comment(log_dir),
+                            "-j", "DROP"], check=True)
 
 
-def drop_rules():
-    """Removes every rule drop_own_traffic added."""
-    listed = subprocess.run(["iptables", "-S", "INPUT"], capture_output=True, text=True).stdout
+def drop_rules(log_dir):
+    """Removes every rule drop_own_traffic added for the job writing into log_dir."""
+    comment = rule_comment(log_dir)
+    listed = subprocess.run(["iptables", "-w", "-S", "INPUT"], capture_output=True,
+                            text=True).stdout
     for rule in listed.splitlines():
-        if RULE_COMMENT in rule and rule.startswith("-A "):
-            subprocess.run(["iptables", "-D"] + rule.split()[1:], check=False)
+        words = shlex.split(rule)  # iptables -S quotes the comment
+        if rule.startswith("-A ") and comment in words:
+            subprocess.run(["iptables", "-w", "-D"] + words[1:], check=False)
 
 
 def batches(args, rank):
@@ -159,7 +169,7 @@ def worker(args):
             if args.scenario == "lock":
                 metrics.log_metrics(step)
             if args.scenario in ("killed", "partition"):
-                drop_own_traffic()
+                drop_own_traffic(args.log_dir)
                 print(f"rank {rank}: traffic dropped at step {step}", flush=True)
                 if args.scenario == "killed":
                     os.kill(os.getpid(), signal.SIGKILL)
@@ -231,7 +241,7 @@ def launch(args):
     try:
         return supervise(args, workers, tees, done)
     finally:
-        drop_rules()
+        drop_rules(args.log_dir)
 
 
 def supervise(args, workers, tees, done):
@@ -279,7 +289,9 @@ def main():
     p.add_argument("--python-hook", help="trainwatch's hook folder (daemon/python) to load")
     args = p.parse_args()
     if args.drop_rules:
-        drop_rules()
+        if not args.log_dir:
+            p.error("--drop-rules needs the job's --log-dir")
+        drop_rules(args.log_dir)
         return 0
     if not args.scenario or not args.log_dir:
         p.error("--scenario and --log-dir are required")
