@@ -8,14 +8,18 @@
 #include <filesystem>
 #include <string_view>
 
+#include "capture/gdb_preload.h"
 #include "core/proc_files.h"
 #include "core/split.h"
 
 namespace trainwatch::capture {
 namespace {
 
-// Where an early gdb finds the path of its go file.
+// Where an early gdb finds the path of its go file, the code that reads the libraries before
+// the attach (gdb_preload.h), and the /proc it reads them from.
 constexpr std::string_view kGoFileVariable = "TRAINWATCH_GDB_GO";
+constexpr std::string_view kPreloadVariable = "TRAINWATCH_GDB_PRELOAD";
+constexpr std::string_view kProcVariable = "TRAINWATCH_GDB_PROC";
 
 // gdb's Python: look up the CPython types py-bt reads (a name the interpreter lacks is
 // skipped), so that their debug information is read before the rank is stopped, not after.
@@ -80,16 +84,30 @@ config::CommandConfig GdbCommand(const GdbRequest& request) {
     if (request.python) {
       command.argv.insert(command.argv.end(), {"-ex", kPrefetchPythonTypes});
     }
+    // The libraries' symbols too, while the rank runs (a rank in another mount namespace
+    // excepted, gdb_preload.h). Should this fail, gdb reads them after the attach as it would.
+    command.env.push_back(std::string(kPreloadVariable) + "=" + std::string(GdbPreloadPython()));
+    command.env.push_back(std::string(kProcVariable) + "=" +
+                          (request.proc_root.empty() ? std::string("/proc") : request.proc_root));
+    command.argv.insert(
+        command.argv.end(),
+        {"-ex", "python import os; exec(os.environ['" + std::string(kPreloadVariable) +
+                    "']); trainwatch_added = trainwatch_preload(" + pid + ", os.environ['" +
+                    std::string(kProcVariable) + "'], " + (request.python ? "True" : "False") +
+                    ")"});
     // One Python command waits and attaches: should gdb's Python fail (a gdb without it, a
     // broken environment), nothing attaches, gdb ends and the rank is taken after the window.
     command.env.push_back(std::string(kGoFileVariable) + "=" + request.go_file);
     command.argv.insert(
         command.argv.end(),
-        {"-ex", "python import os, time; go = os.environ['" + std::string(kGoFileVariable) +
-                    "']; deadline = time.monotonic() + " + std::to_string(request.go_wait.count()) +
-                    "; [time.sleep(0.005) for _ in iter(lambda: os.path.exists(go) or "
-                    "time.monotonic() > deadline, True)]; gdb.execute('attach " +
-                    pid + "' if os.path.exists(go) else 'quit 3')"});
+        {"-ex",
+         "python import os, time; go = os.environ['" + std::string(kGoFileVariable) +
+             "']; deadline = time.monotonic() + " + std::to_string(request.go_wait.count()) +
+             "; [time.sleep(0.005) for _ in iter(lambda: os.path.exists(go) or "
+             "time.monotonic() > deadline, True)]; trainwatch_attach_at = time.monotonic(); "
+             "gdb.execute('attach " +
+             pid + "' if os.path.exists(go) else 'quit 3')",
+         "-ex", "python trainwatch_attached(trainwatch_added)"});
     command.timeout += request.go_wait;
   }
   if (request.python) {
@@ -99,7 +117,7 @@ config::CommandConfig GdbCommand(const GdbRequest& request) {
     command.argv.insert(command.argv.end(), {"-ex", "thread apply all bt"});
   }
   if (!request.go_file.empty()) {
-    command.argv.insert(command.argv.end(), {"-ex", "detach"});
+    command.argv.insert(command.argv.end(), {"-ex", "detach", "-ex", "python trainwatch_held()"});
   }
   command.as = request.as;
   return command;

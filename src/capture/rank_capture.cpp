@@ -193,8 +193,9 @@ void RankCapture::SampleAgain() {
                                    ticks_per_second / seconds;
           }
         }
-        if (!job->early_gdb.empty()) {
-          std::ofstream go(job->GoFile());  // the early gdbs attach now
+        if (!job->go_dir.empty()) {
+          // The early gdbs attach now; the later ones (and the workers') will find it there.
+          std::ofstream go(job->GoFile());
           go.flush();
           job->go_failed = !go;
         }

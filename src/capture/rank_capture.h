@@ -4,7 +4,7 @@
 // without stopping a rank: native stacks (eu-stack, all ranks at once), Python stacks by
 // py-spy (non-blocking) or the Python hook of a job started with it (collect/python_hook.h:
 // faulthandler, on a signal). After the window, gdb with the CPython helpers (py-bt) takes the
-// Python stacks still missing, kParallelAttach ranks at a time (it stops a rank while it
+// Python stacks still missing, ParallelGdbs() ranks at a time (it stops a rank while it
 // reads, which would look idle inside the window). Then it names the suspects
 // (diagnose/suspects.h). Tools run as children under deadlines (CommandRunner); /proc reads
 // and parsing on the thread pool. Loop thread only.
@@ -34,7 +34,10 @@ class RankCapture {
   // eu-stack, py-spy and the Python hooks read the stacks meanwhile; gdb, which stops a rank,
   // runs after it.
   static constexpr std::chrono::milliseconds kCpuWindow{300};
-  static constexpr std::size_t kParallelAttach = 2;
+  // How many gdbs run at once: each reads ~300 libraries' symbols (a PyTorch rank's) before
+  // it attaches, ~1.7-2.5 s of one core and ~0.5 GB: half the machine's cores, 2 to 8 (8
+  // ranks' stacks in one round on a 16-core node).
+  static std::size_t ParallelGdbs();
   // Children (DataLoader workers) whose stacks are taken per rank, and in all.
   static constexpr std::size_t kMaxWorkersPerRank = 8;
   static constexpr std::size_t kMaxWorkers = 16;
@@ -87,12 +90,14 @@ class RankCapture {
   // and root), into ranks/<rank>/worker-<pid>/gdb.txt.
   config::CommandConfig GdbFor(std::size_t rank_index, bool python, const std::string& go_file,
                                pid_t worker = 0) const;
+  // The go file for a gdb started after the window (already there); empty: none.
+  std::string LateGoFile() const;
   void OnGdbDone(std::size_t rank_index, collect::CollectorResult result);
   // The rest of gdb's ranks, once the window's second sample is in and the early gdbs ended.
   void MaybeRunPython();
   void RunPython(std::size_t next);
   // The Python stacks of the children of the ranks whose main thread waits for its DataLoader
-  // workers, kParallelAttach at a time; then Finish.
+  // workers, ParallelGdbs() at a time; then Finish.
   void RunWorkers();
   void RunWorkerGdb(std::size_t next);
   void Finish();

@@ -1,13 +1,17 @@
 // RankCapture's gdb step: gdb with the CPython helpers (py-bt) takes the Python stacks that
 // py-spy and the hooks left missing, and the native stacks where eu-stack is not installed.
 // It stops a rank while it reads, so it attaches only once the CPU window is over: the first
-// kParallelAttach ranks' gdbs start with the window, read symbols and wait for the go file;
-// the others run after, kParallelAttach at a time. Split from rank_capture.cpp; the same
-// RankCapture, loop thread only.
+// ParallelGdbs() ranks' gdbs start with the window, read symbols and wait for the go file;
+// the others run after, as many at a time, and read their symbols before they attach
+// too (the go file is there by then). What held a rank is what gdb itself timed between
+// attach and detach (gdb_preload.h). Split from rank_capture.cpp; the same RankCapture, loop
+// thread only.
 #include <algorithm>
 #include <csignal>
+#include <thread>
 
 #include "capture/gdb_command.h"
+#include "capture/gdb_preload.h"
 #include "capture/rank_capture.h"
 #include "capture/rank_capture_job.h"
 #include "capture/rank_report.h"
@@ -19,13 +23,26 @@ namespace trainwatch::capture {
 using collect::CollectorResult;
 using collect::CollectorStatus;
 
+namespace {
+
+// A gdb that read the symbols before it attached timed the hold itself: that, not its run.
+void HoldOnly(CollectorResult& result) {
+  for (const collect::Artifact& artifact : result.artifacts) {
+    if (const std::optional<double> held = HeldSecondsIn(artifact.content)) {
+      result.duration_seconds = std::min(result.duration_seconds, *held);
+    }
+  }
+}
+
+}  // namespace
+
 void RankCapture::StartEarlyGdb() {
   Job& job = *job_;
   job.gdb.resize(job.report.ranks.size());
   if (job.go_dir.empty()) {
     return;  // no folder for the go file: gdb runs after the window, as a whole
   }
-  for (std::size_t i = 0; i < job.report.ranks.size() && job.early_gdb.size() < kParallelAttach;
+  for (std::size_t i = 0; i < job.report.ranks.size() && job.early_gdb.size() < ParallelGdbs();
        ++i) {
     // Known now: whether gdb must print this rank's Python stacks (no py-spy, no hook) or
     // native ones (no eu-stack). Should py-spy fail for a rank, gdb runs after the window.
@@ -100,7 +117,22 @@ config::CommandConfig RankCapture::GdbFor(std::size_t rank_index, bool python,
   return GdbCommand(request);
 }
 
+std::size_t RankCapture::ParallelGdbs() {
+  static const std::size_t parallel =
+      std::clamp<std::size_t>(std::thread::hardware_concurrency() / 2, 2, 8);
+  return parallel;
+}
+
+std::string RankCapture::LateGoFile() const {
+  // The go file the early gdbs were given, there since the window ended: a later gdb reads
+  // its symbols first and attaches at once. None (no cache folder, the file not made): gdb
+  // attaches at once and reads them while the rank is held.
+  return job_->go_sent && !job_->go_failed && !job_->go_dir.empty() ? job_->GoFile()
+                                                                    : std::string();
+}
+
 void RankCapture::OnGdbDone(std::size_t rank_index, CollectorResult result) {
+  HoldOnly(result);
   if (result.status != CollectorStatus::kOk) {
     // A debugger killed at its deadline may leave the rank stopped (its SIGSTOP).
     env_.Signal(job_->report.ranks[rank_index].process.pid, SIGCONT);
@@ -114,8 +146,8 @@ void RankCapture::RunPython(std::size_t next) {
   }
   std::vector<config::CommandConfig> commands;
   std::vector<std::size_t> batch;
-  for (std::size_t i = next; i < job_->need_gdb.size() && batch.size() < kParallelAttach; ++i) {
-    commands.push_back(GdbFor(job_->need_gdb[i], job_->python_by_gdb[i], ""));
+  for (std::size_t i = next; i < job_->need_gdb.size() && batch.size() < ParallelGdbs(); ++i) {
+    commands.push_back(GdbFor(job_->need_gdb[i], job_->python_by_gdb[i], LateGoFile()));
     batch.push_back(job_->need_gdb[i]);
   }
   gdb_runner_.Run(std::move(commands), [this, next, batch](std::vector<CollectorResult> results) {
@@ -165,13 +197,14 @@ void RankCapture::RunWorkerGdb(std::size_t next) {
     return Finish();
   }
   std::vector<config::CommandConfig> commands;
-  const std::size_t end = std::min(job_->workers.size(), next + kParallelAttach);
+  const std::size_t end = std::min(job_->workers.size(), next + ParallelGdbs());
   for (std::size_t k = next; k < end; ++k) {
     const Job::WorkerGdb& worker = job_->workers[k];
-    commands.push_back(GdbFor(worker.rank, /*python=*/true, "", worker.pid));
+    commands.push_back(GdbFor(worker.rank, /*python=*/true, LateGoFile(), worker.pid));
   }
   gdb_runner_.Run(std::move(commands), [this, next, end](std::vector<CollectorResult> results) {
     for (std::size_t k = next; k < end; ++k) {
+      HoldOnly(results[k - next]);
       if (results[k - next].status != CollectorStatus::kOk) {
         env_.Signal(job_->workers[k].pid, SIGCONT);  // a debugger killed at its deadline
       }

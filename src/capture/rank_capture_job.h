@@ -76,7 +76,7 @@ struct RankCapture::Job {
   // the Python stacks too (else native only).
   std::vector<std::size_t> need_gdb;
   std::vector<bool> python_by_gdb;
-  // The ranks whose gdb was started with the window (kParallelAttach at most): it reads the
+  // The ranks whose gdb was started with the window (ParallelGdbs() at most): it reads the
   // interpreter's symbols while the rank runs and attaches once `go_file` exists.
   std::vector<std::size_t> early_gdb;
   std::vector<bool> early_python;  // for each of early_gdb: py-bt asked

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <string>
 
+#include "capture/gdb_preload.h"
+
 namespace trainwatch::capture {
 namespace {
 
@@ -82,28 +84,25 @@ TEST(GdbCommand, WithAGoFileReadsTheExecutableFirstAndAttachesInPython) {
             std::string::npos)
       << text;
   EXPECT_EQ(std::count(command.argv.begin(), command.argv.end(), "attach 42"), 0);
-  EXPECT_EQ(command.argv.back(), "detach");
-  EXPECT_EQ(command.env, (std::vector<std::string>{"TRAINWATCH_GDB_GO=" + request.go_file}));
+  // The libraries are read before the wait (from the fake /proc), the ones left out after the
+  // attach, and the hold is timed from the attach to the detach.
+  const std::size_t preload = text.find("trainwatch_added = trainwatch_preload(42, ");
+  const std::size_t wait =
+      text.find("trainwatch_attach_at = time.monotonic(); gdb.execute('attach");
+  const std::size_t attached = text.find("\npython trainwatch_attached(trainwatch_added)\n");
+  const std::size_t detach = text.find("\ndetach\n");
+  EXPECT_LT(preload, wait) << text;
+  EXPECT_LT(wait, attached) << text;
+  EXPECT_LT(attached, detach) << text;
+  EXPECT_NE(text.find("trainwatch_preload(42, os.environ['TRAINWATCH_GDB_PROC'], False)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(command.argv.back(), "python trainwatch_held()");
+  ASSERT_EQ(command.env.size(), 3U);
+  EXPECT_EQ(command.env[0], "TRAINWATCH_GDB_PRELOAD=" + std::string(GdbPreloadPython()));
+  EXPECT_EQ(command.env[1], "TRAINWATCH_GDB_PROC=/fake/proc");
+  EXPECT_EQ(command.env[2], "TRAINWATCH_GDB_GO=" + request.go_file);
   EXPECT_EQ(command.timeout, request.timeout + request.go_wait);
-}
-
-TEST(GdbCommand, LoadsNothingTheTracedProgramsOwnerCanWrite) {
-  GdbRequest request;
-  request.pid = 42;
-  request.native = true;
-  request.python_helper = "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py";
-  const std::string text = Joined(GdbCommand(request));
-  EXPECT_NE(text.find("\n-nx\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("\nset auto-load off\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("\nset libthread-db-search-path $sdir\n"), std::string::npos) << text;
-  EXPECT_EQ(text.find("safe-path /\n"), std::string::npos) << text;
-  // The helper is sourced only where py-bt is asked.
-  EXPECT_EQ(text.find("source "), std::string::npos) << text;
-  // The options come before anything is loaded: every -iex precedes the first -ex and the pid.
-  const auto argv = GdbCommand(request).argv;
-  const auto last_iex = std::find(argv.rbegin(), argv.rend(), "-iex");
-  const auto first_p = std::find(argv.begin(), argv.end(), "-p");
-  EXPECT_LT(std::distance(argv.begin(), last_iex.base()), std::distance(argv.begin(), first_p));
 }
 
 }  // namespace
