@@ -12,7 +12,6 @@
 #include <functional>
 #include <optional>
 
-#include "diagnose/stack_rules.h"
 #include "app/daemon_host.h"
 #include "app/daemon_sinks.h"
 #include "app/running_daemon.h"
@@ -25,6 +24,7 @@
 #include "core/posix_env.h"
 #include "core/trusted_path.h"
 #include "core/unique_fd.h"
+#include "diagnose/stack_rules.h"
 #include "ops/control_server.h"
 #include "ops/metrics_textfile.h"
 #include "ops/service_notify.h"
@@ -286,6 +286,7 @@ void Daemon::Start(DaemonStart start) {
     idle_memory_->AfterWork();
     StopIfWrapDone();
   };
+  owner.traceback_open = [this] { return sources_ && sources_->AnyTracebackOpen(); };
   job_processes_ = std::make_unique<SourcesAsJobProcesses>(sources_);
   incidents_ = std::make_unique<incident::IncidentFlow>(*env_, state_dir + "/incidents.jsonl",
                                                         *job_processes_, owner);

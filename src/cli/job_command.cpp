@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -66,6 +67,31 @@ int CauseRank(const std::string& cause) {
   return it == kRank.end() ? 0 : it->second;
 }
 
+// The job's first failure: the earliest record (those `ignored` left out), unless a record
+// that tells a rank's own error (its first failing rank known) opened within the clock skew
+// allowed: the earliest may tell only the consequences (its ranks' "Connection closed by
+// peer" as the failing rank's peers saw it), which are no one's first failure. `earliest` is
+// set to the earliest. REQUIRES: a record not ignored.
+const PeerRecord& FirstFailure(const std::vector<PeerRecord>& records,
+                               const std::function<bool(const PeerRecord&)>& ignored,
+                               const PeerRecord*& earliest) {
+  earliest = &records.front();
+  for (const PeerRecord& record : records) {
+    if (!ignored(record)) {
+      earliest = &record;
+      break;
+    }
+  }
+  for (const PeerRecord& record : records) {
+    if (!ignored(record) && record.first_rank &&
+        record.opened_ms - earliest->opened_ms <=
+            std::chrono::duration_cast<std::chrono::milliseconds>(kSkewAllowance).count()) {
+      return record;
+    }
+  }
+  return *earliest;
+}
+
 json RecordJson(const PeerRecord& record) { return json::parse(cluster::PeerRecordJson(record)); }
 
 int ListJobs(const fs::path& jobs, const JobOptions& options, std::ostream& out,
@@ -81,12 +107,15 @@ int ListJobs(const fs::path& jobs, const JobOptions& options, std::ostream& out,
     for (const PeerRecord& record : records) {
       ++nodes[record.node];
     }
+    const PeerRecord* earliest = nullptr;
+    const PeerRecord& first = FirstFailure(
+        records, [](const PeerRecord&) { return false; }, earliest);
     listed.emplace_back(records.back().opened_ms, json{{"job_id", records.front().job_id},
                                                        {"incidents", records.size()},
                                                        {"nodes", nodes.size()},
-                                                       {"first", Clock(records.front().opened_ms)},
+                                                       {"first", Clock(first.opened_ms)},
                                                        {"last", Clock(records.back().opened_ms)},
-                                                       {"first_node", records.front().node}});
+                                                       {"first_node", first.node}});
   }
   if (error) {
     err << "trainwatch job: " << jobs.string() << ": " << error.message() << "\n";
@@ -119,25 +148,6 @@ void PrintJob(const std::vector<PeerRecord>& records, const std::string& id, std
   for (const PeerRecord& record : records) {
     ++nodes[record.node];
   }
-  const PeerRecord& first = records.front();
-  out << "job " << id << ": " << records.size() << " incidents from " << nodes.size()
-      << " nodes (times are each node's own clock)\n";
-  out << "first      " << first.node
-      << (first.first_rank ? " rank " + std::to_string(*first.first_rank) : "") << " at "
-      << Clock(first.opened_ms) << ": " << first.kind << " — " << first.summary << "\n";
-  for (const PeerRecord& other : records) {
-    if (other.node != first.node &&
-        other.opened_ms - first.opened_ms <=
-            std::chrono::duration_cast<std::chrono::milliseconds>(kSkewAllowance).count()) {
-      out << "           " << other.node << " opened "
-          << std::chrono::duration<double>(
-                 std::chrono::milliseconds(other.opened_ms - first.opened_ms))
-                 .count()
-          << " s later, within the " << kSkewAllowance.count()
-          << " s allowed for clock skew between nodes: either may have failed first\n";
-      break;
-    }
-  }
   // Who may speak for the job: anyone can set a job id, only root (the publishing daemon) the
   // uid. Where records disagree, the uid of most nodes is the job's; the others are another
   // user's claims, shown but kept out of the verdict and the suspects.
@@ -156,6 +166,34 @@ void PrintJob(const std::vector<PeerRecord>& records, const std::string& id, std
   auto claimed = [&](const PeerRecord& record) {
     return nodes_by_uid.size() > 1 && record.uid && record.uid != job_uid;
   };
+  const PeerRecord* earliest = nullptr;
+  const PeerRecord& first = FirstFailure(records, claimed, earliest);
+  out << "job " << id << ": " << records.size() << " incidents from " << nodes.size()
+      << " nodes (times are each node's own clock)\n";
+  out << "first      " << first.node
+      << (first.first_rank ? " rank " + std::to_string(*first.first_rank) : "") << " at "
+      << Clock(first.opened_ms) << ": " << first.kind << " — " << first.summary << "\n";
+  if (&first != earliest) {
+    out << "           " << earliest->node << " opened "
+        << std::chrono::duration<double>(
+               std::chrono::milliseconds(first.opened_ms - earliest->opened_ms))
+               .count()
+        << " s earlier with only its ranks' consequences of it (" << earliest->summary << ")\n";
+  }
+  for (const PeerRecord& other : records) {
+    if (&first == earliest && other.node != first.node &&
+        other.opened_ms - first.opened_ms <=
+            std::chrono::duration_cast<std::chrono::milliseconds>(kSkewAllowance).count()) {
+      out << "           " << other.node << " opened "
+          << std::chrono::duration<double>(
+                 std::chrono::milliseconds(other.opened_ms - first.opened_ms))
+                 .count()
+          << " s later, within the " << kSkewAllowance.count()
+          << " s allowed for clock skew between nodes: either may have failed first\n";
+      break;
+    }
+  }
+
   if (nodes_by_uid.size() > 1) {
     out << "users      the records name " << nodes_by_uid.size() << " users: the job's is uid "
         << *job_uid << " (most nodes); the others'";
@@ -166,14 +204,13 @@ void PrintJob(const std::vector<PeerRecord>& records, const std::string& id, std
     }
     out << " are another user's claim to the job: not in the verdict\n";
   }
-  const PeerRecord* telling = nullptr;
+  // The first failure's verdict, unless another node's names a graver cause.
+  const PeerRecord* telling = &first;
   for (const PeerRecord& record : records) {
-    if (!claimed(record) &&
-        (telling == nullptr || CauseRank(record.cause) > CauseRank(telling->cause))) {
+    if (!claimed(record) && CauseRank(record.cause) > CauseRank(telling->cause)) {
       telling = &record;
     }
   }
-  telling = telling != nullptr ? telling : &first;
   out << "verdict    cause " << telling->cause << ", action " << telling->action << " (from "
       << telling->node << ": " << telling->verdict << ")\n";
   for (const PeerRecord& record : records) {

@@ -12,6 +12,13 @@
 #include "ops/uncaptured_incidents.h"
 
 namespace trainwatch::incident {
+namespace {
+
+// How often a settled incident that waits for a traceback looks again (the traceback's own
+// quiet time is 300 ms).
+constexpr std::chrono::milliseconds kTracebackPoll{100};
+
+}  // namespace
 
 IncidentFlow::IncidentFlow(Env& env, std::string incidents_file, JobProcesses& processes,
                            Owner owner)
@@ -140,6 +147,15 @@ void IncidentFlow::ScheduleSettle() {
 }
 
 void IncidentFlow::WriteSettled() {
+  const SteadyTime now = env_.SteadyNow();
+  if (const std::optional<SteadyTime> due = builder_.SettlesAt();
+      due && now >= *due && now - *due < kTracebackWait && owner_.traceback_open &&
+      owner_.traceback_open()) {
+    // Its traceback, most likely, begun with the failure and decided once its writer is
+    // quiet: it joins before the incident is told.
+    settle_->Start(kTracebackPoll, {});
+    return;
+  }
   if (std::optional<detect::Incident> incident =
           builder_.TakeSettled(env_.SteadyNow(), env_.WallNow())) {
     Write(*incident, {}, nullptr);

@@ -38,7 +38,13 @@ class IncidentFlow final : public Pipeline {
     std::function<void()> recorded;
     // An incident settled, or a capture or its hooks finished (the wrap may wait to exit).
     std::function<void()> settled;
+    // Whether a traceback is still being read in some stream (its writer not yet quiet).
+    // Optional: an incident whose settle time is over waits for it, at most
+    // kTracebackWait, so that a traceback printed with the failure (a shared log of many
+    // ranks keeps its writer busy) joins it instead of opening an incident of its own.
+    std::function<bool()> traceback_open;
   };
+  static constexpr std::chrono::milliseconds kTracebackWait{5000};
   // What a manual snapshot adds to a capture.
   struct ManualOptions {
     std::string container;

@@ -421,13 +421,30 @@ std::string JobSection(const json& manifest) {
   std::string html = fmt::format(
       "<section id=\"job\">\n<h2>The job on every node</h2>\n<p>Job <code>{}</code>: the "
       "incidents its nodes published on the shared directory, as this node knew them when it "
-      "captured, oldest first by each node's own clock; the first is highlighted. "
+      "captured, oldest first by each node's own clock; the first failure is highlighted. "
       "<code>trainwatch job {}</code> shows them as they are now.</p>\n<table>\n<thead><tr>"
       "<th>opened (UTC)</th><th>node</th><th>first rank</th><th>kind</th><th>summary</th>"
       "<th>cause, action</th><th>bundle (on that node)</th></tr></thead>\n<tbody>\n",
       Escape(job), Escape(job));
-  bool first = true;
+  // The first failure, as `trainwatch job` tells it: the oldest, unless one that names its
+  // first failing rank (a rank's own error, not its peers' consequences) opened within the
+  // 5 s allowed for clock skew.
+  const auto opened_ms = [](const json& record) {
+    const auto opened = record.find("opened_ms");
+    return opened != record.end() && opened->is_number_integer() ? opened->get<std::int64_t>()
+                                                                 : std::int64_t{0};
+  };
+  std::size_t first_index = 0;
+  for (std::size_t i = 0; i < incidents.size(); ++i) {
+    if (incidents[i].contains("first_rank") && incidents[i]["first_rank"].is_number_integer() &&
+        opened_ms(incidents[i]) - opened_ms(incidents[0]) <= 5000) {
+      first_index = i;
+      break;
+    }
+  }
+  std::size_t index = 0;
   for (const json& other : incidents) {
+    const bool first = index++ == first_index;
     const auto opened = other.find("opened_ms");
     const std::string when =
         opened != other.end() && opened->is_number_integer()
@@ -449,7 +466,6 @@ std::string JobSection(const json& manifest) {
         Escape(TextOf(other, "first_rank")), Escape(TextOf(other, "kind")),
         Escape(TextOf(other, "summary")), Escape(TextOf(other, "cause")),
         Escape(TextOf(other, "action")), bundle_cell);
-    first = false;
   }
   return html + "</tbody>\n</table>\n</section>\n";
 }

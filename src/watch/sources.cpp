@@ -311,6 +311,16 @@ void Sources::ReleaseIncidentHolds() {
   });
 }
 
+bool Sources::AnyTracebackOpen() {
+  bool open = false;
+  ForEachSource([&](WatchedSource& source) {
+    source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile*) {
+      open = open || stream.TracebackOpen();
+    });
+  });
+  return open;
+}
+
 bool Sources::StartWrap(int pid, const std::string& comm) {
   return wrap_->StartWrap(env_, OutletFor(), context_lines_, pid, comm);
 }

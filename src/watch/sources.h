@@ -83,6 +83,8 @@ class Sources {
   void SaveTo(source::TailState& state) const;
   // The open incident was written: no stream needs to hold its offsets back any more.
   void ReleaseIncidentHolds();
+  // Whether some stream is still reading a traceback (it fires once its writer is quiet).
+  bool AnyTracebackOpen();
   // Calls visit(activity) with what each stream shows now, for the incidents' lifecycle.
   void ForEachActivity(const std::function<void(const ops::StreamActivity&)>& visit);
   // The processes known to write the streams, each once.

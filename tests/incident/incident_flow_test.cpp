@@ -113,6 +113,7 @@ class IncidentFlowTest : public ::testing::Test {
     owner.may_record = [this] { return may_record_; };
     owner.recorded = [this] { ++recorded_; };
     owner.settled = [this] { ++settled_; };
+    owner.traceback_open = [this] { return traceback_open_; };
     flow_ = std::make_unique<IncidentFlow>(env_, incidents_file(), processes_, owner);
     if (with_log) {
       flow_->AddSink(
@@ -142,6 +143,7 @@ class IncidentFlowTest : public ::testing::Test {
   RecordingSink* sink_ = nullptr;
   std::vector<std::string> heard_;
   bool may_record_ = true;
+  bool traceback_open_ = false;
   int recorded_ = 0;
   int settled_ = 0;
 };
@@ -178,6 +180,32 @@ TEST_F(IncidentFlowTest, FiringsWithinTheSettleTimeJoinOneIncident) {
   ASSERT_EQ(sink_->recorded.size(), 1u);
   EXPECT_EQ(sink_->recorded[0].firings.size(), 2u);
   EXPECT_EQ(heard_[1], "fired nccl.error: joined (2)");
+}
+
+TEST_F(IncidentFlowTest, ATracebackStillBeingReadJoinsTheIncidentItsSettleWaitsForIt) {
+  Start();
+  Fire(Crash("pytorch.gloo.error", "[rank0]:RuntimeError: Connection closed by peer"));
+  traceback_open_ = true;  // a rank's traceback began before; its writer is not yet quiet
+  env_.Advance(milliseconds(2000));
+  env_.Advance(milliseconds(1500));
+  EXPECT_TRUE(sink_->recorded.empty()) << "the settle waits for the traceback";
+  traceback_open_ = false;
+  Fire(Crash("python.traceback", "RuntimeError: Connection closed by peer"));
+  env_.Advance(milliseconds(100));
+  ASSERT_EQ(sink_->recorded.size(), 1u);
+  EXPECT_EQ(sink_->recorded[0].firings.size(), 2u);
+  EXPECT_EQ(heard_[1], "fired python.traceback: joined (2)");
+}
+
+TEST_F(IncidentFlowTest, ATracebackThatNeverClosesHoldsTheIncidentAtMostItsWait) {
+  Start();
+  Fire(Crash("py.traceback"));
+  traceback_open_ = true;  // another stream's writer never goes quiet
+  env_.Advance(milliseconds(2000));
+  env_.Advance(IncidentFlow::kTracebackWait - milliseconds(100));
+  EXPECT_TRUE(sink_->recorded.empty());
+  env_.Advance(milliseconds(200));
+  EXPECT_EQ(sink_->recorded.size(), 1u);
 }
 
 TEST_F(IncidentFlowTest, AStallOfTheCrashedJobJoinsItsIncidentAndIsCapturedOnce) {

@@ -289,6 +289,81 @@ TEST_F(ClusterTest, APeerNodeCapturesItsRanksWhenAnotherNodesRankFails) {
   node1_job.KillGroup();
 }
 
+// Issue 29's two-node row: rank 3 (node1) raises a ValueError and exits; every other rank, on
+// both nodes, then fails on gloo's "Connection closed by peer". One incident per node, and
+// one answer for the job: the ValueError, rank 3 on node1, never a survivor's consequence.
+TEST_F(ClusterTest, AnErrorAndItsConsequencesOnTwoNodesAreOneAnswer) {
+  if (!HavePyTorch()) {
+    GTEST_SKIP() << kNoPyTorch;
+  }
+  StartNodes("cluster: {node_name: node0, shared_dir: shared, poll_interval: 1s}\n", "5m");
+  const std::string run_id = "run-" + std::to_string(::getpid());
+  const std::string port = std::to_string(FreeLoopbackPort());
+  JobProcess node0_job(JobScript("two_node_ranks.py"),
+                       {"--node-rank", "0", "--port", port, "--run-id", run_id},
+                       Dir("logs/ranks.log"));
+  JobProcess node1_job(JobScript("two_node_ranks.py"),
+                       {"--node-rank", "1", "--port", port, "--run-id", run_id, "--crash-rank", "3",
+                        "--crash-exits"},
+                       Dir("logs1/ranks.log"));
+  // Both nodes have spoken once every rank is gone and their settle times are over.
+  const auto every_rank_failed = [&] {
+    const std::string node0 = ReadFile(Dir("logs/ranks.log"));
+    const std::string node1 = ReadFile(Dir("logs1/ranks.log"));
+    return node1.find("ValueError: bad batch at step 5") != std::string::npos &&
+           node0.find("[rank0]:") != std::string::npos &&
+           node0.find("[rank1]:RuntimeError") != std::string::npos &&
+           node0.find("[rank0]:RuntimeError") != std::string::npos;
+  };
+  ASSERT_TRUE(WaitUntil(every_rank_failed, 120s))
+      << ReadFile(Dir("logs/ranks.log")) << ReadFile(Dir("logs1/ranks.log"));
+  std::vector<Json> node0_incidents;
+  std::vector<Json> node1_incidents;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        node0_incidents = ReadIncidents(state());
+        node1_incidents = ReadIncidents(Dir("state1"));
+        return !node0_incidents.empty() && !node1_incidents.empty();
+      },
+      60s))
+      << daemon_->Log() << node1_->Log();
+  std::this_thread::sleep_for(8s);  // anything that would come late (a second incident)
+  node0_incidents = ReadIncidents(state());
+  node1_incidents = ReadIncidents(Dir("state1"));
+  const std::string logs = daemon_->Log() + "\n--- node1 ---\n" + node1_->Log();
+  ASSERT_EQ(node1_incidents.size(), 1U) << logs;
+  ASSERT_EQ(node0_incidents.size(), 1U) << logs;
+  const Json& cause = node1_incidents[0];
+  EXPECT_EQ(cause["job"]["id"], run_id) << cause.dump(1);
+  EXPECT_NE(cause.value("summary", "").find("ValueError: bad batch at step 5"), std::string::npos)
+      << cause.dump(1);
+  EXPECT_EQ(cause.value("first_failing_rank", -1), 3) << cause.dump(1);
+  // node0's incident is about its ranks' consequence, and says whose failure it follows.
+  const Json& consequence = node0_incidents[0];
+  EXPECT_EQ(consequence["job"]["id"], run_id) << consequence.dump(1);
+  EXPECT_EQ(consequence.value("summary", "").find("ValueError"), std::string::npos)
+      << consequence.dump(1);
+  // One answer for the job: node1's rank 3 and its ValueError, from either node's view.
+  const RunResult merged =
+      RunBinary({TrainwatchBinary(), "job", run_id, "--shared-dir", Dir("shared")});
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  EXPECT_NE(merged.out.find("first      node1 rank 3 at "), std::string::npos) << merged.out;
+  EXPECT_NE(merged.out.find("ValueError: bad batch at step 5"), std::string::npos) << merged.out;
+  EXPECT_NE(merged.out.find("verdict    cause application, action inspect (from node1: "),
+            std::string::npos)
+      << merged.out;
+  // node0's ranks' consequences do not make it first, whichever node wrote earlier.
+  EXPECT_EQ(merged.out.find("first      node0"), std::string::npos) << merged.out;
+  const RunResult listed = RunBinary({TrainwatchBinary(), "job", "--shared-dir", Dir("shared")});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find(run_id + ": 2 incidents from 2 nodes, first on node1"),
+            std::string::npos)
+      << listed.out;
+  std::printf("%s", merged.out.c_str());
+  node0_job.KillGroup();
+  node1_job.KillGroup();
+}
+
 TEST_F(ClusterTest, ThroughSshfsPeersSeeEachOtherAndADeadMountLosesNoIncident) {
   if (!CanMountSshfs()) {
     GTEST_SKIP() << "needs root, /dev/fuse, sshfs and /usr/lib/openssh/sftp-server "

@@ -11,14 +11,18 @@ Exists for trainwatch's integration tests of one job across nodes:
 starting a non-daemon thread that never ends: the traceback is printed, and
 the process then hangs at interpreter exit waiting for that thread (a common
 way real ranks fail), holding its connections open, so the other ranks block
-in all_reduce (1 h gloo timeout) instead of failing fast. No progress bar: a
-stalled bar must not be what the other nodes detect.
+in all_reduce (1 h gloo timeout) instead of failing fast. With --crash-exits the
+rank raises a ValueError and exits instead: every other rank, on every node,
+then fails on gloo ("Connection closed by peer"), the consequence printed after
+the cause. No progress bar: a stalled bar must not be what the other nodes
+detect.
 
 Stopping it: the ranks set PR_SET_PDEATHSIG=SIGKILL; kill the launcher's
 process group (start it with setsid/setpgid).
 
 usage: /usr/bin/python3 two_node_ranks.py --node-rank N --nodes N
            --local-ranks N --port P --run-id ID [--crash-rank R] [--crash-at N]
+           [--crash-exits]
 """
 import os
 import sys
@@ -76,6 +80,8 @@ def worker(args):
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     x, y = torch.randn(32, 16), torch.randn(32, 4)
     for step in range(args.steps):
+        if rank == args.crash_rank and step == args.crash_at and args.crash_exits:
+            raise ValueError(f"bad batch at step {step}")
         if rank == args.crash_rank and step == args.crash_at:
             threading.Thread(target=lambda: time.sleep(3600), name="stuck-loader").start()
             raise RuntimeError(f"rank {rank}: corrupted batch at step {step}")
@@ -100,6 +106,7 @@ def main():
     p.add_argument("--run-id", required=True)
     p.add_argument("--crash-rank", type=int, default=-1)
     p.add_argument("--crash-at", type=int, default=5)
+    p.add_argument("--crash-exits", action="store_true")
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--step-seconds", type=float, default=0.1)
     args = p.parse_args()
