@@ -77,6 +77,30 @@ class ClusterTest : public DaemonTest {
              return record.is_object() && !record.value("bundle", "").empty();
            });
   }
+  // A job of world size 4 over the two nodes (two_node_ranks.py, its id from the ranks'
+  // TORCHELASTIC_RUN_ID, not the config): ranks 0-1 write node0's log, ranks 2-3 node1's,
+  // rank 3 failing as `crash` says (two_node_ranks.py's --crash-* options).
+  struct TwoNodeJob {
+    std::string run_id;
+    std::unique_ptr<JobProcess> node0;
+    std::unique_ptr<JobProcess> node1;
+  };
+  TwoNodeJob StartTwoNodeJob(const std::vector<std::string>& crash) {
+    StartNodes("cluster: {node_name: node0, shared_dir: shared, poll_interval: 1s}\n", "5m");
+    TwoNodeJob job{"run-" + std::to_string(::getpid()), nullptr, nullptr};
+    const std::string port = std::to_string(FreeLoopbackPort());
+    job.node0 = std::make_unique<JobProcess>(
+        JobScript("two_node_ranks.py"),
+        std::vector<std::string>{"--node-rank", "0", "--port", port, "--run-id", job.run_id},
+        Dir("logs/ranks.log"));
+    std::vector<std::string> node1_args = {"--node-rank", "1",        "--port",       port,
+                                           "--run-id",    job.run_id, "--crash-rank", "3"};
+    node1_args.insert(node1_args.end(), crash.begin(), crash.end());
+    job.node1 = std::make_unique<JobProcess>(JobScript("two_node_ranks.py"), node1_args,
+                                             Dir("logs1/ranks.log"));
+    return job;
+  }
+
   std::unique_ptr<DaemonProcess> node1_;
 };
 
@@ -193,19 +217,9 @@ TEST_F(ClusterTest, APeerNodeCapturesItsRanksWhenAnotherNodesRankFails) {
   if (!HavePyTorch()) {
     GTEST_SKIP() << kNoPyTorch;
   }
-  // The job id comes from the ranks' environment (TORCHELASTIC_RUN_ID), not the config.
-  StartNodes("cluster: {node_name: node0, shared_dir: shared, poll_interval: 1s}\n", "5m");
-  const std::string run_id = "run-" + std::to_string(::getpid());
-  const std::string port = std::to_string(FreeLoopbackPort());
-  // World size 4: ranks 0-1 on node0, ranks 2-3 on node1; rank 3 fails, the others then
-  // block in all_reduce.
-  JobProcess node0_job(JobScript("two_node_ranks.py"),
-                       {"--node-rank", "0", "--port", port, "--run-id", run_id},
-                       Dir("logs/ranks.log"));
-  JobProcess node1_job(
-      JobScript("two_node_ranks.py"),
-      {"--node-rank", "1", "--port", port, "--run-id", run_id, "--crash-rank", "3"},
-      Dir("logs1/ranks.log"));
+  // Rank 3 fails and hangs at exit, holding its connections: the others block in all_reduce.
+  TwoNodeJob job = StartTwoNodeJob({});
+  const std::string& run_id = job.run_id;
   Json failure;
   ASSERT_TRUE(WaitUntil(
       [&] {
@@ -290,8 +304,8 @@ TEST_F(ClusterTest, APeerNodeCapturesItsRanksWhenAnotherNodesRankFails) {
       RunBinary({TrainwatchBinary(), "job", run_id, "--shared-dir", Dir("shared")});
   ASSERT_EQ(merged.exit_code, 0) << merged.err;
   EXPECT_NE(merged.out.find("first      node1 rank 3 at "), std::string::npos) << merged.out;
-  node0_job.KillGroup();
-  node1_job.KillGroup();
+  job.node0->KillGroup();
+  job.node1->KillGroup();
 }
 
 // Issue 29's two-node row: rank 3 (node1) raises a ValueError and exits; every other rank, on
@@ -301,16 +315,8 @@ TEST_F(ClusterTest, AnErrorAndItsConsequencesOnTwoNodesAreOneAnswer) {
   if (!HavePyTorch()) {
     GTEST_SKIP() << kNoPyTorch;
   }
-  StartNodes("cluster: {node_name: node0, shared_dir: shared, poll_interval: 1s}\n", "5m");
-  const std::string run_id = "run-" + std::to_string(::getpid());
-  const std::string port = std::to_string(FreeLoopbackPort());
-  JobProcess node0_job(JobScript("two_node_ranks.py"),
-                       {"--node-rank", "0", "--port", port, "--run-id", run_id},
-                       Dir("logs/ranks.log"));
-  JobProcess node1_job(JobScript("two_node_ranks.py"),
-                       {"--node-rank", "1", "--port", port, "--run-id", run_id, "--crash-rank", "3",
-                        "--crash-exits"},
-                       Dir("logs1/ranks.log"));
+  TwoNodeJob job = StartTwoNodeJob({"--crash-exits"});
+  const std::string& run_id = job.run_id;
   // Both nodes have spoken once every rank is gone and their settle times are over.
   const auto every_rank_failed = [&] {
     const std::string node0 = ReadFile(Dir("logs/ranks.log"));
@@ -365,8 +371,8 @@ TEST_F(ClusterTest, AnErrorAndItsConsequencesOnTwoNodesAreOneAnswer) {
             std::string::npos)
       << listed.out;
   std::printf("%s", merged.out.c_str());
-  node0_job.KillGroup();
-  node1_job.KillGroup();
+  job.node0->KillGroup();
+  job.node1->KillGroup();
 }
 
 TEST_F(ClusterTest, ThroughSshfsPeersSeeEachOtherAndADeadMountLosesNoIncident) {
