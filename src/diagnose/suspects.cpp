@@ -282,6 +282,27 @@ std::map<std::size_t, std::string> ProgressReasons(const std::vector<RankState>&
   return reasons;
 }
 
+// Whether a rank's exit is evidence against it. Not when no peer is left to have run on (all
+// exited: the exits tell no one apart), and not when another rank printed the first error and
+// this one's end says nothing of its own (an exit code, SIGTERM from the launcher): the peers
+// of a failed rank exit on its account, with gloo's "Connection closed by peer". A kill (the
+// OOM killer, SIGKILL with no launcher's SIGTERM before it) is its own evidence.
+bool ExitTells(const RankState& rank, const std::vector<RankState>& ranks, const JobClues& clues) {
+  const bool peers_alive = std::any_of(ranks.begin(), ranks.end(), [&](const RankState& peer) {
+    return &peer != &rank && peer.alive;
+  });
+  if (!peers_alive) {
+    return false;
+  }
+  if (!clues.first_error_rank || rank.rank == clues.first_error_rank) {
+    return true;
+  }
+  const std::string& cause = rank.exit_cause;
+  return cause.find("OOM") != std::string::npos ||
+         (cause.find("signal") != std::string::npos && cause.find("SIGTERM") == std::string::npos &&
+          cause.find("SIGINT") == std::string::npos && cause.find("SIGHUP") == std::string::npos);
+}
+
 }  // namespace
 
 RankDiagnosis Diagnose(const std::vector<RankState>& ranks, const JobClues& clues) {
@@ -305,11 +326,17 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks, const JobClues& clue
                   [](const RankGroup& group) { return group.in_collective; });
   const std::map<std::size_t, std::string> progress_reasons =
       ProgressReasons(ranks, clues.progress);
-  // The majority: the one largest group, when it is larger than every other.
+  // The majority: the one largest group of live ranks, when it is larger than every other
+  // (ranks that exited have no stack to differ from).
+  std::vector<const RankGroup*> live_groups;
+  for (const RankGroup& group : diagnosis.groups) {
+    if (group.where != "exited") {
+      live_groups.push_back(&group);
+    }
+  }
   const RankGroup* majority = nullptr;
-  if (diagnosis.groups.size() > 1 &&
-      diagnosis.groups[0].labels.size() > diagnosis.groups[1].labels.size()) {
-    majority = &diagnosis.groups[0];
+  if (live_groups.size() > 1 && live_groups[0]->labels.size() > live_groups[1]->labels.size()) {
+    majority = live_groups[0];
   }
   const RankGroup* waiting = nullptr;  // the largest group waiting in a collective
   for (const RankGroup& group : diagnosis.groups) {
@@ -325,8 +352,10 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks, const JobClues& clue
                       [&](const RankGroup& candidate) { return candidate.where == where_of[i]; });
     std::vector<std::string> reasons;
     if (!rank.alive) {
-      reasons.push_back("exited while its peers ran on" +
-                        (rank.exit_cause.empty() ? "" : " (" + rank.exit_cause + ")"));
+      if (ExitTells(rank, ranks, clues)) {
+        reasons.push_back("exited while its peers ran on" +
+                          (rank.exit_cause.empty() ? "" : " (" + rank.exit_cause + ")"));
+      }
     } else if (any_in_collective && !group.in_collective && group.where != "no stack") {
       reasons.push_back(
           "not inside a collective (" + group.where + ") while " + JoinLabels(waiting->labels) +

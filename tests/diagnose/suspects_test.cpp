@@ -71,6 +71,33 @@ TEST(Diagnose, NamesABusyRankAmongIdlePeersAndAnExitedOne) {
   EXPECT_EQ(diagnosis.Summary(), "ranks 0, 1: all_reduce at train.py:88; rank 2: exited");
 }
 
+TEST(Diagnose, AnExitIsEvidenceOnlyWhenPeersRanOnAndNoOtherRankFailedFirst) {
+  // Rank 2 raised; rank 1 then failed on its account ("Connection closed by peer") and exited.
+  std::vector<RankState> ranks = {Rank(0, kAllReduce), Rank(1, {}), Rank(2, {})};
+  ranks[1].alive = false;
+  ranks[1].exit_cause = "exit code 1";
+  ranks[2].alive = false;
+  ranks[2].exit_cause = "exit code 1";
+  RankDiagnosis diagnosis = Diagnose(ranks, FirstError(2));
+  ASSERT_EQ(diagnosis.suspects.size(), 1u);
+  EXPECT_EQ(diagnosis.suspects[0].rank, 2);
+  EXPECT_EQ(diagnosis.suspects[0].reason,
+            "exited while its peers ran on (exit code 1); the first to print an error");
+  // Stopped by the launcher after the failure: still a consequence. Killed by the OOM killer:
+  // evidence of its own.
+  ranks[1].exit_cause = "killed by signal 15 (SIGTERM)";
+  EXPECT_EQ(Diagnose(ranks, FirstError(2)).suspects.size(), 1u);
+  ranks[1].exit_cause = "killed by the kernel's OOM killer (signal 9)";
+  diagnosis = Diagnose(ranks, FirstError(2));
+  ASSERT_EQ(diagnosis.suspects.size(), 2u);
+  EXPECT_EQ(diagnosis.suspects[0].rank, 1);
+  // Every rank gone: the exits tell no one apart; the first error still does.
+  ranks[0].alive = false;
+  diagnosis = Diagnose(ranks, FirstError(2));
+  ASSERT_EQ(diagnosis.suspects.size(), 1u);
+  EXPECT_EQ(diagnosis.suspects[0].reason, "the first to print an error");
+}
+
 TEST(Diagnose, NoSuspectWhenEveryRankIsInTheSamePlace) {
   EXPECT_TRUE(Diagnose({Rank(0, kAllReduce), Rank(1, kAllReduce)}).suspects.empty());
   // Stacks differ but no majority and no collective: nobody to blame.

@@ -363,6 +363,10 @@ TEST_F(ClusterTest, AnErrorAndItsConsequencesOnTwoNodesAreOneAnswer) {
   EXPECT_NE(merged.out.find("verdict    cause application, action inspect (from node1: "),
             std::string::npos)
       << merged.out;
+  // The one suspect is rank 3: the ranks that exited on its account are none.
+  EXPECT_NE(merged.out.find("suspect    node1 rank 3: "), std::string::npos) << merged.out;
+  EXPECT_EQ(merged.out.find("suspect    node0"), std::string::npos) << merged.out;
+  EXPECT_EQ(merged.out.find("suspect    node1 rank 2"), std::string::npos) << merged.out;
   // node0's ranks' consequences do not make it first, whichever node wrote earlier.
   EXPECT_EQ(merged.out.find("first      node0"), std::string::npos) << merged.out;
   const RunResult listed = RunBinary({TrainwatchBinary(), "job", "--shared-dir", Dir("shared")});
