@@ -18,6 +18,8 @@ bool WantedFor(const config::When& when, const detect::Incident& incident) {
       return when.device;
     case rules::RuleKind::kWarning:
       return when.warning;
+    case rules::RuleKind::kDiverged:
+      return when.diverged;
   }
   return false;
 }

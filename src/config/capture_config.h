@@ -24,7 +24,8 @@ struct When {
   bool device = true;
   bool manual = true;  // `trainwatch snapshot`
   bool warning = false;
-  bool peer = true;  // another node of the job opened an incident (cluster.shared_dir)
+  bool peer = true;      // another node of the job opened an incident (cluster.shared_dir)
+  bool diverged = true;  // the training diverged (a loss that stays NaN)
 
   bool operator==(const When&) const = default;
 };

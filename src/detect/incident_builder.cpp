@@ -17,8 +17,10 @@ namespace {
 int Rank(rules::RuleKind kind) {
   switch (kind) {
     case rules::RuleKind::kDevice:
-      return 3;
+      return 4;
     case rules::RuleKind::kCrash:
+      return 3;
+    case rules::RuleKind::kDiverged:  // a crash it ends in says more; a stall it causes less
       return 2;
     case rules::RuleKind::kHang:
       return 1;

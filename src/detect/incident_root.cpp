@@ -16,6 +16,7 @@ int RoleClass(const Firing& firing) {
     case rules::RuleKind::kDevice:
       return static_cast<int>(firing.event.role);  // primary 0, consequence 1, report 2
     case rules::RuleKind::kHang:
+    case rules::RuleKind::kDiverged:
       return 3;
     case rules::RuleKind::kWarning:
       return 4;

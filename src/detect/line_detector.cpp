@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "detect/metric_parser.h"
+
 namespace trainwatch::detect {
 
 using rules::LineRule;
@@ -89,6 +91,11 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
     }
   }
   event.text = EventText(match.segment, match_end, event.cut);
+  if (const auto* metric = std::get_if<rules::MetricDetector>(&rule.detector)) {
+    if (!OnMetric(*metric, match.rule, match.segment, event)) {
+      return;
+    }
+  }
   if (const auto* threshold = std::get_if<ThresholdDetector>(&rule.detector)) {
     auto& hits = threshold_hits_[match.rule];
     hits.push_back(now);
@@ -104,6 +111,53 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
     event.summary_line = event.line;
   }
   out.push_back(std::move(event));
+}
+
+bool LineDetector::OnMetric(const rules::MetricDetector& metric, std::size_t rule,
+                            std::string_view segment, Event& event) {
+  const std::optional<LossReading> reading = ReadLoss(segment);
+  if (!reading) {
+    return false;
+  }
+  const std::pair<std::size_t, std::string> key{rule, std::string(WriterPrefixOf(segment))};
+  auto found = metric_runs_.find(key);
+  if (found == metric_runs_.end()) {
+    if (metric_runs_.size() >= kMaxMetricWriters) {
+      metric_runs_.erase(metric_runs_.begin());
+    }
+    found = metric_runs_.emplace(key, MetricRun{}).first;
+  }
+  MetricRun& run = found->second;
+  if (reading->finite) {
+    run = MetricRun{};
+    run.last_finite = reading->value;
+    run.last_finite_step = reading->step;
+    return false;
+  }
+  if (reading->overflow) {
+    return false;  // fp16's scaler skipped the step and goes on: neither counts nor resets
+  }
+  if (run.not_finite++ == 0) {
+    run.first_line = event.line;
+    run.first_step = reading->step;
+  }
+  if (run.fired || run.not_finite < metric.not_finite_for) {
+    return false;
+  }
+  run.fired = true;  // once per run: a finite value starts the count again
+  std::string said = std::string(WriterPrefixOf(segment));
+  said += (said.empty() ? "" : " ") + metric.metric + " is " + LossText(reading->value) + " on " +
+          std::to_string(run.not_finite) + " lines in a row since " +
+          (run.first_step ? "step " + std::to_string(*run.first_step) + " (line " +
+                                std::to_string(run.first_line) + ")"
+                          : "line " + std::to_string(run.first_line));
+  if (run.last_finite) {
+    said += "; the last finite " + metric.metric + " was " + LossText(*run.last_finite) +
+            (run.last_finite_step ? " at step " + std::to_string(*run.last_finite_step) : "");
+  }
+  event.summary = std::move(said);
+  event.summary_line = event.line;
+  return true;
 }
 
 void LineDetector::EmitTracebacks(const Grouping& grouping, std::vector<Event>& out) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,6 +55,10 @@ class LineDetector {
 
   void OnMatch(const source::LineBatch& batch, const rules::SegmentMatch& match, TimePoint now,
                std::vector<Event>& out);
+  // A metric rule's candidate line: true when it completes a run of not-finite values (the
+  // event's summary is then set).
+  bool OnMetric(const rules::MetricDetector& metric, std::size_t rule, std::string_view segment,
+                Event& event);
   void EmitTracebacks(const Grouping& grouping, std::vector<Event>& out);
   // Up to TracebackGrouper::kMarkerWindow lines before `record`, nearest first.
   std::span<const std::string_view> LinesBefore(const source::LineBatch& batch, std::size_t record);
@@ -64,10 +69,22 @@ class LineDetector {
   rules::LineMatcher matcher_;
   std::vector<rules::SegmentMatch> matches_;  // reused between batches
   std::vector<Grouping> groupings_;
-  std::vector<Header> headers_;        // per grouping, for the current record
+  std::vector<Header> headers_;  // per grouping, for the current record
   // Per threshold rule that matched; bounded by its count. A map, not a slot per rule: an
   // empty deque costs half a kilobyte, and the daemon has a detector per tailed file.
   std::map<std::size_t, std::deque<TimePoint>> threshold_hits_;
+  // Per metric rule and writer prefix: the run of not-finite values under way. Bounded by
+  // kMaxMetricWriters (a log's ranks).
+  struct MetricRun {
+    std::uint32_t not_finite = 0;
+    std::uint64_t first_line = 0;
+    std::optional<std::int64_t> first_step;
+    std::optional<double> last_finite;
+    std::optional<std::int64_t> last_finite_step;
+    bool fired = false;
+  };
+  static constexpr std::size_t kMaxMetricWriters = 1024;
+  std::map<std::pair<std::size_t, std::string>, MetricRun> metric_runs_;
   std::vector<Traceback> finished_;
   std::array<std::string_view, TracebackGrouper::kMarkerWindow> before_;
   // The last lines of the previous batch, nearest first: a header at the top of a batch still

@@ -28,6 +28,9 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
       match = &pattern->match;
       unless = &pattern->unless;
       line_rule.multiline = pattern->multiline != Multiline::kNone;
+    } else if (const auto* metric = std::get_if<MetricDetector>(&rule.detector)) {
+      match = &metric->match;
+      unless = &metric->unless;
     } else {
       const auto& threshold = std::get<ThresholdDetector>(rule.detector);
       match = &threshold.match;

@@ -13,7 +13,7 @@ namespace trainwatch::rules {
 namespace {
 
 const std::vector<std::string> kDetectorKeys = {"pattern", "threshold", "progress", "silence",
-                                                "exit",    "stack"};
+                                                "exit",    "stack",     "metric"};
 
 struct SignalName {
   const char* name;
@@ -42,7 +42,8 @@ class DetectorParser {
       yaml_.Fail(
           node,
           label +
-              " has no detector: give one of pattern, threshold, progress, silence, exit, stack");
+              " has no detector: give one of pattern, threshold, progress, silence, exit, stack, "
+              "metric");
       return;
     }
     if (present.size() > 1) {
@@ -141,12 +142,48 @@ class DetectorParser {
       rule.detector = detector;
     } else if (which == "stack") {
       ParseStack(body, rule, label);
+    } else if (which == "metric") {
+      ParseMetric(body, rule, label);
     } else {
       ParseExit(body, rule, label);
     }
   }
 
  private:
+  // `metric: {name, not_finite_for, pattern, unless}`: the loss read from the lines the
+  // `pattern` picks (default: those that say "loss").
+  void ParseMetric(const YAML::Node& body, Rule& rule, const std::string& label) {
+    if (!body.IsMap()) {
+      yaml_.Fail(body, label + ": 'metric' must be a mapping {name, not_finite_for, pattern}");
+      return;
+    }
+    yaml_.CheckKeys(body, {"name", "not_finite_for", "pattern", "unless"}, "metric");
+    MetricDetector detector;
+    detector.match = Pattern{"(?i)loss", yaml_.Where(body)};
+    if (auto name = body["name"]) {
+      if (auto text = yaml_.Scalar(name, "metric name")) {
+        if (*text != "loss") {
+          yaml_.Fail(name, label + ": metric '" + *text + "' is not read (only loss is)");
+        }
+      }
+    }
+    if (auto count = body["not_finite_for"]) {
+      if (auto value =
+              config::WholeNumber(yaml_, count, label + ": metric not_finite_for", 1, 1000000)) {
+        detector.not_finite_for = static_cast<std::uint32_t>(*value);
+      }
+    }
+    if (auto match = body["pattern"]) {
+      if (auto parsed = PatternField(match, "metric pattern")) {
+        detector.match = *parsed;
+      }
+    }
+    if (auto unless = body["unless"]) {
+      detector.unless = PatternField(unless, "metric unless");
+    }
+    rule.detector = detector;
+  }
+
   // `stack: {function, file, says}`: a pattern on a hang's stacks, for kind hang only.
   void ParseStack(const YAML::Node& body, Rule& rule, const std::string& label) {
     if (!body.IsMap()) {
@@ -174,8 +211,9 @@ class DetectorParser {
       }
     }
     if (detector.says.empty()) {
-      yaml_.Fail(body, label + ": stack has no 'says' (e.g. says: '{rank} waits in {function} "
-                               "at {file}:{line}')");
+      yaml_.Fail(body, label +
+                           ": stack has no 'says' (e.g. says: '{rank} waits in {function} "
+                           "at {file}:{line}')");
     }
     rule.detector = detector;
   }

@@ -14,12 +14,15 @@ std::string_view RuleKindName(RuleKind kind) {
       return "device";
     case RuleKind::kWarning:
       return "warning";
+    case RuleKind::kDiverged:
+      return "diverged";
   }
   return "unknown";
 }
 
 std::optional<RuleKind> ParseRuleKind(std::string_view name) {
-  for (RuleKind kind : {RuleKind::kCrash, RuleKind::kHang, RuleKind::kDevice, RuleKind::kWarning}) {
+  for (RuleKind kind : {RuleKind::kCrash, RuleKind::kHang, RuleKind::kDevice, RuleKind::kWarning,
+                        RuleKind::kDiverged}) {
     if (RuleKindName(kind) == name) {
       return kind;
     }
@@ -35,7 +38,8 @@ bool Rule::HasTag(std::string_view tag) const {
 
 bool Rule::MatchesLines() const {
   return std::holds_alternative<PatternDetector>(detector) ||
-         std::holds_alternative<ThresholdDetector>(detector);
+         std::holds_alternative<ThresholdDetector>(detector) ||
+         std::holds_alternative<MetricDetector>(detector);
 }
 
 }  // namespace trainwatch::rules

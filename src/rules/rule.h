@@ -16,7 +16,9 @@
 
 namespace trainwatch::rules {
 
-enum class RuleKind { kCrash, kHang, kDevice, kWarning };
+// kDiverged: the training itself went wrong while its processes run on (a loss that stays
+// NaN): an incident of its own, not a crash or a hang.
+enum class RuleKind { kCrash, kHang, kDevice, kWarning, kDiverged };
 
 std::string_view RuleKindName(RuleKind kind);
 std::optional<RuleKind> ParseRuleKind(std::string_view name);
@@ -80,8 +82,18 @@ struct StackDetector {
   std::string says;
 };
 
+// A training metric the job prints (detect/metric_parser.h): fires when it is NaN or
+// infinite on `not_finite_for` consecutive lines of one writer (one rank prefix), once per run
+// of them. `match` picks the candidate lines (the prefilter's); the parser reads the value.
+struct MetricDetector {
+  Pattern match;
+  std::optional<Pattern> unless;
+  std::string metric = "loss";  // the only one read today
+  std::uint32_t not_finite_for = 3;
+};
+
 using Detector = std::variant<PatternDetector, ThresholdDetector, ProgressDetector, SilenceDetector,
-                              ExitDetector, StackDetector>;
+                              ExitDetector, StackDetector, MetricDetector>;
 
 // A text example and where it was written.
 struct Example {

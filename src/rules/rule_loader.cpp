@@ -24,8 +24,9 @@ namespace fs = std::filesystem;
 constexpr std::uintmax_t kMaxRuleFileBytes = 4 << 20;
 
 const std::set<std::string, std::less<>> kRuleKeys = {
-    "id",       "kind",    "tags", "description", "pattern", "unless", "multiline", "threshold",
-    "progress", "silence", "exit", "stack",       "examples", "cause", "action", "role"};
+    "id",        "kind",      "tags",     "description", "pattern", "unless",
+    "multiline", "threshold", "progress", "silence",     "exit",    "stack",
+    "metric",    "examples",  "cause",    "action",      "role"};
 
 // A problem with a whole file (no line to point at).
 Diagnostic FileProblem(const std::string& file, std::string message) {
@@ -235,18 +236,17 @@ class RuleFileParser {
     if (!rule.MatchesLines() && !stacks) {
       if (examples) {
         yaml_.Fail(examples,
-                   label + ": examples apply to pattern, threshold and stack rules only");
+                   label + ": examples apply to pattern, threshold, metric and stack rules only");
       }
       return;
     }
     if (!examples) {
-      yaml_.Fail(node, label +
-                           (stacks ? " has no 'examples' ({fires: [...], quiet: [...]}); every "
-                                     "stack rule carries a main thread's py-bt it must fire on "
-                                     "and one it must stay quiet on"
-                                   : " has no 'examples' ({fires: [...], quiet: [...]}); every "
-                                     "line rule carries text it must fire on and text it must "
-                                     "stay quiet on"));
+      yaml_.Fail(node, label + (stacks ? " has no 'examples' ({fires: [...], quiet: [...]}); every "
+                                         "stack rule carries a main thread's py-bt it must fire on "
+                                         "and one it must stay quiet on"
+                                       : " has no 'examples' ({fires: [...], quiet: [...]}); every "
+                                         "line rule carries text it must fire on and text it must "
+                                         "stay quiet on"));
       return;
     }
     if (!examples.IsMap()) {

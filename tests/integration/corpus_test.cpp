@@ -1,7 +1,9 @@
 // Runs the real binary over every case of the shared corpus of real training logs (see
 // ../shared/corpus/README.md): every failure case must fire a crash, hang or device rule at
 // or before its trigger line + 30; every `expect: none` case and every silent hang must
-// produce no such event. Skips with a message when ../shared is absent (a user's checkout).
+// produce no such event. A `diverged` event (a loss that stays NaN: the run goes on) is none of
+// those kinds; a `loss_nan` case must have one. Skips with a message when ../shared is absent (a
+// user's checkout).
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -54,8 +56,10 @@ TEST_P(CorpusTest, FiresOnFailuresAndStaysQuietOnHealthyLogs) {
     trigger_file = spec["trigger_line"]["file"].as<std::string>();
   }
 
+  const bool loss_nan = spec["class"] && spec["class"].as<std::string>() == "loss_nan";
   std::uint64_t first_alarm = 0;
   std::string fired_rules;
+  std::string diverged;
   for (const auto& file_node : spec["files"]) {
     const std::string file = file_node.as<std::string>();
     const std::string tag = file == "kmsg.log" ? "kmsg" : "train";
@@ -73,6 +77,11 @@ TEST_P(CorpusTest, FiresOnFailuresAndStaysQuietOnHealthyLogs) {
         continue;
       }
       alarm_in_file = true;
+      if (event["kind"] == "diverged") {
+        diverged += event["rule"].get<std::string>() + "@" + file + ":" +
+                    std::to_string(event["line"].get<std::uint64_t>()) + " ";
+        continue;
+      }
       fired_rules += event["rule"].get<std::string>() + "@" + file + ":" +
                      std::to_string(event["line"].get<std::uint64_t>()) + " ";
       if (file == trigger_file) {
@@ -83,6 +92,8 @@ TEST_P(CorpusTest, FiresOnFailuresAndStaysQuietOnHealthyLogs) {
     EXPECT_EQ(run.exit_code, alarm_in_file ? 1 : 0);
   }
 
+  EXPECT_EQ(!diverged.empty(), loss_nan)
+      << (loss_nan ? "no diverged event on a loss that goes NaN" : "diverged: " + diverged);
   if (!expect_trigger || silent) {
     EXPECT_TRUE(fired_rules.empty()) << "false alarm: " << fired_rules;
     return;

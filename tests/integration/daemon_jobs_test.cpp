@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "integration/daemon_fixture.h"
+#include "support/file_text.h"
 #include "support/run_binary.h"
 
 namespace trainwatch::testing {
@@ -236,6 +237,41 @@ TEST_F(JobTest, AShortGlooTimeoutFiresTheTimeoutRule) {
   EXPECT_NE(incident["summary"].get<std::string>().find("Timed out waiting 1000ms"),
             std::string::npos)
       << incident.dump(1);
+}
+
+// A real job whose loss turns NaN at step 5 and trains on: one `diverged` incident, with the
+// step it began at and the last finite loss, and `scan` of the same log says the same. An fp16
+// overflow step the loss scaler skips (step 2) counts for nothing.
+TEST_F(JobTest, ALossThatStaysNanIsADivergedIncidentAndScanSaysTheSame) {
+  WriteConfig({.settle = "1s"});
+  StartDaemon();
+  JobProcess job(JobScript("loss_goes_nan.py"), {"--nan-at", "5", "--overflow-at", "2"},
+                 Dir("logs/train.log"));
+  EXPECT_EQ(job.Wait(60s), 0);
+  ASSERT_TRUE(WaitUntil([&] { return !IncidentsOf("training.loss_stays_nan").empty(); }, 20s))
+      << daemon_->Log() << ReadFile(Dir("logs/train.log"));
+  std::this_thread::sleep_for(2s);  // a second incident, if one came, would be written by now
+  const std::vector<Json> incidents = ReadIncidents(state());
+  ASSERT_EQ(incidents.size(), 1u) << daemon_->Log();
+  const Json& incident = incidents[0];
+  EXPECT_EQ(incident["kind"], "diverged") << incident.dump(1);
+  EXPECT_EQ(incident["cause"], "application");
+  EXPECT_EQ(incident["action"], "cancel_retries");
+  const std::string summary = incident.value("summary", "");
+  EXPECT_NE(summary.find("loss is nan on 3 lines in a row since step 5 (line "), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("; the last finite loss was "), std::string::npos) << summary;
+  EXPECT_NE(summary.find(" at step 4"), std::string::npos) << summary;
+  // The log replayed: the same rule, line and summary.
+  const RunResult scan =
+      RunBinary({TrainwatchBinary(), "scan", "--rules", TRAINWATCH_TEST_RULES_DIR, "--tag", "train",
+                 "--format", "jsonl", Dir("logs/train.log")});
+  EXPECT_EQ(scan.exit_code, 1) << scan.err;
+  const Json event = Json::parse(scan.out.substr(0, scan.out.find('\n')), nullptr, false);
+  ASSERT_TRUE(event.is_object()) << scan.out;
+  EXPECT_EQ(event["rule"], "training.loss_stays_nan") << scan.out;
+  EXPECT_EQ(event["kind"], "diverged");
+  EXPECT_EQ(event.value("summary", ""), summary) << scan.out;
 }
 
 TEST_F(JobTest, AJobThatGoesSilentIsASilenceIncident) {
