@@ -132,14 +132,15 @@ bool LineDetector::OnMetric(const rules::MetricDetector& metric, std::size_t rul
     run = MetricRun{};
     run.last_finite = reading->value;
     run.last_finite_step = reading->step;
+  } else if (!reading->overflow) {  // an fp16 step the scaler skipped neither counts nor resets
+    if (run.not_finite++ == 0) {
+      run.first_line = event.line;
+      run.first_step = reading->step;
+    }
+  }
+  last_loss_ = LastLoss{reading->value, reading->step, key.second, run.not_finite};
+  if (reading->finite || reading->overflow) {
     return false;
-  }
-  if (reading->overflow) {
-    return false;  // fp16's scaler skipped the step and goes on: neither counts nor resets
-  }
-  if (run.not_finite++ == 0) {
-    run.first_line = event.line;
-    run.first_step = reading->step;
   }
   if (run.fired || run.not_finite < metric.not_finite_for) {
     return false;

@@ -42,6 +42,15 @@ class LineDetector {
   // The first line of the oldest open traceback, 0 when none is open.
   std::uint64_t EarliestOpenLine() const;
 
+  // The training loss a metric rule read last: its value, step and writer's prefix.
+  struct LastLoss {
+    double value = 0;
+    std::optional<std::int64_t> step;
+    std::string writer;
+    std::uint32_t not_finite_in_a_row = 0;  // that writer's run of NaN or inf so far
+  };
+  const std::optional<LastLoss>& last_loss() const { return last_loss_; }
+
  private:
   struct Grouping {
     std::size_t rule;  // index into the compiled rules
@@ -85,6 +94,7 @@ class LineDetector {
   };
   static constexpr std::size_t kMaxMetricWriters = 1024;
   std::map<std::pair<std::size_t, std::string>, MetricRun> metric_runs_;
+  std::optional<LastLoss> last_loss_;
   std::vector<Traceback> finished_;
   std::array<std::string_view, TracebackGrouper::kMarkerWindow> before_;
   // The last lines of the previous batch, nearest first: a header at the top of a batch still

@@ -184,6 +184,10 @@ std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
                                 "gauge");
   MetricFamily steps = Family("trainwatch_progress_position",
                               "The count each progress bar shows now (its step).", "gauge");
+  MetricFamily loss = Family("trainwatch_training_loss",
+                             "The training loss each stream printed last (NaN and +Inf as such), "
+                             "as a metric rule read it.",
+                             "gauge");
   for (const SourceSnapshot& source : snapshot.sources) {
     const std::vector<std::pair<std::string, std::string>> by_source = {{"source", source.name}};
     lines.samples.push_back({by_source, static_cast<double>(source.lines)});
@@ -198,6 +202,10 @@ std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
         advance.samples.push_back({labels, std::round(Seconds(bar.last_advance))});
         steps.samples.push_back({labels, static_cast<double>(bar.count)});
       }
+      if (stream.loss) {
+        loss.samples.push_back(
+            {{{"source", source.name}, {"stream", stream.name}}, stream.loss->value});
+      }
     };
     for (const StreamSnapshot& file : source.files) {
       // A file rotated or deleted away is being finished: its bars are history, and a new
@@ -210,7 +218,7 @@ std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
       add_bars(stream);
     }
   }
-  for (MetricFamily* family : {&lines, &bytes, &files, &advance, &steps}) {
+  for (MetricFamily* family : {&lines, &bytes, &files, &advance, &steps, &loss}) {
     families.push_back(std::move(*family));
   }
   return families;

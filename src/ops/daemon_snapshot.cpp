@@ -17,6 +17,7 @@ StreamSnapshot SnapshotOf(const detect::StreamDetector& stream, detect::SteadyTi
   snapshot.bytes = stream.bytes();
   snapshot.job_ended = stream.progress().ended();
   snapshot.seconds_since_output = SecondsBetween(stream.last_output(), now);
+  snapshot.loss = stream.last_loss();
   for (const auto& [key, bar] : stream.progress().bars()) {
     BarSnapshot entry;
     entry.key = key;

@@ -40,6 +40,8 @@ struct StreamSnapshot {
   bool job_ended = false;
   std::int64_t seconds_since_output = 0;
   std::vector<BarSnapshot> bars;
+  // The training loss read last (a metric rule's); none when none was.
+  std::optional<detect::LineDetector::LastLoss> loss;
   // Files only.
   std::uint64_t offset = 0;
   std::uint64_t durable_offset = 0;

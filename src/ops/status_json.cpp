@@ -3,6 +3,7 @@
 #include "core/printable.h"
 #include "core/time_format.h"
 #include "detect/incident_json.h"
+#include "detect/metric_parser.h"
 
 namespace trainwatch::ops {
 namespace {
@@ -25,12 +26,20 @@ json StreamJson(const StreamSnapshot& stream) {
     }
     bars.push_back(std::move(entry));
   }
-  return json{{"name", stream.name},
-              {"lines", stream.lines},
-              {"bytes", stream.bytes},
-              {"job_ended", stream.job_ended},
-              {"seconds_since_output", stream.seconds_since_output},
-              {"bars", std::move(bars)}};
+  json entry = {{"name", stream.name},
+                {"lines", stream.lines},
+                {"bytes", stream.bytes},
+                {"job_ended", stream.job_ended},
+                {"seconds_since_output", stream.seconds_since_output},
+                {"bars", std::move(bars)}};
+  if (stream.loss) {
+    // As text: JSON has no NaN or infinity, and they are what matters here.
+    entry["loss"] = {{"last", detect::LossText(stream.loss->value)},
+                     {"step", stream.loss->step ? json(*stream.loss->step) : json(nullptr)},
+                     {"writer", stream.loss->writer},
+                     {"not_finite_in_a_row", stream.loss->not_finite_in_a_row}};
+  }
+  return entry;
 }
 
 json SourceJson(const SourceSnapshot& source) {

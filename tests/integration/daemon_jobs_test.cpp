@@ -272,6 +272,20 @@ TEST_F(JobTest, ALossThatStaysNanIsADivergedIncidentAndScanSaysTheSame) {
   EXPECT_EQ(event["rule"], "training.loss_stays_nan") << scan.out;
   EXPECT_EQ(event["kind"], "diverged");
   EXPECT_EQ(event.value("summary", ""), summary) << scan.out;
+  // `status` shows the loss the stream printed last, and how long its run of NaN is.
+  const Json status = daemon_->Status(state());
+  Json loss;
+  for (const Json& source : status.value("sources", Json::array())) {
+    for (const Json& file : source.value("files", Json::array())) {
+      if (file.value("path", "") == Dir("logs/train.log")) {
+        loss = file.value("loss", Json());
+      }
+    }
+  }
+  ASSERT_TRUE(loss.is_object()) << status.dump(1);
+  EXPECT_EQ(loss["last"], "nan");
+  EXPECT_EQ(loss["step"], 39);
+  EXPECT_EQ(loss["not_finite_in_a_row"], 35);
 }
 
 TEST_F(JobTest, AJobThatGoesSilentIsASilenceIncident) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "ops/daemon_metrics.h"
 #include "ops/prometheus_text.h"
@@ -137,6 +138,22 @@ TEST(DaemonMetricFamilies, KnownSeriesStartAtZeroAndGoneFilesShowNoBars) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "in:\n" << text;
   }
   EXPECT_EQ(text.find("rank0.log.1"), std::string::npos) << "a rotated file's bars are history";
+}
+
+TEST(DaemonMetricFamilies, TheLastLossIsShownNanAndAll) {
+  DaemonSnapshot snapshot = Snapshot();
+  snapshot.sources[0].files[0].loss =
+      detect::LineDetector::LastLoss{std::numeric_limits<double>::quiet_NaN(), 425, "", 3};
+  const std::string text = PrometheusText(DaemonMetricFamilies(snapshot));
+  EXPECT_NE(
+      text.find("trainwatch_training_loss{source=\"train\",stream=\"/logs/rank0.log\"} NaN\n"),
+      std::string::npos)
+      << text;
+  const nlohmann::json status = StatusJson(snapshot);
+  const nlohmann::json& loss = status["sources"][0]["files"][0]["loss"];
+  EXPECT_EQ(loss["last"], "nan");
+  EXPECT_EQ(loss["step"], 425);
+  EXPECT_EQ(loss["not_finite_in_a_row"], 3);
 }
 
 }  // namespace
