@@ -30,10 +30,7 @@ void DaemonLogSink::EarlyCaptured(const capture::CaptureOutcome& early) {
 
 void DaemonLogSink::FollowedUp(const std::string& incident_id, const detect::Firing& firing,
                                const std::string& why) {
-  spdlog::warn(
-      "{} fired at {}:{}: {} — joins incident {} as a follow-up ({}); no capture of its own",
-      firing.event.rule_id, firing.stream, firing.event.line,
-      firing.event.summary.empty() ? firing.event.text : firing.event.summary, incident_id, why);
+  firing_log_.FollowedUp(incident_id, ops::FiringLog::Describe(firing), why);
 }
 
 void DaemonLogSink::Captured(const capture::CaptureOutcome& outcome) {

@@ -62,12 +62,17 @@ TEST_F(FiringLogTest, OpeningAndJoiningFiringsAreLoggedAndNotCounted) {
   EXPECT_TRUE(log_.quiet_firings().empty());
 }
 
-TEST_F(FiringLogTest, AFloodThatOpensNothingIsOneLineAndACount) {
+TEST_F(FiringLogTest, AFloodThatOpensNothingIsALineAndItsCountAtEachPowerOfTen) {
   for (std::uint64_t line = 1; line <= 1000; ++line) {
     log_.Record(FiringLog::Describe(Firing("cuda.oom", line)), Disposition::kCoolingDown, nullptr);
     log_.Record(FiringLog::Describe(Firing("py.warn", line)), Disposition::kWarningAlone, nullptr);
   }
-  EXPECT_EQ(Lines(), 2u) << out_.str();
+  // Each: its first firing, then 10, 100 and 1000 with the first and last line.
+  EXPECT_EQ(Lines(), 8u) << out_.str();
+  EXPECT_NE(out_.str().find("cuda.oom: 1000 firings in cooldown, from /logs/rank0.log:1 to "
+                            "/logs/rank0.log:1000\n"),
+            std::string::npos)
+      << out_.str();
   EXPECT_EQ(log_.quiet_firings().at("cuda.oom"), 1000u);
   EXPECT_EQ(log_.quiet_firings().at("py.warn"), 1000u);
   // An incident opened by the rule ends the run: its next quiet firing is said again.
@@ -75,7 +80,26 @@ TEST_F(FiringLogTest, AFloodThatOpensNothingIsOneLineAndACount) {
   open.id = "i";
   log_.Record(FiringLog::Describe(Firing("cuda.oom", 1001)), Disposition::kOpened, &open);
   log_.Record(FiringLog::Describe(Firing("cuda.oom", 1002)), Disposition::kCoolingDown, nullptr);
+  EXPECT_EQ(Lines(), 10u) << out_.str();
+}
+
+TEST_F(FiringLogTest, AStormOfFollowUpsIsNotALogLineEach) {
+  // 3,000 firing lines joining a written incident: 1 line, then the count at 10, 100, 1000.
+  for (std::uint64_t line = 1; line <= 3000; ++line) {
+    log_.FollowedUp("i-1", FiringLog::Describe(Firing("pytorch.gloo.error", line)),
+                    "the same job's crash");
+  }
   EXPECT_EQ(Lines(), 4u) << out_.str();
+  EXPECT_NE(out_.str().find("joins incident i-1 as a follow-up (the same job's crash)"),
+            std::string::npos);
+  EXPECT_NE(out_.str().find("pytorch.gloo.error: 1000 firings have joined incident i-1 "
+                            "(follow-ups: the same job's crash), from /logs/rank0.log:1 to "
+                            "/logs/rank0.log:1000"),
+            std::string::npos)
+      << out_.str();
+  // Another rule's run, or another incident's, is said on its own.
+  log_.FollowedUp("i-2", FiringLog::Describe(Firing("pytorch.gloo.error", 3001)), "x");
+  EXPECT_EQ(Lines(), 5u);
 }
 
 }  // namespace
