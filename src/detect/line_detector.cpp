@@ -91,6 +91,21 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
     }
   }
   event.text = EventText(match.segment, match_end, event.cut);
+  if (const auto* pattern = std::get_if<rules::PatternDetector>(&rule.detector);
+      pattern != nullptr && pattern->last_words) {
+    if (AnyTracebackOpen()) {
+      return;  // a traceback's own line: its rule tells it
+    }
+    std::string prefix(WriterPrefixOf(match.segment));
+    std::erase_if(last_words_, [&](const LastWords& held) {
+      return held.rule == match.rule && held.prefix == prefix;
+    });
+    if (last_words_.size() < kMaxMetricWriters) {
+      last_words_.push_back(
+          {match.rule, std::move(prefix), batches_, match.record, std::move(event)});
+    }
+    return;
+  }
   if (const auto* metric = std::get_if<rules::MetricDetector>(&rule.detector)) {
     if (!OnMetric(*metric, match.rule, match.segment, event)) {
       return;
@@ -197,6 +212,7 @@ void LineDetector::OnBatch(const source::LineBatch& batch, TimePoint now, std::v
   if (batch.size() == 0) {
     return;
   }
+  ++batches_;
   matches_.clear();
   matcher_.Match(batch, matches_);
   bool grouping = AnyTracebackOpen();
@@ -232,6 +248,33 @@ void LineDetector::OnBatch(const source::LineBatch& batch, TimePoint now, std::v
   if (!groupings_.empty()) {
     KeepTail(batch);
   }
+  if (!last_words_.empty()) {
+    FollowLastWords(batch);
+  }
+}
+
+void LineDetector::FollowLastWords(const source::LineBatch& batch) {
+  for (std::size_t record = 0; record < batch.size() && !last_words_.empty(); ++record) {
+    const std::string_view line = batch.LastSegment(record);
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+      continue;
+    }
+    const std::string_view prefix = WriterPrefixOf(line);
+    if (line.size() > prefix.size() &&
+        line.substr(prefix.size()).find_first_not_of(" \t\r") == std::string_view::npos) {
+      continue;  // "[rank3]: " and nothing: a blank line of that writer
+    }
+    std::erase_if(last_words_, [&](const LastWords& held) {
+      return held.prefix == prefix && (held.batch != batches_ || record > held.record);
+    });
+  }
+}
+
+void LineDetector::FinishLastWords(std::vector<Event>& out) {
+  for (LastWords& held : last_words_) {
+    out.push_back(std::move(held.event));
+  }
+  last_words_.clear();
 }
 
 std::span<const std::string_view> LineDetector::LinesBefore(const source::LineBatch& batch,

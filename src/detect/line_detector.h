@@ -35,6 +35,10 @@ class LineDetector {
   // prints nothing after its traceback): ends open tracebacks and appends their events.
   // Later batches are detected as usual.
   void Finish(std::vector<Event>& out);
+  // The writers are gone (the input ended, for `scan`; the daemon saw them exit): the
+  // last_words matches nothing followed fire now.
+  void FinishLastWords(std::vector<Event>& out);
+  bool AnyLastWordsPending() const { return !last_words_.empty(); }
 
   // True while a traceback is open: its event, when it comes, will be for an earlier line
   // than events already reported. Callers that print in line order hold events back.
@@ -95,6 +99,19 @@ class LineDetector {
   static constexpr std::size_t kMaxMetricWriters = 1024;
   std::map<std::pair<std::size_t, std::string>, MetricRun> metric_runs_;
   std::optional<LastLoss> last_loss_;
+  // last_words matches not yet followed by their writer's next line: one per rule and writer
+  // prefix, at most kMaxMetricWriters.
+  struct LastWords {
+    std::size_t rule;
+    std::string prefix;
+    std::uint64_t batch;  // the batch it was matched in (batches_), and its record there
+    std::size_t record;
+    Event event;
+  };
+  std::vector<LastWords> last_words_;
+  std::uint64_t batches_ = 0;
+  // Drops the last_words matches that a later non-blank line of their writer follows.
+  void FollowLastWords(const source::LineBatch& batch);
   std::vector<Traceback> finished_;
   std::array<std::string_view, TracebackGrouper::kMarkerWindow> before_;
   // The last lines of the previous batch, nearest first: a header at the top of a batch still

@@ -304,6 +304,15 @@ std::size_t StreamDetector::UnparsedFrom(std::string_view text, char separator) 
   return last == std::string_view::npos ? 0 : last + 1;
 }
 
+void StreamDetector::CloseLastWords(detect::WallTime wall, std::vector<detect::Firing>& out) {
+  if (!detector_->AnyLastWordsPending()) {
+    return;
+  }
+  events_.clear();
+  detector_->FinishLastWords(events_);
+  Emit(events_, wall, out);
+}
+
 void StreamDetector::CloseTracebacks(detect::WallTime wall, std::vector<detect::Firing>& out) {
   detector_->Finish(events_);
   Emit(events_, wall, out);

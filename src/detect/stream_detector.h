@@ -47,6 +47,9 @@ class StreamDetector {
   // traceback, so waiting for the next line would wait forever).
   void CloseTracebacks(detect::WallTime wall, std::vector<detect::Firing>& out);
   bool TracebackOpen() const { return detector_->AnyTracebackOpen(); }
+  // The writer exited: the lines that fire only as its last words (a bare exception line)
+  // fire now, and the crash is this stream's.
+  void CloseLastWords(detect::WallTime wall, std::vector<detect::Firing>& out);
   // The training loss a metric rule read last from this stream; none when none was.
   const std::optional<LineDetector::LastLoss>& last_loss() const { return detector_->last_loss(); }
   // Swaps in reloaded rules; progress bars, context and holds stay. A traceback open now

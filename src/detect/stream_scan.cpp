@@ -36,6 +36,7 @@ void Drain(source::LineFramer& framer, detect::LineDetector& detector, detect::T
   }
   if (end_of_input) {
     detector.Finish(events);
+    detector.FinishLastWords(events);  // the input ended: its writers said their last
     Release(events, detector, true, sink);
   }
 }

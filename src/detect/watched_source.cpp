@@ -280,6 +280,14 @@ void WatchedSource::JudgeWriterGone(StreamDetector& stream, source::TailedFile& 
                                     const std::vector<source::WriterProcess>& gone,
                                     SteadyTime now) {
   tails_->ReadNow(file);  // what the writer left last, before judging
+  {
+    // Its last words: an exception line nothing followed is the crash it died of.
+    std::vector<Firing> last_words;
+    stream.CloseLastWords(env_->WallNow(), last_words);
+    if (!last_words.empty()) {
+      outlet_.fired(last_words, &stream);
+    }
+  }
   std::string who;
   for (const source::WriterProcess& writer : gone) {
     who += (who.empty() ? "" : ", ") + std::to_string(writer.pid) + " (" + writer.comm + ")";

@@ -54,7 +54,7 @@ class DetectorParser {
     const std::string& which = present.front();
     const YAML::Node body = node[which];
     if (which != "pattern") {
-      for (const char* key : {"unless", "multiline"}) {
+      for (const char* key : {"unless", "multiline", "last_words"}) {
         if (node[key]) {
           yaml_.Fail(node[key],
                      label + ": '" + key + "' goes with 'pattern' at the rule level" +
@@ -69,6 +69,11 @@ class DetectorParser {
       }
       if (auto unless = node["unless"]) {
         detector.unless = PatternField(unless, "unless");
+      }
+      if (auto last_words = node["last_words"]) {
+        if (auto flag = yaml_.BoolField(last_words, "last_words")) {
+          detector.last_words = *flag;
+        }
       }
       if (auto multiline = node["multiline"]) {
         if (auto text = yaml_.Scalar(multiline, "multiline")) {

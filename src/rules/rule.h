@@ -36,10 +36,15 @@ struct Pattern {
 // Fires on every line segment that matches `match` and not `unless`. With
 // multiline: python-traceback, `match` is the traceback header and the event is the
 // whole traceback, summarised by its final exception line.
+//
+// With last_words, a match fires only if it is its writer's last word: nothing but blank lines
+// of the same writer (the same rank prefix) follow it before the input ends (`scan`) or the
+// writer exits (the daemon). A bare exception line a job survives is followed by more output.
 struct PatternDetector {
   Pattern match;
   std::optional<Pattern> unless;
   Multiline multiline = Multiline::kNone;
+  bool last_words = false;
 };
 
 // Fires when `count` segments matched within `within`.

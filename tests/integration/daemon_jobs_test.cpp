@@ -430,6 +430,44 @@ TEST_F(JobTest, AJobThatEndsNormallyAfterABarWithNoTotalOrStoppedEarlyIsNoIncide
   EXPECT_NE(log.find("early.log exited"), std::string::npos) << log;
 }
 
+// Issue 30, item 2: a log that keeps only the exception's line (no traceback). The job that
+// then exits crashed of it: one crash incident, its summary that line, its writer's exit a
+// follow-up of it. The job that goes on after the same line is no incident.
+TEST_F(JobTest, ABareExceptionIsACrashOnlyAsItsWritersLastWord) {
+  WriteConfig({.settle = "300ms", .extra_rules = kTrainSilence});
+  StartDaemon();
+  JobProcess crashed(JobScript("short_lived.py"),
+                     {"--mode", "bare-exception", "--log", Dir("logs/crashed.log")},
+                     Dir("stdout-1.txt"));
+  JobProcess survives(JobScript("short_lived.py"),
+                      {"--mode", "survives", "--log", Dir("logs/survives.log")},
+                      Dir("stdout-2.txt"));
+  EXPECT_EQ(crashed.Wait(60s), 1);
+  EXPECT_EQ(survives.Wait(60s), 0);
+  ASSERT_TRUE(WaitUntil([&] { return !IncidentsOf("python.bare_exception").empty(); }, 15s))
+      << daemon_->Log();
+  std::this_thread::sleep_for(4s);  // past the silence (3 s)
+  const std::vector<Json> incidents = ReadIncidents(state());
+  ASSERT_EQ(incidents.size(), 1u) << daemon_->Log();
+  EXPECT_EQ(incidents[0]["kind"], "crash");
+  EXPECT_EQ(incidents[0]["summary"], "AssertionError: batch size 30 != 32") << incidents[0].dump(1);
+  for (const Json& firing : incidents[0]["firings"]) {
+    EXPECT_NE(firing.value("stream", ""), Dir("logs/survives.log")) << incidents[0].dump(1);
+  }
+  // `scan` of each log says the same.
+  const RunResult scan_crashed =
+      RunBinary({TrainwatchBinary(), "scan", "--rules", TRAINWATCH_TEST_RULES_DIR, "--tag", "train",
+                 Dir("logs/crashed.log")});
+  EXPECT_EQ(scan_crashed.exit_code, 1);
+  EXPECT_NE(scan_crashed.out.find("crash python.bare_exception: AssertionError: batch size 30"),
+            std::string::npos)
+      << scan_crashed.out;
+  const RunResult scan_survives =
+      RunBinary({TrainwatchBinary(), "scan", "--rules", TRAINWATCH_TEST_RULES_DIR, "--tag", "train",
+                 Dir("logs/survives.log")});
+  EXPECT_EQ(scan_survives.exit_code, 0) << scan_survives.out;
+}
+
 TEST_F(JobTest, WrapPassesOutputThroughAndExitsWithTheJobsStatus) {
   WriteConfig({.settle = "500ms"});
   std::ofstream(config(), std::ios::app) << "wrap: {log_file: \"logs/wrapped-{pid}.log\"}\n";

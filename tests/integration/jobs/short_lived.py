@@ -10,6 +10,10 @@ that died.
                    mid-bar: the log ends in an unfinished bar refresh
   --mode no-total  a bar with no total ("processing: 29it"), then exit 0
   --mode early     a loop over 100000 steps that stops at 125, then exit 0
+  --mode bare-exception
+                   a few steps, then only the exception's line, no traceback (what a log
+                   often keeps of a crash: a handler that logs str(e), or an excerpt), exit 1
+  --mode survives  the same line, then the job goes on with more steps and exits 0
 
 The log is opened once torch is imported (a FileHandler set up after the imports): the
 daemon learns of the file only then, as with a real job.
@@ -34,7 +38,8 @@ def train_step(model, opt, x, y):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=["killed", "no-total", "early"], required=True)
+    p.add_argument("--mode", choices=["killed", "no-total", "early", "bare-exception", "survives"],
+                   required=True)
     p.add_argument("--log", required=True)
     args = p.parse_args()
     torch.set_num_threads(1)
@@ -56,13 +61,27 @@ def main():
         for _ in tqdm(batches, desc="processing", file=log, mininterval=0):
             train_step(model, opt, x, y)
             time.sleep(0.01)
+    elif args.mode in ("bare-exception", "survives"):
+        for step in range(5):
+            train_step(model, opt, x, y)
+            print(f"step {step} done", file=log, flush=True)
+            time.sleep(0.05)
+        print("AssertionError: batch size 30 != 32", file=log, flush=True)
+        if args.mode == "bare-exception":
+            time.sleep(0.5)
+            log.close()
+            return 1
+        for step in range(5, 10):
+            time.sleep(0.05)
+            print(f"step {step} done", file=log, flush=True)
     else:
         for step in tqdm(range(100000), desc="Epoch 0", file=log, mininterval=0):
             if step == 125:
                 break  # early stopping
             train_step(model, opt, x, y)
     log.close()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
