@@ -345,6 +345,9 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks, const JobClues& clue
       break;
     }
   }
+  if (clues.consequences_only) {
+    return diagnosis;  // what these ranks printed was another's failure: no suspect here
+  }
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankState& rank = ranks[i];
     const RankGroup& group =

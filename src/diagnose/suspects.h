@@ -74,6 +74,10 @@ struct StackRule;  // diagnose/stack_rules.h
 struct JobClues {
   std::optional<int> first_error_rank;  // the rank that printed the root error, when known
   bool error_printed = false;           // some rank printed an error of its own (a crash)
+  // The ranks printed errors, all of them consequences of another's failure ("Connection
+  // closed by peer"): the failure is elsewhere (another node), and these ranks' exits and
+  // teardown stacks name no one here.
+  bool consequences_only = false;
   std::vector<RankProgress> progress;
   // The site's stack rules (diagnose/stack_rules.h), tried before the built-in verdicts.
   std::shared_ptr<const std::vector<StackRule>> stack_rules;

@@ -98,6 +98,17 @@ TEST(Diagnose, AnExitIsEvidenceOnlyWhenPeersRanOnAndNoOtherRankFailedFirst) {
   EXPECT_EQ(diagnosis.suspects[0].reason, "the first to print an error");
 }
 
+TEST(Diagnose, RanksThatPrintedOnlyAnothersFailureNameNoOneHere) {
+  // Rank 0 exited on gloo's "Connection closed by peer", rank 1 is tearing down: the failure
+  // was a rank's on another node.
+  std::vector<RankState> ranks = {Rank(0, {}), Rank(1, kSleep)};
+  ranks[0].alive = false;
+  JobClues clues;
+  clues.consequences_only = true;
+  EXPECT_TRUE(Diagnose(ranks, clues).suspects.empty());
+  EXPECT_FALSE(Diagnose(ranks).suspects.empty()) << "without the clue the exit would count";
+}
+
 TEST(Diagnose, NoSuspectWhenEveryRankIsInTheSamePlace) {
   EXPECT_TRUE(Diagnose({Rank(0, kAllReduce), Rank(1, kAllReduce)}).suspects.empty());
   // Stacks differ but no majority and no collective: nobody to blame.
