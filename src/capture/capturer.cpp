@@ -245,14 +245,7 @@ void Capturer::OnProcessesKnown() {
     // silence, or a peer's report of another's failure.
     clues.first_error_rank = cluster::FirstFailingRank(job_->request.incident);
     clues.error_printed = detect::RootError(job_->request.incident.firings) != nullptr;
-    clues.consequences_only =
-        !clues.error_printed &&
-        std::any_of(job_->request.incident.firings.begin(), job_->request.incident.firings.end(),
-                    [](const detect::Firing& firing) {
-                      return (firing.event.kind == rules::RuleKind::kCrash ||
-                              firing.event.kind == rules::RuleKind::kDevice) &&
-                             firing.event.role != rules::Role::kPrimary;
-                    });
+    clues.consequences_only = detect::OnlyConsequences(job_->request.incident.firings);
     clues.stack_rules = stack_rules_;
     ranks_.set_max_ranks(job_->config.max_ranks);
     ranks_.set_gdb_index_dir(job_->config.cache_dir.empty() ? std::string()

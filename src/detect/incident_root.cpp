@@ -1,5 +1,6 @@
 #include "detect/incident_root.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
@@ -85,6 +86,15 @@ const Firing* RootFiring(const std::vector<Firing>& firings) {
     }
   }
   return root;
+}
+
+bool OnlyConsequences(const std::vector<Firing>& firings) {
+  return RootError(firings) == nullptr &&
+         std::any_of(firings.begin(), firings.end(), [](const Firing& firing) {
+           return (firing.event.kind == rules::RuleKind::kCrash ||
+                   firing.event.kind == rules::RuleKind::kDevice) &&
+                  firing.event.role != rules::Role::kPrimary;
+         });
 }
 
 const Firing* RootError(const std::vector<Firing>& firings) {

@@ -24,6 +24,9 @@ const Firing* RootFiring(const std::vector<Firing>& firings);
 // firing): what "the first to fail" means. Null for a hang, a silence, or only consequences
 // and reports.
 const Firing* RootError(const std::vector<Firing>& firings);
+// The ranks printed errors (crash or device firings), every one a consequence of another's
+// failure or a report of it, and none of their own: the failure is elsewhere.
+bool OnlyConsequences(const std::vector<Firing>& firings);
 
 // A traceback whose exception line is a consequence's or a report's (a gloo "Connection
 // closed by peer", the launcher's ChildFailedError) plays that role too: marks it so.

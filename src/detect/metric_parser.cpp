@@ -65,7 +65,8 @@ std::optional<LossReading> ReadLoss(std::string_view line) {
   if (RE2::PartialMatch(line, StepPattern(), &step)) {
     reading.step = step;
   }
-  reading.overflow = RE2::PartialMatch(line, OverflowPattern());
+  // Only a value that is not finite is excused by an overflow: a finite line skips the scan.
+  reading.overflow = !reading.finite && RE2::PartialMatch(line, OverflowPattern());
   return reading;
 }
 

@@ -18,7 +18,8 @@ struct LossReading {
   double value = 0;  // NaN and ±inf as such
   bool finite = true;
   std::optional<std::int64_t> step;
-  bool overflow = false;  // the line says the step was skipped for an fp16 overflow
+  // Not finite, and the line says the step was skipped for an fp16 overflow.
+  bool overflow = false;
 };
 
 // The first training loss `line` prints; nullopt when it prints none.

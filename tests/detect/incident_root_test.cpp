@@ -102,6 +102,12 @@ TEST(IncidentRoot, WithOnlyConsequencesAndReportsNobodyFailedFirstAndAPeersError
   ASSERT_NE(root, nullptr);
   EXPECT_EQ(root->event.rule_id, "pytorch.gloo.error") << "a consequence before a report";
   EXPECT_EQ(RootError(firings), nullptr) << "no rank printed an error of its own";
+  EXPECT_TRUE(OnlyConsequences(firings));
+  // A rank's own error among them, or only a stall: not so.
+  std::vector<Firing> with_own = firings;
+  with_own.push_back(Line("python.traceback", Role::kPrimary, 30));
+  EXPECT_FALSE(OnlyConsequences(with_own));
+  EXPECT_FALSE(OnlyConsequences({Line("progress.stall", Role::kPrimary, 3, RuleKind::kHang)}));
 }
 
 TEST(IncidentRoot, AStallOrSilenceIsNeverAnErrorAndLosesToAnyCrash) {

@@ -59,6 +59,8 @@ TEST(ReadLoss, AnOverflowTheScalerSkippedIsSaid) {
   EXPECT_TRUE(Read("[deepspeed] OVERFLOW! Rank 0 Skipping step. loss: nan").overflow);
   EXPECT_TRUE(Read("Gradient overflow.  Skipping step, loss: nan").overflow);
   EXPECT_FALSE(Read("step 4 loss: nan").overflow);
+  // A finite loss on an overflow line needs no excuse.
+  EXPECT_FALSE(Read("Gradient overflow.  Skipping step, loss: 2.0").overflow);
 }
 
 TEST(WriterPrefixOf, NamesTheLaunchersPrefix) {
