@@ -37,6 +37,11 @@ bool LineDetector::AnyTracebackOpen() const {
                      [](const Grouping& g) { return g.grouper.active(); });
 }
 
+bool LineDetector::TracebackAwaitingException() const {
+  return std::any_of(groupings_.begin(), groupings_.end(),
+                     [](const Grouping& g) { return g.grouper.AwaitingException(); });
+}
+
 std::uint64_t LineDetector::EarliestOpenLine() const {
   std::uint64_t earliest = 0;
   for (const Grouping& group : groupings_) {

@@ -43,6 +43,8 @@ class LineDetector {
   // True while a traceback is open: its event, when it comes, will be for an earlier line
   // than events already reported. Callers that print in line order hold events back.
   bool AnyTracebackOpen() const;
+  // True while an open traceback still lacks its exception line.
+  bool TracebackAwaitingException() const;
   // The first line of the oldest open traceback, 0 when none is open.
   std::uint64_t EarliestOpenLine() const;
 

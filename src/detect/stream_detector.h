@@ -47,6 +47,7 @@ class StreamDetector {
   // traceback, so waiting for the next line would wait forever).
   void CloseTracebacks(detect::WallTime wall, std::vector<detect::Firing>& out);
   bool TracebackOpen() const { return detector_->AnyTracebackOpen(); }
+  bool TracebackAwaitingException() const { return detector_->TracebackAwaitingException(); }
   // The writer exited: the lines that fire only as its last words (a bare exception line)
   // fire now, and the crash is this stream's.
   void CloseLastWords(detect::WallTime wall, std::vector<detect::Firing>& out);

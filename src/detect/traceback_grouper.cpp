@@ -330,6 +330,11 @@ void TracebackGrouper::CloseAll(std::vector<Traceback>& out) {
   }
 }
 
+bool TracebackGrouper::AwaitingException() const {
+  return std::any_of(open_.begin(), open_.end(),
+                     [](const Open& open) { return open.state == State::kFrames; });
+}
+
 std::uint64_t TracebackGrouper::EarliestOpenLine() const {
   std::uint64_t earliest = 0;
   for (const Open& open : open_) {

@@ -54,6 +54,9 @@ class TracebackGrouper {
 
   // True while a traceback is open, so every line must be fed.
   bool active() const { return !open_.empty(); }
+  // True while an open traceback has printed frames but not yet its exception line: the
+  // writer is most likely still printing it (Python reads each frame's source as it goes).
+  bool AwaitingException() const;
   // The header line of the oldest open traceback, 0 when none is open. A tailer must not
   // persist an offset past it, or a restart would lose the traceback.
   std::uint64_t EarliestOpenLine() const;

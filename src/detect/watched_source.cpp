@@ -280,6 +280,13 @@ void WatchedSource::JudgeWriterGone(StreamDetector& stream, source::TailedFile& 
                                     const std::vector<source::WriterProcess>& gone,
                                     SteadyTime now) {
   tails_->ReadNow(file);  // what the writer left last, before judging
+  if (stream.TracebackOpen()) {
+    // Nothing more will come: a traceback cut short (the rank was killed while printing it)
+    // is whole as it stands, and its writer's death is its end.
+    std::vector<Firing> firings;
+    stream.CloseTracebacks(env_->WallNow(), firings);
+    outlet_.fired(firings, &stream);
+  }
   {
     // Its last words: an exception line nothing followed is the crash it died of.
     std::vector<Firing> last_words;
@@ -315,13 +322,15 @@ void WatchedSource::JudgeWriterGone(StreamDetector& stream, source::TailedFile& 
   stream.ForgetCrash();  // the job is over
 }
 
-bool WatchedSource::CloseQuietTracebacks(SteadyTime now, std::chrono::milliseconds quiet) {
+bool WatchedSource::CloseQuietTracebacks(SteadyTime now, std::chrono::milliseconds quiet,
+                                         std::chrono::milliseconds unfinished_quiet) {
   bool still_open = false;
   ForEachStream([&](StreamDetector& stream, source::TailedFile*) {
     if (!stream.TracebackOpen()) {
       return;
     }
-    if (now - stream.last_output() >= quiet) {
+    if (now - stream.last_output() >=
+        (stream.TracebackAwaitingException() ? unfinished_quiet : quiet)) {
       std::vector<Firing> firings;
       stream.CloseTracebacks(env_->WallNow(), firings);
       outlet_.fired(firings, &stream);

@@ -96,8 +96,10 @@ class WatchedSource {
   // A writer scan found no process holding these files: those whose last writer closed them
   // since they were last written (and with no writer known) lost their writer.
   void WritersNotFound(const std::set<source::FileId>& files, SteadyTime now);
-  // Tracebacks whose writer has been quiet `quiet` long are closed; true if some stay open.
-  bool CloseQuietTracebacks(SteadyTime now, std::chrono::milliseconds quiet);
+  // Tracebacks whose writer has been quiet `quiet` long are closed, or `unfinished_quiet`
+  // long while one still lacks its exception line; true if some stay open.
+  bool CloseQuietTracebacks(SteadyTime now, std::chrono::milliseconds quiet,
+                            std::chrono::milliseconds unfinished_quiet);
 
   // Calls visit(stream, file) for each stream; `file` is null but for tailed files.
   template <typename F>

@@ -9,6 +9,10 @@ namespace {
 
 // A traceback is over when its writer has been quiet this long: Python prints one at once.
 constexpr auto kTracebackQuiet = std::chrono::milliseconds(300);
+// A traceback with frames but no exception line yet is still being printed: Python reads each
+// frame's source file as it prints it, and on a loaded machine a pause between frames, or
+// before the exception line, passes 300 ms. Closing it then names no exception.
+constexpr auto kUnfinishedTracebackQuiet = std::chrono::milliseconds(3000);
 // How often the writers' launchers are walked for their ranks (the roster): a rank killed
 // sooner after its start than this may be missed. A walk reads every /proc/PID/stat.
 constexpr auto kRosterLookEvery = std::chrono::seconds(3);
@@ -236,7 +240,8 @@ void Sources::CloseQuietTracebacks() {
   const SteadyTime now = env_.SteadyNow();
   bool still_open = false;
   ForEachSource([&](WatchedSource& source) {
-    still_open = source.CloseQuietTracebacks(now, kTracebackQuiet) || still_open;
+    still_open =
+        source.CloseQuietTracebacks(now, kTracebackQuiet, kUnfinishedTracebackQuiet) || still_open;
   });
   if (still_open) {
     traceback_timer_->Start(kTracebackQuiet, {});

@@ -264,7 +264,7 @@ TEST_F(WatchedSourceTest, TheSilenceAfterAStallIsTheSameHang) {
   env_.RunUntilIdle();
   env_.Advance(seconds(90));
   source_->CheckTime(env_.SteadyNow());
-  ASSERT_EQ(fired_.size(), 3u);
+  ASSERT_EQ(fired_.size(), 3u) << ::testing::PrintToString(fired_);
   EXPECT_EQ(kinds_[2], rules::RuleKind::kHang) << fired_[2];
 }
 
@@ -297,7 +297,7 @@ TEST_F(WatchedSourceTest, ATracebackTheWriterWentOnFromIsCaught) {
                       "step\nValueError: bad batch\n");
   env_.RunUntilIdle();
   env_.Advance(seconds(1));
-  source_->CloseQuietTracebacks(env_.SteadyNow(), milliseconds(300));
+  source_->CloseQuietTracebacks(env_.SteadyNow(), milliseconds(300), seconds(3));
   ASSERT_EQ(fired_.size(), 1u);
   EXPECT_EQ(fired_[0], "t.traceback: ValueError: bad batch");
   EXPECT_TRUE(caught_.empty());
@@ -308,6 +308,44 @@ TEST_F(WatchedSourceTest, ATracebackTheWriterWentOnFromIsCaught) {
   env_.RunUntilIdle();
   EXPECT_EQ(caught_, std::vector<std::uint64_t>{4});
   EXPECT_EQ(OnlyStream().crash_line(), 0u) << "told once";
+}
+
+// Python reads each frame's source as it prints it: on a loaded machine the exception line
+// may come well after the frames. The traceback waits for it, and closes at once when its
+// writer dies without printing it.
+TEST_F(WatchedSourceTest, ATracebackWaitsForItsExceptionLineUntilItsWriterDies) {
+  Start();
+  env_.files().Append("/logs/rank0.log", Bar(4));
+  env_.Advance(milliseconds(20));
+  env_.live_pids.insert(4242);
+  OnlyStream().set_writers({source::WriterProcess{4242, "python3"}});
+  env_.files().Append("/logs/rank0.log",
+                      "\nTraceback (most recent call last):\n  File \"train.py\", line 3, in "
+                      "step\n");
+  env_.RunUntilIdle();
+  env_.Advance(seconds(1));
+  EXPECT_TRUE(source_->CloseQuietTracebacks(env_.SteadyNow(), milliseconds(300), seconds(3)));
+  EXPECT_TRUE(fired_.empty()) << "a second without the exception line is a slow printer";
+  env_.files().Append("/logs/rank0.log", "    loss = model(batch)\nValueError: bad batch\n");
+  env_.RunUntilIdle();
+  env_.Advance(seconds(1));
+  EXPECT_FALSE(source_->CloseQuietTracebacks(env_.SteadyNow(), milliseconds(300), seconds(3)));
+  ASSERT_EQ(fired_.size(), 1u);
+  EXPECT_EQ(fired_[0], "t.traceback: ValueError: bad batch");
+
+  // A second traceback, cut short: its writer is killed while printing it.
+  env_.files().Append("/logs/rank0.log",
+                      "Traceback (most recent call last):\n  File \"train.py\", line 9, in "
+                      "step\n");
+  env_.RunUntilIdle();
+  env_.Advance(seconds(1));
+  EXPECT_TRUE(source_->CloseQuietTracebacks(env_.SteadyNow(), milliseconds(300), seconds(3)));
+  ASSERT_EQ(fired_.size(), 1u);
+  env_.live_pids.erase(4242);
+  source_->CheckWriters(env_.SteadyNow());
+  ASSERT_EQ(fired_.size(), 2u) << ::testing::PrintToString(fired_);
+  EXPECT_EQ(fired_[1], "t.traceback: (no exception line followed)");
+  EXPECT_EQ(kinds_[1], rules::RuleKind::kCrash);
 }
 
 // torchrun's combined output: rank 3 dies, ranks 0-2 print their steps until the collective
@@ -323,7 +361,7 @@ TEST_F(WatchedSourceTest, OtherRanksGoingOnAfterOneRankDiesIsNoCatch) {
                       "\"train.py\", line 3, in step\n[rank3]: ValueError: bad batch\n");
   env_.RunUntilIdle();
   env_.Advance(seconds(1));
-  source_->CloseQuietTracebacks(env_.SteadyNow(), milliseconds(300));
+  source_->CloseQuietTracebacks(env_.SteadyNow(), milliseconds(300), seconds(3));
   ASSERT_EQ(fired_.size(), 1u);
   env_.files().Append("/logs/rank0.log", "[rank0]: step 5/100\n[rank0]: step 6/100\n");
   env_.RunUntilIdle();
@@ -340,7 +378,7 @@ TEST_F(WatchedSourceTest, ABarMovingOnInALogOfUnknownWritersIsNoCatch) {
                       "step\nValueError: bad batch\n");
   env_.RunUntilIdle();
   env_.Advance(seconds(1));
-  source_->CloseQuietTracebacks(env_.SteadyNow(), milliseconds(300));
+  source_->CloseQuietTracebacks(env_.SteadyNow(), milliseconds(300), seconds(3));
   ASSERT_EQ(fired_.size(), 1u);
   env_.files().Append("/logs/rank0.log", Bar(5));
   env_.RunUntilIdle();
