@@ -183,6 +183,10 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
                   "(repeatable: a source may carry several)")
       ->allow_extra_args(false)
       ->capture_default_str();
+  scan.add_option("--config", cli->scan.config_path,
+                  "Group firings into incidents with this config's incident settings "
+                  "(settle, cooldown, follow_up; default: the built-in ones)")
+      ->allow_extra_args(false);
   scan.add_option("--format", cli->scan_format, "Output format")
       ->check(CLI::IsMember({"text", "jsonl"}))
       ->capture_default_str();

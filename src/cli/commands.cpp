@@ -14,12 +14,15 @@
 #include <system_error>
 #include <thread>
 
+#include "cli/cli_config.h"
+#include "cli/scan_incidents.h"
 #include "config/shipped_paths.h"
-#include "diagnose/stack_rules.h"
 #include "core/unique_fd.h"
 #include "core/usable_cores.h"
 #include "detect/example_checker.h"
 #include "detect/stream_scan.h"
+#include "diagnose/stack_rules.h"
+#include "incident/incident_replay.h"
 #include "rules/compiled_rules.h"
 #include "rules/line_matcher.h"
 #include "rules/rule_loader.h"
@@ -139,6 +142,14 @@ int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
     err << "trainwatch scan: name at least one file (or - for standard input)\n";
     return kExitError;
   }
+  config::IncidentConfig grouping = options.incident;
+  if (!options.config_path.empty()) {
+    Result<config::DaemonConfig> config = LoadCliConfig(options.config_path, err);
+    if (!config) {
+      return kExitError;  // its problems are printed
+    }
+    grouping = config->incident;
+  }
   auto loaded = LoadOrReport(options.rule_paths, err);
   if (!loaded) {
     return kExitError;
@@ -169,7 +180,9 @@ int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
     std::ostringstream err;
     bool fired = false;
     bool failed = false;
-    bool fatal = false;  // the matcher could not be made
+    bool fatal = false;                 // the matcher could not be made
+    std::vector<detect::Event> events;  // for the replay, at most kMaxFiringsPerFile
+    std::uint64_t events_left_out = 0;
   };
   std::vector<FileScan> scans(options.files.size());
   // The cores this process may run on (its affinity, which a container's cpuset narrows);
@@ -202,6 +215,11 @@ int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
     Status status = ScanFd(fd->get(), framer, detector, now, [&](const detect::Event& event) {
       scan.fired = scan.fired || rules::IsAlarm(event.kind);
       PrintEvent(events, options.format, shown, event);
+      if (scan.events.size() < incident::IncidentReplay::kMaxFiringsPerFile) {
+        scan.events.push_back(event);
+      } else {
+        ++scan.events_left_out;
+      }
     });
     if (!status) {
       scan.err << "trainwatch: " << shown << ": read failed after line " << framer.lines_completed()
@@ -229,7 +247,11 @@ int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
   }
   bool failed = false;
   bool fired = false;
-  for (FileScan& scan : scans) {
+  std::size_t events = 0;
+  // The answer the daemon would have given: the incidents these firings make.
+  incident::IncidentReplay replay(grouping, options.now);
+  for (std::size_t i = 0; i < scans.size(); ++i) {
+    FileScan& scan = scans[i];
     out << scan.out.str();
     err << scan.err.str();
     if (scan.fatal) {
@@ -237,6 +259,17 @@ int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
     }
     failed = failed || scan.failed;
     fired = fired || scan.fired;
+    events += scan.events.size();
+    const std::string shown = options.files[i] == "-" ? "<stdin>" : options.files[i];
+    if (scan.events_left_out > 0) {
+      err << "trainwatch: " << shown << ": only its first "
+          << incident::IncidentReplay::kMaxFiringsPerFile << " firing lines make incidents; "
+          << scan.events_left_out << " more are left out of them\n";
+    }
+    replay.AddFile(shown, scan.events);
+  }
+  if (events > 0) {
+    PrintReplayedIncidents(out, options.format, replay.Finish());
   }
   out.flush();
   if (failed) {

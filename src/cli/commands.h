@@ -2,11 +2,13 @@
 // run them in-process. Each returns the process exit status.
 #pragma once
 
+#include <chrono>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "cli/event_format.h"
+#include "config/daemon_config.h"
 
 namespace trainwatch::cli {
 
@@ -17,13 +19,21 @@ struct CheckOptions {
 };
 int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err);
 
-// `trainwatch scan`: run the rules over files as if tailed from a source with `tags`.
-// Exit 0 when no crash, hang or device rule fired; 1 when one did; 2 on an error.
+// `trainwatch scan`: run the rules over files as if tailed from a source with `tags`, print
+// each firing line, then the incidents the daemon would have opened from them
+// (incident/incident_replay.h). Exit 0 when no crash, hang or device rule fired; 1 when one
+// did; 2 on an error.
 struct ScanOptions {
   std::vector<std::string> rule_paths;        // empty: the shipped packs
   std::vector<std::string> tags = {"train"};  // the tags of the source the files stand for
   EventFormat format = EventFormat::kText;
   std::vector<std::string> files;  // "-" is standard input
+  // How the daemon would group the firings into incidents (settle, cooldown, follow_up): the
+  // defaults, or those of the config at `config_path` when one is named.
+  config::IncidentConfig incident;
+  std::string config_path;
+  // A firing in a file that gives no time for its lines is taken as of now.
+  std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
 };
 int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err);
 

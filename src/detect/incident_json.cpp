@@ -127,4 +127,21 @@ std::string IncidentKindName(const Incident& incident) {
   return incident.reason.empty() ? std::string(rules::RuleKindName(incident.kind)) : "manual";
 }
 
+std::string FollowUpJson(const std::string& id, const Firing& firing, const std::string& why) {
+  json record = {
+      {"follow_up_for", id},
+      {"rule", firing.event.rule_id},
+      {"kind", rules::RuleKindName(firing.event.kind)},
+      {"source", firing.source},
+      {"stream", firing.stream},
+      {"line", firing.event.line},
+      {"summary", firing.event.summary.empty() ? firing.event.text : firing.event.summary},
+      {"time", FormatUtc(firing.time)},
+      {"why", why}};
+  if (firing.rank) {
+    record["rank"] = *firing.rank;
+  }
+  return record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace trainwatch::detect

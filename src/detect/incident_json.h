@@ -13,6 +13,10 @@ namespace trainwatch::detect {
 // One line of JSON, without its newline; text that is not UTF-8 becomes U+FFFD.
 std::string IncidentJson(const Incident& incident);
 
+// The record of a firing that followed up incident `id` (incident/follow_ups.h): one line of
+// JSON, without its newline.
+std::string FollowUpJson(const std::string& id, const Firing& firing, const std::string& why);
+
 // {"id" (null when unknown), "id_from", "node", "node_from", "node_rank", "ranks"}.
 nlohmann::ordered_json JobJson(const JobIdentity& job);
 

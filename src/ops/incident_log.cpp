@@ -78,20 +78,7 @@ std::string ResolutionJson(const Resolution& resolution) {
 
 Status IncidentLog::AppendFollowUp(const std::string& id, const detect::Firing& firing,
                                    const std::string& why) {
-  json record = {
-      {"follow_up_for", id},
-      {"rule", firing.event.rule_id},
-      {"kind", rules::RuleKindName(firing.event.kind)},
-      {"source", firing.source},
-      {"stream", firing.stream},
-      {"line", firing.event.line},
-      {"summary", firing.event.summary.empty() ? firing.event.text : firing.event.summary},
-      {"time", FormatUtc(firing.time)},
-      {"why", why}};
-  if (firing.rank) {
-    record["rank"] = *firing.rank;
-  }
-  return AppendLine(record.dump(-1, ' ', false, json::error_handler_t::replace));
+  return AppendLine(detect::FollowUpJson(id, firing, why));
 }
 
 Status IncidentLog::AppendResolved(const Resolution& resolution) {

@@ -7,9 +7,12 @@
 
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "support/daemon_process.h"
+#include "support/run_binary.h"
 #include "support/temp_dir.h"
 
 namespace trainwatch::testing {
@@ -114,6 +117,42 @@ class DaemonTest : public ::testing::Test {
       }
     }
     return false;
+  }
+
+  // `trainwatch scan` of the logs a live job wrote gives the daemon's answer: one incident, of
+  // the same kind, summary, verdict, first failing rank and fingerprint (with the same rules and
+  // the config's incident settings).
+  void ExpectScanGivesTheSameAnswer(const Json& incident, const std::vector<std::string>& logs) {
+    std::vector<std::string> argv = {TrainwatchBinary(),
+                                     "scan",
+                                     "--rules",
+                                     TRAINWATCH_TEST_RULES_DIR,
+                                     "--rules",
+                                     Dir("test-rules.yaml"),
+                                     "--config",
+                                     config(),
+                                     "--tag",
+                                     "train",
+                                     "--format",
+                                     "jsonl"};
+    argv.insert(argv.end(), logs.begin(), logs.end());
+    const RunResult scan = RunBinary(argv);
+    std::vector<Json> replayed;
+    std::istringstream lines(scan.out);
+    for (std::string line; std::getline(lines, line);) {
+      Json record = Json::parse(line, nullptr, false);
+      if (record.is_object() && record.contains("firings")) {
+        replayed.push_back(std::move(record));
+      }
+    }
+    ASSERT_EQ(replayed.size(), 1u) << scan.out << scan.err;
+    for (const char* key :
+         {"kind", "summary", "cause", "action", "first_failing_rank", "fingerprint"}) {
+      EXPECT_EQ(replayed[0].value(key, Json()), incident.value(key, Json()))
+          << key << " differs: scan's\n"
+          << replayed[0].dump(1) << "\nthe daemon's\n"
+          << incident.dump(1);
+    }
   }
 
   // Incidents that have `rule` among their rules.

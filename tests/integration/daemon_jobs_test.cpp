@@ -65,6 +65,7 @@ TEST_F(JobTest, ATrainingJobThatRaisesMakesOneIncidentNamedByItsException) {
   for (const Json& rule : incidents[0]["rules"]) {
     EXPECT_NE(rule, "test.stall");
   }
+  ExpectScanGivesTheSameAnswer(incidents[0], {Dir("logs/job.log")});
 }
 
 TEST_F(JobTest, ACrashLoopMakesAnIncidentPerCrashAndTheThirdSaysStop) {
@@ -272,6 +273,7 @@ TEST_F(JobTest, ALossThatStaysNanIsADivergedIncidentAndScanSaysTheSame) {
   EXPECT_EQ(event["rule"], "training.loss_stays_nan") << scan.out;
   EXPECT_EQ(event["kind"], "diverged");
   EXPECT_EQ(event.value("summary", ""), summary) << scan.out;
+  ExpectScanGivesTheSameAnswer(incident, {Dir("logs/train.log")});
   // `status` shows the loss the stream printed last, and how long its run of NaN is.
   const Json status = daemon_->Status(state());
   Json loss;
@@ -462,6 +464,7 @@ TEST_F(JobTest, ABareExceptionIsACrashOnlyAsItsWritersLastWord) {
   EXPECT_NE(scan_crashed.out.find("crash python.bare_exception: AssertionError: batch size 30"),
             std::string::npos)
       << scan_crashed.out;
+  ExpectScanGivesTheSameAnswer(incidents[0], {Dir("logs/crashed.log")});
   const RunResult scan_survives =
       RunBinary({TrainwatchBinary(), "scan", "--rules", TRAINWATCH_TEST_RULES_DIR, "--tag", "train",
                  Dir("logs/survives.log")});

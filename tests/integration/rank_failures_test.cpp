@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -61,6 +62,7 @@ TEST_F(RankFailuresTest, OneSharedPrefixedLogNamesTheRankThatRaisedNotItsPeers) 
   StartDaemon();
   const Json incident = OneIncidentOf("value_error", Dir("logs/console.log"), Dir("ranks"));
   ExpectTheCulpritsOwnError(incident);
+  ExpectScanGivesTheSameAnswer(incident, {Dir("logs/console.log")});
 }
 
 TEST_F(RankFailuresTest, ALogPerRankNamesTheRankThatRaisedFromItsWritersRank) {
@@ -68,6 +70,12 @@ TEST_F(RankFailuresTest, ALogPerRankNamesTheRankThatRaisedFromItsWritersRank) {
   StartDaemon();
   const Json incident = OneIncidentOf("value_error", Dir("console.log"), Dir("logs/ranks"));
   ExpectTheCulpritsOwnError(incident);
+  // Replayed, the file names (rank<N>.log) stand for the writers' RANK.
+  std::vector<std::string> logs;
+  for (int rank = 0; rank < 4; ++rank) {
+    logs.push_back(Dir("logs/ranks/rank" + std::to_string(rank) + ".log"));
+  }
+  ExpectScanGivesTheSameAnswer(incident, logs);
 }
 
 TEST_F(RankFailuresTest, UnderWrapTheLaunchersPipeNamesTheRankThatRaised) {
@@ -81,6 +89,13 @@ TEST_F(RankFailuresTest, UnderWrapTheLaunchersPipeNamesTheRankThatRaised) {
   const std::vector<Json> incidents = ReadIncidents(state());
   ASSERT_EQ(incidents.size(), 1u) << wrap.Log();
   ExpectTheCulpritsOwnError(incidents[0]);
+  // The launcher's output as wrap kept it gives the same answer replayed.
+  std::vector<std::string> kept;
+  for (const auto& entry : std::filesystem::directory_iterator(Dir("logs"))) {
+    kept.push_back(entry.path().string());
+  }
+  ASSERT_EQ(kept.size(), 1u);
+  ExpectScanGivesTheSameAnswer(incidents[0], kept);
 }
 
 TEST_F(RankFailuresTest, PeersThatHangAfterTheCulpritRaisedFollowItsIncidentUp) {

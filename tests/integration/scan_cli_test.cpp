@@ -188,6 +188,82 @@ TEST_F(ScanCliTest, KernelLogTagSelectsKernelRules) {
   EXPECT_NE(run.out.find(":2: crash system.oom_killer"), std::string::npos) << run.out;
 }
 
+// After the firing lines, the answer the daemon would have given: the incidents they make, with
+// the rank that failed first, the verdict and the fingerprint, and what followed them up; in
+// JSON Lines, the records incidents.jsonl would hold.
+TEST_F(ScanCliTest, AScanEndsWithTheIncidentsTheDaemonWouldHaveOpened) {
+  const std::string rank0 = PathOf("rank0.log");
+  const std::string rank2 = PathOf("rank2.log");
+  std::ofstream(rank2)
+      << "2024-02-21 05:00:00,100 INFO step 10\n"
+         "2024-02-21 05:00:01,000 ERROR Traceback (most recent call last):\n"
+         "  File \"/opt/job/train.py\", line 88, in step\n"
+         "    out = model(x)\n"
+         "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x12 and 16x4)\n";
+  std::ofstream(rank0) << "2024-02-21 05:00:40,000 ERROR RuntimeError: "
+                          "[../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection "
+                          "closed by peer [10.0.0.2]:29500\n";
+  const auto text = Scan({rank0, rank2});
+  EXPECT_EQ(text.exit_code, 1) << text.err;
+  EXPECT_NE(text.out.find("trainwatch: 1 incident the daemon would have opened from these lines:\n"
+                          "incident 1  crash: RuntimeError: mat1 and mat2 shapes cannot be "
+                          "multiplied (32x12 and 16x4)\n"
+                          "  first      rank 2, " +
+                          rank2 + ":2 "),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  opened     2024-02-21T05:00:01.000Z\n"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  follow-up  " + rank0 + ":1 pytorch.gloo.error: "), std::string::npos)
+      << "40 s after the crash was written, a peer's 'Connection closed' follows it up\n"
+      << text.out;
+
+  const auto jsonl = Scan({"--format", "jsonl", rank0, rank2});
+  EXPECT_EQ(jsonl.exit_code, 1) << jsonl.err;
+  std::istringstream lines(jsonl.out);
+  std::vector<nlohmann::json> incidents;
+  std::vector<nlohmann::json> follow_ups;
+  for (std::string line; std::getline(lines, line);) {
+    const auto record = nlohmann::json::parse(line);
+    if (record.contains("firings")) {
+      incidents.push_back(record);
+    } else if (record.contains("follow_up_for")) {
+      follow_ups.push_back(record);
+    } else {
+      EXPECT_TRUE(record.contains("file")) << line;
+    }
+  }
+  ASSERT_EQ(incidents.size(), 1u) << jsonl.out;
+  EXPECT_EQ(incidents[0]["kind"], "crash");
+  EXPECT_EQ(incidents[0]["first_failing_rank"], 2);
+  EXPECT_EQ(incidents[0]["cause"], "application");
+  EXPECT_EQ(incidents[0]["fingerprint"].get<std::string>().size(), 16u);
+  EXPECT_EQ(incidents[0]["opened"], "2024-02-21T05:00:01.000Z");
+  ASSERT_EQ(follow_ups.size(), 1u) << jsonl.out;
+  EXPECT_EQ(follow_ups[0]["follow_up_for"], incidents[0]["id"]);
+  EXPECT_EQ(follow_ups[0]["rank"], 0);
+  // With a config whose follow_up window is off, the peer's line opens an incident of its own.
+  const std::string config = PathOf("trainwatch.yaml");
+  std::ofstream(config) << "incident: {follow_up: 0s}\n";
+  const auto configured = Scan({"--config", config, rank0, rank2});
+  EXPECT_NE(configured.out.find("trainwatch: 2 incidents the daemon would have opened"),
+            std::string::npos)
+      << configured.out << configured.err;
+}
+
+// A log of warnings only fired, and opened nothing: scan says so.
+TEST_F(ScanCliTest, WarningsAloneOpenNoIncident) {
+  const std::string path = PathOf("warn.log");
+  std::ofstream(path) << "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process "
+                         "812914 closing signal SIGTERM\n";
+  const auto run = Scan({path});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find(": warning "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("trainwatch: no incident: what fired were warnings, which open none"),
+            std::string::npos)
+      << run.out;
+}
+
 TEST_F(ScanCliTest, UsageErrorsExit2) {
   EXPECT_EQ(RunBinary({TrainwatchBinary(), "scan", "--format", "xml", "x.log"}).exit_code, 2);
   EXPECT_EQ(RunBinary({TrainwatchBinary(), "scan"}).exit_code, 2);
