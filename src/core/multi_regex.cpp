@@ -2,6 +2,8 @@
 
 #include <hs/hs.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <utility>
 
@@ -65,6 +67,7 @@ MultiRegex MultiRegex::Build(std::vector<RegexPattern> patterns, const MultiRege
   MultiRegex set;
   set.prefiltered_.assign(patterns.size(), 0);
   for (RegexPattern& pattern : patterns) {
+    set.literals_.push_back(LiteralOf(pattern.regex->pattern()));
     set.regexes_.push_back(std::make_unique<LazyRegex>(std::move(pattern.regex)));
   }
   if (!options.prefilter || !PrefilterSupported()) {
@@ -130,6 +133,52 @@ MultiRegex MultiRegex::Build(std::vector<RegexPattern> patterns, const MultiRege
     }
   }
   return set;
+}
+
+MultiRegex::Literal MultiRegex::LiteralOf(std::string_view regex) {
+  Literal literal;
+  constexpr std::string_view kCaseless = "(?i)";
+  if (regex.starts_with(kCaseless)) {
+    literal.caseless = true;
+    regex.remove_prefix(kCaseless.size());
+  }
+  // Letters, digits, spaces and a few marks that are never operators outside a class: what RE2
+  // matches as themselves. Anything else (even an escaped dot) leaves the pattern to RE2.
+  const bool plain = !regex.empty() && std::all_of(regex.begin(), regex.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == ' ' || c == '_' || c == '-' ||
+           c == ':' || c == ',' || c == '\'' || c == '"' || c == '=' || c == '/';
+  });
+  if (!plain) {
+    return {};
+  }
+  literal.text = regex;
+  if (literal.caseless) {
+    for (char& c : literal.text) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return literal;
+}
+
+bool MultiRegex::MatchesEndingAt(std::size_t pattern, std::string_view text,
+                                 std::size_t end) const {
+  const Literal& literal = literals_[pattern];
+  const std::size_t size = literal.text.size();
+  if (size != 0 && end >= size && end <= text.size()) {
+    const std::string_view there = text.substr(end - size, size);
+    const bool found =
+        literal.caseless ? std::equal(there.begin(), there.end(), literal.text.begin(),
+                                      [](char a, char b) {
+                                        // ASCII folding without a locale call: a letter of the
+                                        // literal matches either case, any other byte only itself.
+                                        return a == b || (b >= 'a' && b <= 'z' && (a | 0x20) == b);
+                                      })
+                         : there == literal.text;
+    if (found) {
+      return true;
+    }
+  }
+  return Matches(pattern, text);
 }
 
 void MultiRegex::LeaveToRe2(std::size_t pattern, std::string why) {

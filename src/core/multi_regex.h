@@ -80,6 +80,11 @@ class MultiRegex {
   bool Matches(std::size_t pattern, std::string_view text) const {
     return RE2::PartialMatch(text, regex(pattern));
   }
+  // The same verdict, where the prefilter saw a match of `pattern` end at byte `end` of `text`.
+  // A pattern that is a plain word or phrase ("(?i)loss", "Segmentation fault") is checked
+  // there, byte for byte, with no RE2 to run (a metric rule's "loss" is proposed on every
+  // refresh of a tqdm bar); any other, or one not found there, goes to RE2.
+  bool MatchesEndingAt(std::size_t pattern, std::string_view text, std::size_t end) const;
   // false: the prefilter never proposes this pattern; it may match in any text.
   bool prefiltered(std::size_t pattern) const { return prefiltered_[pattern] != 0; }
   std::size_t prefiltered_count() const { return regexes_.size() - unfiltered_.size(); }
@@ -95,8 +100,16 @@ class MultiRegex {
 
   void LeaveToRe2(std::size_t pattern, std::string why);
 
+  // A pattern that is a literal: its text (lower case when caseless), else empty.
+  struct Literal {
+    std::string text;
+    bool caseless = false;
+  };
+  static Literal LiteralOf(std::string_view regex);
+
   std::vector<std::unique_ptr<LazyRegex>> regexes_;
   std::vector<char> prefiltered_;  // per pattern
+  std::vector<Literal> literals_;  // per pattern
   std::vector<std::size_t> unfiltered_;
   std::vector<Fallback> fallbacks_;
   std::string prefilter_error_;

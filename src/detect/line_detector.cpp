@@ -78,6 +78,20 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
     }
     return;
   }
+  std::optional<std::string> metric_said;
+  if (const auto* metric = std::get_if<rules::MetricDetector>(&rule.detector)) {
+    // Decided before an event is made: nearly every line it picks says nothing.
+    // With the default pattern, the prefilter's hint ends the first "loss" of the segment: no
+    // reading starts before it.
+    const std::size_t reading_from =
+        metric->match.regex == rules::kMetricLossWord && match.end_hint >= 4 ? match.end_hint - 4
+                                                                             : 0;
+    metric_said = loss_runs_.OnLine(match.rule, *metric, match.segment, reading_from,
+                                    batch.LineNumber(match.record));
+    if (!metric_said) {
+      return;
+    }
+  }
   Event event;
   event.rule_id = rule.id;
   event.verdict = rule.verdict;
@@ -96,6 +110,10 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
     }
   }
   event.text = EventText(match.segment, match_end, event.cut);
+  if (metric_said) {
+    event.summary = std::move(*metric_said);
+    event.summary_line = event.line;
+  }
   if (const auto* pattern = std::get_if<rules::PatternDetector>(&rule.detector);
       pattern != nullptr && pattern->last_words) {
     if (AnyTracebackOpen()) {
@@ -105,16 +123,11 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
     std::erase_if(last_words_, [&](const LastWords& held) {
       return held.rule == match.rule && held.prefix == prefix;
     });
-    if (last_words_.size() < kMaxMetricWriters) {
+    if (last_words_.size() < kMaxLastWords) {
       last_words_.push_back(
           {match.rule, std::move(prefix), batches_, match.record, std::move(event)});
     }
     return;
-  }
-  if (const auto* metric = std::get_if<rules::MetricDetector>(&rule.detector)) {
-    if (!OnMetric(*metric, match.rule, match.segment, event)) {
-      return;
-    }
   }
   if (const auto* threshold = std::get_if<ThresholdDetector>(&rule.detector)) {
     auto& hits = threshold_hits_[match.rule];
@@ -131,54 +144,6 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
     event.summary_line = event.line;
   }
   out.push_back(std::move(event));
-}
-
-bool LineDetector::OnMetric(const rules::MetricDetector& metric, std::size_t rule,
-                            std::string_view segment, Event& event) {
-  const std::optional<LossReading> reading = ReadLoss(segment);
-  if (!reading) {
-    return false;
-  }
-  const std::pair<std::size_t, std::string> key{rule, std::string(WriterPrefixOf(segment))};
-  auto found = metric_runs_.find(key);
-  if (found == metric_runs_.end()) {
-    if (metric_runs_.size() >= kMaxMetricWriters) {
-      metric_runs_.erase(metric_runs_.begin());
-    }
-    found = metric_runs_.emplace(key, MetricRun{}).first;
-  }
-  MetricRun& run = found->second;
-  if (reading->finite) {
-    run = MetricRun{};
-    run.last_finite = reading->value;
-    run.last_finite_step = reading->step;
-  } else if (!reading->overflow) {  // an fp16 step the scaler skipped neither counts nor resets
-    if (run.not_finite++ == 0) {
-      run.first_line = event.line;
-      run.first_step = reading->step;
-    }
-  }
-  last_loss_ = LastLoss{reading->value, reading->step, key.second, run.not_finite};
-  if (reading->finite || reading->overflow) {
-    return false;
-  }
-  if (run.fired || run.not_finite < metric.not_finite_for) {
-    return false;
-  }
-  run.fired = true;  // once per run: a finite value starts the count again
-  std::string said = std::string(WriterPrefixOf(segment));
-  said += (said.empty() ? "" : " ") + metric.metric + " is " + LossText(reading->value) + " on " +
-          std::to_string(run.not_finite) + " lines in a row since " +
-          (run.first_step ? "step " + std::to_string(*run.first_step) + " (line " +
-                                std::to_string(run.first_line) + ")"
-                          : "line " + std::to_string(run.first_line));
-  if (run.last_finite) {
-    said += "; the last finite " + metric.metric + " was " + LossText(*run.last_finite) +
-            (run.last_finite_step ? " at step " + std::to_string(*run.last_finite_step) : "");
-  }
-  event.summary = std::move(said);
-  event.summary_line = event.line;
-  return true;
 }
 
 void LineDetector::EmitTracebacks(const Grouping& grouping, std::vector<Event>& out) {

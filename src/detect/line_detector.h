@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "detect/event.h"
+#include "detect/loss_runs.h"
 #include "detect/traceback_grouper.h"
 #include "rules/line_matcher.h"
 #include "source/line_batch.h"
@@ -49,13 +50,8 @@ class LineDetector {
   std::uint64_t EarliestOpenLine() const;
 
   // The training loss a metric rule read last: its value, step and writer's prefix.
-  struct LastLoss {
-    double value = 0;
-    std::optional<std::int64_t> step;
-    std::string writer;
-    std::uint32_t not_finite_in_a_row = 0;  // that writer's run of NaN or inf so far
-  };
-  const std::optional<LastLoss>& last_loss() const { return last_loss_; }
+  using LastLoss = LossRuns::LastLoss;
+  std::optional<LastLoss> last_loss() const { return loss_runs_.last_loss(); }
 
  private:
   struct Grouping {
@@ -70,10 +66,6 @@ class LineDetector {
 
   void OnMatch(const source::LineBatch& batch, const rules::SegmentMatch& match, TimePoint now,
                std::vector<Event>& out);
-  // A metric rule's candidate line: true when it completes a run of not-finite values (the
-  // event's summary is then set).
-  bool OnMetric(const rules::MetricDetector& metric, std::size_t rule, std::string_view segment,
-                Event& event);
   void EmitTracebacks(const Grouping& grouping, std::vector<Event>& out);
   // Up to TracebackGrouper::kMarkerWindow lines before `record`, nearest first.
   std::span<const std::string_view> LinesBefore(const source::LineBatch& batch, std::size_t record);
@@ -88,21 +80,10 @@ class LineDetector {
   // Per threshold rule that matched; bounded by its count. A map, not a slot per rule: an
   // empty deque costs half a kilobyte, and the daemon has a detector per tailed file.
   std::map<std::size_t, std::deque<TimePoint>> threshold_hits_;
-  // Per metric rule and writer prefix: the run of not-finite values under way. Bounded by
-  // kMaxMetricWriters (a log's ranks).
-  struct MetricRun {
-    std::uint32_t not_finite = 0;
-    std::uint64_t first_line = 0;
-    std::optional<std::int64_t> first_step;
-    std::optional<double> last_finite;
-    std::optional<std::int64_t> last_finite_step;
-    bool fired = false;
-  };
-  static constexpr std::size_t kMaxMetricWriters = 1024;
-  std::map<std::pair<std::size_t, std::string>, MetricRun> metric_runs_;
-  std::optional<LastLoss> last_loss_;
+  LossRuns loss_runs_;  // the metric rules'
   // last_words matches not yet followed by their writer's next line: one per rule and writer
-  // prefix, at most kMaxMetricWriters.
+  // prefix, at most kMaxLastWords (a log's ranks).
+  static constexpr std::size_t kMaxLastWords = 1024;
   struct LastWords {
     std::size_t rule;
     std::string prefix;

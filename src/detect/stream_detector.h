@@ -52,7 +52,7 @@ class StreamDetector {
   // fire now, and the crash is this stream's.
   void CloseLastWords(detect::WallTime wall, std::vector<detect::Firing>& out);
   // The training loss a metric rule read last from this stream; none when none was.
-  const std::optional<LineDetector::LastLoss>& last_loss() const { return detector_->last_loss(); }
+  std::optional<LineDetector::LastLoss> last_loss() const { return detector_->last_loss(); }
   // Swaps in reloaded rules; progress bars, context and holds stay. A traceback open now
   // finishes under the old rules first.
   Status SetRules(std::shared_ptr<const rules::CompiledRules> rules);

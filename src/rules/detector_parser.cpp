@@ -164,7 +164,7 @@ class DetectorParser {
     }
     yaml_.CheckKeys(body, {"name", "not_finite_for", "pattern", "unless"}, "metric");
     MetricDetector detector;
-    detector.match = Pattern{"(?i)loss", yaml_.Where(body)};
+    detector.match = Pattern{std::string(kMetricLossWord), yaml_.Where(body)};
     if (auto name = body["name"]) {
       if (auto text = yaml_.Scalar(name, "metric name")) {
         if (*text != "loss") {

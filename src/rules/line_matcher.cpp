@@ -25,8 +25,10 @@ void LineMatcher::OnCandidate(std::uint32_t rule, std::uint64_t end, std::string
   candidates_.push_back({end, rule});
 }
 
-bool LineMatcher::Confirm(std::size_t rule_index, std::string_view segment) const {
-  if (!rules_->regexes().Matches(rule_index, segment)) {
+bool LineMatcher::Confirm(std::size_t rule_index, std::string_view segment,
+                          std::optional<std::size_t> prefilter_end) const {
+  if (!(prefilter_end ? rules_->regexes().MatchesEndingAt(rule_index, segment, *prefilter_end)
+                      : rules_->regexes().Matches(rule_index, segment))) {
     return false;
   }
   const LineRule& rule = rules_->rules()[rule_index];
@@ -66,10 +68,10 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
       continue;
     }
     last_segment_[candidate.rule] = segment.data();
-    if (Confirm(candidate.rule, segment)) {
-      const std::size_t segment_begin = segment.data() - batch.text.data();
-      const auto end_hint = static_cast<std::uint32_t>(
-          std::min<std::size_t>(candidate.end - segment_begin, segment.size()));
+    const std::size_t segment_begin = segment.data() - batch.text.data();
+    const auto end_hint = static_cast<std::uint32_t>(
+        std::min<std::size_t>(candidate.end - segment_begin, segment.size()));
+    if (Confirm(candidate.rule, segment, end_hint)) {
       out.push_back({candidate.rule, static_cast<std::uint32_t>(batch.RecordAt(last_byte)), segment,
                      end_hint});
     }
@@ -91,7 +93,7 @@ void LineMatcher::Match(const source::LineBatch& batch, std::vector<SegmentMatch
       const std::size_t cut = rest.find('\n');
       const std::string_view segment = rest.substr(0, cut);
       for (std::size_t index : slow_rules) {
-        if (!segment.empty() && Confirm(index, segment)) {
+        if (!segment.empty() && Confirm(index, segment, std::nullopt)) {
           out.push_back(
               {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(record), segment, 0});
         }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -46,7 +47,10 @@ class LineMatcher {
       : rules_(std::move(rules)), scanner_(std::move(scanner)) {}
   // Records a prefilter candidate unless its rule already has one in this segment.
   void OnCandidate(std::uint32_t rule, std::uint64_t end, std::string_view text);
-  bool Confirm(std::size_t rule, std::string_view segment) const;
+  // RE2's verdict on `segment` (and the rule's `unless`); `prefilter_end`: where in it the
+  // prefilter saw the rule's match end, when it did.
+  bool Confirm(std::size_t rule, std::string_view segment,
+               std::optional<std::size_t> prefilter_end) const;
 
   std::shared_ptr<const CompiledRules> rules_;
   MultiRegexScanner scanner_;              // of rules_->regexes()

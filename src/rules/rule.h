@@ -90,6 +90,9 @@ struct StackDetector {
 // A training metric the job prints (detect/metric_parser.h): fires when it is NaN or
 // infinite on `not_finite_for` consecutive lines of one writer (one rank prefix), once per run
 // of them. `match` picks the candidate lines (the prefilter's); the parser reads the value.
+// Its default pattern, kMetricLossWord, also tells where a reading can start: at or after the
+// first "loss" in the line.
+inline constexpr std::string_view kMetricLossWord = "(?i)loss";
 struct MetricDetector {
   Pattern match;
   std::optional<Pattern> unless;

@@ -118,6 +118,25 @@ TEST(MultiRegex, ReportsEveryEndUnlessOneCandidatePerPatternIsAsked) {
   EXPECT_EQ(seen, (std::vector<Candidate>{{1, 4}, {0, 9}}));
 }
 
+// A plain word is judged where the prefilter saw it end, byte for byte; anything else by RE2.
+TEST(MultiRegex, APlainWordIsConfirmedWhereThePrefilterSawItEnd) {
+  const MultiRegex set = BuildSet({"(?i)loss", "Segmentation fault", "loss\\s*=\\s*nan"});
+  EXPECT_TRUE(set.MatchesEndingAt(0, "step 3 LOSS=2.3", 11));
+  EXPECT_TRUE(set.MatchesEndingAt(0, "step 3 loss=2.3", 3)) << "elsewhere: RE2 still finds it";
+  EXPECT_FALSE(set.MatchesEndingAt(0, "step 3 lo$s=2.3", 11));
+  EXPECT_TRUE(set.MatchesEndingAt(1, "Segmentation fault (core dumped)", 18));
+  EXPECT_FALSE(set.MatchesEndingAt(1, "segmentation fault (core dumped)", 18)) << "case counts";
+  // ':' is no letter: 0x1A | 0x20 would be ':', and must not pass for it.
+  const MultiRegex colon = BuildSet({"(?i)a:b"});
+  EXPECT_FALSE(colon.MatchesEndingAt(0,
+                                     std::string("a\x1a"
+                                                 "b"),
+                                     3));
+  EXPECT_TRUE(colon.MatchesEndingAt(0, "A:B", 3));
+  EXPECT_TRUE(set.MatchesEndingAt(2, "loss = nan", 10));
+  EXPECT_FALSE(set.MatchesEndingAt(2, "loss = 2.0", 10));
+}
+
 TEST(MultiRegex, ACallbackThatSaysStopEndsTheScan) {
   const MultiRegex set = BuildSet({"a"});
   auto scanner = MultiRegexScanner::Create(set);
