@@ -181,11 +181,18 @@ TEST_F(ScanCliTest, KernelLogTagSelectsKernelRules) {
   const std::string path = PathOf("kmsg.log");
   std::ofstream(path) << "[6781741.548779] NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', "
                          "name=<unknown>, GPU has fallen off the bus.\n"
-                         "[12345.678901] python invoked oom-killer: gfp_mask=0x140cca, order=0\n";
+                         "[12345.678901] python invoked oom-killer: gfp_mask=0x140cca, order=0\n"
+                         "[12345.700000] Out of memory: Killed process 4242 (python) "
+                         "total-vm:123456789kB, anon-rss:98765432kB\n";
   const auto run = Scan({"--tag", "kmsg", path});
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_NE(run.out.find(":1: device nvidia.xid.device_fatal"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find(":2: crash system.oom_killer"), std::string::npos) << run.out;
+  // The report's first line names who asked for memory; the line naming the victim is the crash.
+  EXPECT_NE(run.out.find(":2: warning system.oom_killer_invoked"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(":3: crash system.oom_killer: [12345.700000] Out of memory: Killed "
+                         "process 4242 (python)"),
+            std::string::npos)
+      << run.out;
 }
 
 // After the firing lines, the answer the daemon would have given: the incidents they make, with
