@@ -40,6 +40,7 @@ class LineDetector {
   // last_words matches nothing followed fire now.
   void FinishLastWords(std::vector<Event>& out);
   bool AnyLastWordsPending() const { return !last_words_.empty(); }
+  void DropLastWords() { last_words_.clear(); }
 
   // True while a traceback is open: its event, when it comes, will be for an earlier line
   // than events already reported. Callers that print in line order hold events back.

@@ -51,6 +51,8 @@ class StreamDetector {
   // The writer exited: the lines that fire only as its last words (a bare exception line)
   // fire now, and the crash is this stream's.
   void CloseLastWords(detect::WallTime wall, std::vector<detect::Firing>& out);
+  // The writer exited with status 0: what waited to be its last words says nothing.
+  void DropLastWords() { detector_->DropLastWords(); }
   // The training loss a metric rule read last from this stream; none when none was.
   std::optional<LineDetector::LastLoss> last_loss() const { return detector_->last_loss(); }
   // Swaps in reloaded rules; progress bars, context and holds stay. A traceback open now

@@ -1,6 +1,9 @@
 #include "detect/watched_source.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/wait.h>
+
+#include <algorithm>
 
 namespace trainwatch::detect {
 
@@ -287,7 +290,10 @@ void WatchedSource::JudgeWriterGone(StreamDetector& stream, source::TailedFile& 
     stream.CloseTracebacks(env_->WallNow(), firings);
     outlet_.fired(firings, &stream);
   }
-  {
+  if (ExitedCleanly(gone)) {
+    // An exception line it printed last and then exit 0: it survived what it printed.
+    stream.DropLastWords();
+  } else {
     // Its last words: an exception line nothing followed is the crash it died of.
     std::vector<Firing> last_words;
     stream.CloseLastWords(env_->WallNow(), last_words);
@@ -320,6 +326,16 @@ void WatchedSource::JudgeWriterGone(StreamDetector& stream, source::TailedFile& 
     outlet_.fired(firings, nullptr);
   }
   stream.ForgetCrash();  // the job is over
+}
+
+bool WatchedSource::ExitedCleanly(const std::vector<source::WriterProcess>& gone) const {
+  if (gone.empty() || !outlet_.wait_status) {
+    return false;  // not known how they ended
+  }
+  return std::all_of(gone.begin(), gone.end(), [&](const source::WriterProcess& writer) {
+    const std::optional<int> status = outlet_.wait_status(writer.pid);
+    return status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
+  });
 }
 
 bool WatchedSource::CloseQuietTracebacks(SteadyTime now, std::chrono::milliseconds quiet,

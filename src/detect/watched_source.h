@@ -47,6 +47,8 @@ class WatchedSource {
     std::function<void(int pid, std::string_view line)> oom_killed;
     // That line, if the kernel's log said so of `pid` lately; empty otherwise. Optional.
     std::function<std::string(int pid)> oom_evidence;
+    // How `pid` ended (its wait status), when the kernel's process events told. Optional.
+    std::function<std::optional<int>(int pid)> wait_status;
     // A traceback is open and closes once its writer is quiet: check soon.
     std::function<void()> traceback_open;
     // Lines were read: their offsets are to be saved soon.
@@ -96,6 +98,8 @@ class WatchedSource {
   // A writer scan found no process holding these files: those whose last writer closed them
   // since they were last written (and with no writer known) lost their writer.
   void WritersNotFound(const std::set<source::FileId>& files, SteadyTime now);
+  // Whether every one of `gone` is known to have exited with status 0.
+  bool ExitedCleanly(const std::vector<source::WriterProcess>& gone) const;
   // Tracebacks whose writer has been quiet `quiet` long are closed, or `unfinished_quiet`
   // long while one still lacks its exception line; true if some stay open.
   bool CloseQuietTracebacks(SteadyTime now, std::chrono::milliseconds quiet,

@@ -50,6 +50,11 @@ class ProcessRoster {
   std::vector<source::WriterProcess> Remembered(
       const std::function<std::string(int pid)>& oom_line) const;
   std::size_t size() const { return entries_.size(); }
+  // How `pid` ended, when it is remembered and the kernel told.
+  std::optional<int> WaitStatusOf(pid_t pid) const {
+    auto found = entries_.find(pid);
+    return found == entries_.end() ? std::nullopt : found->second.wait_status;
+  }
 
  private:
   struct Entry {

@@ -186,6 +186,7 @@ WatchedSource::Outlet Sources::OutletFor() {
     auto found = oom_killed_.find(pid);
     return found == oom_killed_.end() ? std::string() : found->second;
   };
+  outlet.wait_status = [this](int pid) { return roster_.WaitStatusOf(pid); };
   outlet.crash_caught = [this](detect::StreamDetector& stream) {
     if (on_crash_caught_) {
       on_crash_caught_(stream);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <map>
 #include <set>
 
 #include "detect/watched_source_fixture.h"
@@ -48,6 +49,13 @@ constexpr const char* kRules = R"(rules:
     examples:
       fires: ["Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\nKeyError: 'x'\n"]
       quiet: [y]
+  - id: t.last
+    kind: crash
+    tags: [train]
+    description: an exception line as its writer's last words
+    pattern: '^AssertionError: '
+    last_words: true
+    examples: {fires: ["AssertionError: x"], quiet: [y]}
 )";
 
 std::string Bar(int count) {
@@ -346,6 +354,41 @@ TEST_F(WatchedSourceTest, ATracebackWaitsForItsExceptionLineUntilItsWriterDies) 
   ASSERT_EQ(fired_.size(), 2u) << ::testing::PrintToString(fired_);
   EXPECT_EQ(fired_[1], "t.traceback: (no exception line followed)");
   EXPECT_EQ(kinds_[1], rules::RuleKind::kCrash);
+}
+
+// An exception line its writer printed last is the crash it died of, unless the kernel said it
+// exited with status 0: then it survived what it printed.
+TEST_F(WatchedSourceTest, AnExceptionLineItsWriterExitedZeroAfterIsNoCrash) {
+  std::map<int, int> statuses;  // wait statuses the kernel's process events told
+  WatchedSource::Outlet outlet = Outlet();
+  outlet.wait_status = [&statuses](int pid) -> std::optional<int> {
+    auto found = statuses.find(pid);
+    return found == statuses.end() ? std::nullopt : std::optional<int>(found->second);
+  };
+  source_->Start(env_, std::move(outlet), 5, {});
+  env_.RunUntilIdle();
+  env_.files().Append("/logs/rank0.log", "step 1\n");
+  env_.Advance(milliseconds(20));
+  env_.live_pids.insert(4242);
+  OnlyStream().set_writers({source::WriterProcess{4242, "python3"}});
+  env_.files().Append("/logs/rank0.log", "AssertionError: batch size 30 != 32\n");
+  env_.RunUntilIdle();
+  EXPECT_TRUE(fired_.empty()) << "not yet its last words";
+  statuses[4242] = 0;  // exit(0)
+  env_.live_pids.erase(4242);
+  source_->CheckWriters(env_.SteadyNow());
+  EXPECT_TRUE(fired_.empty()) << ::testing::PrintToString(fired_);
+
+  // The next run prints the same line and exits 1: that is its crash.
+  env_.live_pids.insert(4343);
+  OnlyStream().set_writers({source::WriterProcess{4343, "python3"}});
+  env_.files().Append("/logs/rank0.log", "AssertionError: batch size 30 != 32\n");
+  env_.RunUntilIdle();
+  statuses[4343] = 1 << 8;  // exit(1)
+  env_.live_pids.erase(4343);
+  source_->CheckWriters(env_.SteadyNow());
+  ASSERT_EQ(fired_.size(), 1u) << ::testing::PrintToString(fired_);
+  EXPECT_EQ(fired_[0].rfind("t.last: ", 0), 0u) << fired_[0];
 }
 
 // torchrun's combined output: rank 3 dies, ranks 0-2 print their steps until the collective
