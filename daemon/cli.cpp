@@ -101,6 +101,9 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
                       "Add this container's docker state (run on the host)");
   snapshot.add_option("--copy", cli->control.copy, "A file or directory to add (repeatable)")
       ->allow_extra_args(false);
+  snapshot.add_flag("--stacks", cli->control.stacks,
+                    "Also take the ranks' stacks with eu-stack and gdb, which stop each rank "
+                    "while they read (off: a healthy job is not held)");
   snapshot.add_option("--log", cli->control.logs, "A log whose tail to add (repeatable)")
       ->allow_extra_args(false);
   snapshot.add_option("--out", cli->control.out_dir,

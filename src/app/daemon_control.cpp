@@ -102,7 +102,8 @@ void Daemon::HandleControl(const std::string& request, const ops::ControlServer:
         });
     return;
   }
-  incident::IncidentFlow::ManualOptions options{command->container, command->logs, command->copy};
+  incident::IncidentFlow::ManualOptions options{command->container, command->logs, command->copy,
+                                                command->stacks};
   // The answer waits for the bundle: the caller wants its path.
   incidents_->Manual(
       command->reason, options,

@@ -48,6 +48,10 @@ struct CaptureRequest {
   std::string reason;                    // manual snapshots
   std::vector<std::string> extra_logs;   // `snapshot --log`
   std::vector<std::string> extra_paths;  // `snapshot --copy`
+  // Whether the ranks' stacks may be taken by the tools that stop a rank while they read
+  // (eu-stack, gdb): a failure's capture, and a snapshot with --stacks. Else only py-spy
+  // --nonblocking, the Python hooks and /proc are read.
+  bool pause_ranks = true;
 };
 
 struct CaptureOutcome {

@@ -250,7 +250,8 @@ void Capturer::OnProcessesKnown() {
     ranks_.set_max_ranks(job_->config.max_ranks);
     ranks_.set_gdb_index_dir(job_->config.cache_dir.empty() ? std::string()
                                                             : job_->config.cache_dir + "/gdb");
-    ranks_.Run(job_->request.pids, job_->request.remembered, std::move(clues), job_->redactor,
+    ranks_.Run(job_->request.pids, job_->request.remembered, std::move(clues),
+               job_->request.pause_ranks, job_->redactor,
                [this](RankReport report, const collect::RedactionCounts& counts) {
                  OnRanksDone(std::move(report), counts);
                });

@@ -51,10 +51,11 @@ void RankCapture::Abort() {
 }
 
 void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> remembered,
-                      diagnose::JobClues clues, std::shared_ptr<const collect::Redactor> redactor,
-                      Done done) {
+                      diagnose::JobClues clues, bool may_pause,
+                      std::shared_ptr<const collect::Redactor> redactor, Done done) {
   auto job = std::make_shared<Job>();
   job->clues = std::move(clues);
+  job->may_pause = may_pause;
   job->gdb_index_dir = gdb_index_dir_;
   job->max_ranks = max_ranks_;
   job->pids = std::move(pids);
@@ -71,6 +72,12 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
         SkipRanksPastTheCap(job->map, job->max_ranks);
         job->report.launchers = job->map.launchers;
         job->report.notes = job->map.notes;
+        if (!job->may_pause && !job->map.ranks.empty()) {
+          job->report.notes.push_back(
+              "no rank was stopped: eu-stack and gdb, which hold a rank while they read its "
+              "stacks, did not run (a snapshot runs them only with --stacks); the Python "
+              "stacks come from py-spy --nonblocking or the job's Python hook where there is one");
+        }
         job->exited = ExitedRanks(job->remembered, tree, job->map);
         if (std::error_code error;
             !job->gdb_index_dir.empty() && !job->map.ranks.empty() &&
@@ -244,7 +251,7 @@ void RankCapture::RunNative() {
   std::vector<config::CommandConfig> native = PerRank("eu-stack", {"eu-stack", "-p"});
   std::vector<bool> ran;  // per rank
   for (std::size_t i = 0; i < native.size(); ++i) {
-    ran.push_back(i >= job_->in_container.size() || !job_->in_container[i]);
+    ran.push_back(job_->may_pause && (i >= job_->in_container.size() || !job_->in_container[i]));
     if (ran.back()) {
       commands.push_back(std::move(native[i]));
     }
@@ -263,9 +270,11 @@ void RankCapture::RunNative() {
         CollectorResult skipped;
         skipped.name = "eu-stack";
         skipped.status = CollectorStatus::kSkipped;
-        skipped.detail =
-            "the rank runs in a container, whose libraries eu-stack would read at "
-            "this host's paths; gdb prints its native stacks";
+        skipped.detail = !job_->may_pause
+                             ? "it stops each thread while it reads; a snapshot runs it only "
+                               "with --stacks"
+                             : "the rank runs in a container, whose libraries eu-stack would "
+                               "read at this host's paths; gdb prints its native stacks";
         job_->native.push_back(std::move(skipped));
       }
     }
@@ -331,7 +340,7 @@ void RankCapture::ReadHooks() {
           job->wants_python[i] = !by_hook && job->py_spy[i].status != CollectorStatus::kOk;
           const bool early =
               std::find(job->early_gdb.begin(), job->early_gdb.end(), i) != job->early_gdb.end();
-          if (!early && (job->wants_python[i] || job->NativeByGdb(i))) {
+          if (job->may_pause && !early && (job->wants_python[i] || job->NativeByGdb(i))) {
             job->need_gdb.push_back(i);
             job->python_by_gdb.push_back(job->wants_python[i]);
           }

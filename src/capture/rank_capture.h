@@ -61,8 +61,12 @@ class RankCapture {
   // `remembered`: the writers read while they lived; those of them gone by now with a rank in
   // their environment join the report as exited ranks.
   // `clues`: what the streams say of the ranks (the first to print an error, their progress).
+  // `may_pause`: whether eu-stack and gdb, which stop a rank while they read, may run (a
+  // failure's capture); false for a snapshot of a job that may be healthy: only py-spy
+  // --nonblocking, the Python hooks and /proc are read, and the report says so.
   void Run(std::vector<int> pids, std::vector<source::WriterProcess> remembered,
-           diagnose::JobClues clues, std::shared_ptr<const collect::Redactor> redactor, Done done);
+           diagnose::JobClues clues, bool may_pause,
+           std::shared_ptr<const collect::Redactor> redactor, Done done);
   // Where gdb keeps its symbol index between captures (made when missing); empty: none.
   void set_gdb_index_dir(std::string dir) { gdb_index_dir_ = std::move(dir); }
   // The ranks one capture takes at most; the others are named in the report's notes.

@@ -39,8 +39,8 @@ void HoldOnly(CollectorResult& result) {
 void RankCapture::StartEarlyGdb() {
   Job& job = *job_;
   job.gdb.resize(job.report.ranks.size());
-  if (job.go_dir.empty()) {
-    return;  // no folder for the go file: gdb runs after the window, as a whole
+  if (job.go_dir.empty() || !job.may_pause) {
+    return;  // no folder for the go file: gdb runs after the window, as a whole (or never)
   }
   for (std::size_t i = 0; i < job.report.ranks.size() && job.early_gdb.size() < ParallelGdbs();
        ++i) {
@@ -178,7 +178,7 @@ void RankCapture::RunWorkers() {
           const collect::ProcessTree now = collect::ProcessTree::Read(job->proc_root);
           for (const auto& [child, start] : job->children[i]) {
             const collect::ProcessStat* stat = now.Find(child);
-            if (job->workers.size() < kMaxWorkers && stat != nullptr &&
+            if (job->may_pause && job->workers.size() < kMaxWorkers && stat != nullptr &&
                 stat->start_ticks == start && stat->ppid == job->report.ranks[i].process.pid) {
               job->workers.push_back({i, child, {}});
             }

@@ -24,6 +24,7 @@ struct RankCapture::Job {
   std::vector<collect::RankProcess> exited;  // ranks gone before the capture
   diagnose::JobClues clues;
   std::string gdb_index_dir;  // gdb's index cache; empty: none
+  bool may_pause = true;      // eu-stack and gdb may stop a rank (RankCapture::Run)
   std::size_t max_ranks = 16;
   std::shared_ptr<const collect::Redactor> redactor;
   Done done;

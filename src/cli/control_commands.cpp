@@ -248,7 +248,8 @@ int RunSnapshot(const ControlOptions& options, std::ostream& out, std::ostream& 
                               {"reason", options.reason},
                               {"container", options.container},
                               {"copy", Absolute(options.copy)},
-                              {"log", Absolute(options.logs)}},
+                              {"log", Absolute(options.logs)},
+                              {"stacks", options.stacks}},
                              err, 300, &no_daemon);
     if (reply) {
       out << "incident " << reply->value("incident", "?") << " recorded in "

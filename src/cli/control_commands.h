@@ -20,6 +20,9 @@ struct ControlOptions {
   std::vector<std::string> copy;  // extra files or directories
   std::vector<std::string> logs;  // extra logs whose tails to include
   std::string out_dir;            // write the bundle here, on our own (no daemon asked)
+  // Take the ranks' stacks with the tools that stop a rank while they read (eu-stack, gdb).
+  // Off: a healthy job is not held; only what reads without stopping it is taken.
+  bool stacks = false;
 };
 
 // Exit status 0, or 2 with a message when no daemon answers.

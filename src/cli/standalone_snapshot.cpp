@@ -36,6 +36,7 @@ int RunStandaloneSnapshot(const config::DaemonConfig& config, const ControlOptio
   request.reason = options.reason;
   request.container = options.container;
   request.extra_paths = options.copy;
+  request.pause_ranks = options.stacks;
   request.extra_logs = options.logs;
   // The logs the config watches, as the daemon would have them.
   for (const config::SourceConfig& source : config.sources) {

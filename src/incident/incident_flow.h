@@ -50,6 +50,7 @@ class IncidentFlow final : public Pipeline {
     std::string container;
     std::vector<std::string> extra_logs;
     std::vector<std::string> extra_paths;
+    bool stacks = false;  // also by the tools that stop a rank (eu-stack, gdb)
   };
   using Done = std::function<void(const capture::CaptureOutcome& outcome)>;
 

@@ -151,8 +151,8 @@ Status OnlyFields(const json& request, const std::string& command,
 }
 
 Result<ControlCommand> Snapshot(const json& request) {
-  if (Status fields =
-          OnlyFields(request, "snapshot", {"command", "reason", "container", "copy", "log"});
+  if (Status fields = OnlyFields(request, "snapshot",
+                                 {"command", "reason", "container", "copy", "log", "stacks"});
       !fields) {
     return fields.error();
   }
@@ -181,6 +181,12 @@ Result<ControlCommand> Snapshot(const json& request) {
       }
       command.container = std::move(*name);
     }
+  }
+  if (request.contains("stacks")) {
+    if (!request["stacks"].is_boolean()) {
+      return Bad("stacks", "true or false", Described(request["stacks"]));
+    }
+    command.stacks = request["stacks"].get<bool>();
   }
   for (const auto& [field, out] : {std::pair{"copy", &command.copy}, {"log", &command.logs}}) {
     if (request.contains(field)) {

@@ -37,6 +37,7 @@ struct ControlCommand {
   std::string container;
   std::vector<std::string> copy;
   std::vector<std::string> logs;
+  bool stacks = false;  // kSnapshot: the ranks' stacks by the tools that stop a rank
 };
 
 // Fails with the reply to send ({"error": "bad request: \"FIELD\" must be ... (got ...)"}): a

@@ -251,7 +251,7 @@ TEST_F(RankStacksTest, ACrashWhileOtherRanksLiveTakesTheSurvivorsStacksAndNamesT
   EXPECT_EQ(record["ranks"].get<std::string>().find("ranks 0, 1: "), 0u) << record.dump(1);
 }
 
-TEST_F(RankStacksTest, ARankStuckInANativeCallShowsInItsNativeStack) {
+TEST_F(RankStacksTest, ASnapshotStopsNoRankUnlessAskedAndThenShowsItsNativeStack) {
   if (!OnPath("eu-stack")) {
     GTEST_SKIP() << "eu-stack is not installed (apt-get install elfutils)";
   }
@@ -266,9 +266,27 @@ TEST_F(RankStacksTest, ARankStuckInANativeCallShowsInItsNativeStack) {
   std::ofstream(Dir("snapshot.yaml"))
       << "state_dir: " << state() << "\n"
       << "capture: {commands: [], habana_logs: none, process_pattern: 'stuck_native\\.py'}\n";
+  // A snapshot stops no rank unless asked: no eu-stack, no gdb, and the bundle says why.
+  fs::create_directories(Dir("gentle"));
+  const RunResult gentle = RunBinary(
+      {TrainwatchBinary(), "snapshot", "--config", Dir("snapshot.yaml"), "--out", Dir("gentle")});
+  ASSERT_EQ(gentle.exit_code, 0) << gentle.out << gentle.err;
+  const Json untouched = Json::parse(
+      ReadFile(Unpack(fs::directory_iterator(Dir("gentle"))->path().string()) + "/manifest.json"));
+  ASSERT_EQ(untouched["ranks"]["ranks"].size(), 1u) << untouched["ranks"].dump(1);
+  const Json& untouched_rank = untouched["ranks"]["ranks"][0];
+  EXPECT_EQ(untouched_rank.value("native_route", "?"), "") << untouched_rank.dump(1);
+  EXPECT_EQ(untouched_rank.value("python_route", "?"), "") << untouched_rank.dump(1);
+  EXPECT_EQ(untouched_rank.value("paused_seconds", -1.0), 0.0) << untouched_rank.dump(1);
+  EXPECT_NE(untouched_rank["route_notes"].dump().find("runs it only with --stacks"),
+            std::string::npos)
+      << untouched_rank.dump(1);
+  EXPECT_NE(untouched["ranks"].dump().find("no rank was stopped"), std::string::npos)
+      << untouched["ranks"].dump(1);
+  // --stacks asks for them.
   fs::create_directories(Dir("out"));
-  const RunResult run = RunBinary(
-      {TrainwatchBinary(), "snapshot", "--config", Dir("snapshot.yaml"), "--out", Dir("out")});
+  const RunResult run = RunBinary({TrainwatchBinary(), "snapshot", "--stacks", "--config",
+                                   Dir("snapshot.yaml"), "--out", Dir("out")});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   const std::string root = Unpack(fs::directory_iterator(Dir("out"))->path().string());
   const Json manifest = Json::parse(ReadFile(root + "/manifest.json"));

@@ -36,6 +36,15 @@ TEST(ControlRequest, StatusAndSnapshot) {
   Result<ControlCommand> bare = ParseControlRequest(R"({"command": "snapshot"})");
   ASSERT_TRUE(bare.ok());
   EXPECT_EQ(bare->reason, "manual snapshot");
+  EXPECT_FALSE(bare->stacks) << "a snapshot stops no rank unless asked";
+  Result<ControlCommand> stacks = ParseControlRequest(R"({"command": "snapshot", "stacks": true})");
+  ASSERT_TRUE(stacks.ok());
+  EXPECT_TRUE(stacks->stacks);
+  Result<ControlCommand> bad = ParseControlRequest(R"({"command": "snapshot", "stacks": "yes"})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find(R"(\"stacks\" must be true or false (got a string))"),
+            std::string::npos)
+      << bad.error().message;
 
   Result<ControlCommand> reload = ParseControlRequest(R"({"command": "reload"})");
   ASSERT_TRUE(reload.ok());
