@@ -11,6 +11,7 @@
 
 #include "cli/cli_config.h"
 #include "cli/commands.h"
+#include "cluster/first_failure.h"
 #include "cluster/peer_record.h"
 #include "cluster/peer_watcher.h"
 #include "cluster/shared_listing.h"
@@ -67,29 +68,21 @@ int CauseRank(const std::string& cause) {
   return it == kRank.end() ? 0 : it->second;
 }
 
-// The job's first failure: the earliest record (those `ignored` left out), unless a record
-// that tells a rank's own error (its first failing rank known) opened within the clock skew
-// allowed: the earliest may tell only the consequences (its ranks' "Connection closed by
-// peer" as the failing rank's peers saw it), which are no one's first failure. `earliest` is
-// set to the earliest. REQUIRES: a record not ignored.
+// The job's first failure among the records `ignored` leaves (cluster/first_failure.h);
+// `earliest` is set to the earliest of them. REQUIRES: a record not ignored.
 const PeerRecord& FirstFailure(const std::vector<PeerRecord>& records,
                                const std::function<bool(const PeerRecord&)>& ignored,
                                const PeerRecord*& earliest) {
-  earliest = &records.front();
+  std::vector<const PeerRecord*> kept;
+  std::vector<cluster::IncidentOpening> openings;
   for (const PeerRecord& record : records) {
     if (!ignored(record)) {
-      earliest = &record;
-      break;
+      kept.push_back(&record);
+      openings.push_back({record.opened_ms, record.first_rank.has_value()});
     }
   }
-  for (const PeerRecord& record : records) {
-    if (!ignored(record) && record.first_rank &&
-        record.opened_ms - earliest->opened_ms <=
-            std::chrono::duration_cast<std::chrono::milliseconds>(kSkewAllowance).count()) {
-      return record;
-    }
-  }
-  return *earliest;
+  earliest = kept.front();
+  return *kept[cluster::FirstFailureIndex(openings)];
 }
 
 json RecordJson(const PeerRecord& record) { return json::parse(cluster::PeerRecordJson(record)); }
@@ -183,12 +176,13 @@ void PrintJob(const std::vector<PeerRecord>& records, const std::string& id, std
   for (const PeerRecord& other : records) {
     if (&first == earliest && other.node != first.node &&
         other.opened_ms - first.opened_ms <=
-            std::chrono::duration_cast<std::chrono::milliseconds>(kSkewAllowance).count()) {
+            std::chrono::duration_cast<std::chrono::milliseconds>(cluster::kSkewAllowance)
+                .count()) {
       out << "           " << other.node << " opened "
           << std::chrono::duration<double>(
                  std::chrono::milliseconds(other.opened_ms - first.opened_ms))
                  .count()
-          << " s later, within the " << kSkewAllowance.count()
+          << " s later, within the " << cluster::kSkewAllowance.count()
           << " s allowed for clock skew between nodes: either may have failed first\n";
       break;
     }

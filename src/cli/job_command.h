@@ -19,10 +19,6 @@ struct JobOptions {
   bool json = false;
 };
 
-// Clocks of a job's nodes may differ by this much (NTP keeps them within milliseconds; a
-// node without it drifts seconds).
-inline constexpr std::chrono::seconds kSkewAllowance{5};
-
 int RunJob(const JobOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace trainwatch::cli

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster/first_failure.h"
 #include "core/time_format.h"
 #include "report/html_text.h"
 #include "report/json_fields.h"
@@ -426,22 +427,16 @@ std::string JobSection(const json& manifest) {
       "<th>opened (UTC)</th><th>node</th><th>first rank</th><th>kind</th><th>summary</th>"
       "<th>cause, action</th><th>bundle (on that node)</th></tr></thead>\n<tbody>\n",
       Escape(job), Escape(job));
-  // The first failure, as `trainwatch job` tells it: the oldest, unless one that names its
-  // first failing rank (a rank's own error, not its peers' consequences) opened within the
-  // 5 s allowed for clock skew.
-  const auto opened_ms = [](const json& record) {
+  // The first failure, as `trainwatch job` tells it (cluster/first_failure.h).
+  std::vector<cluster::IncidentOpening> openings;
+  for (const json& record : incidents) {
     const auto opened = record.find("opened_ms");
-    return opened != record.end() && opened->is_number_integer() ? opened->get<std::int64_t>()
-                                                                 : std::int64_t{0};
-  };
-  std::size_t first_index = 0;
-  for (std::size_t i = 0; i < incidents.size(); ++i) {
-    if (incidents[i].contains("first_rank") && incidents[i]["first_rank"].is_number_integer() &&
-        opened_ms(incidents[i]) - opened_ms(incidents[0]) <= 5000) {
-      first_index = i;
-      break;
-    }
+    const auto rank = record.find("first_rank");
+    openings.push_back(
+        {opened != record.end() && opened->is_number_integer() ? opened->get<std::int64_t>() : 0,
+         rank != record.end() && rank->is_number_integer()});
   }
+  const std::size_t first_index = cluster::FirstFailureIndex(openings);
   std::size_t index = 0;
   for (const json& other : incidents) {
     const bool first = index++ == first_index;
