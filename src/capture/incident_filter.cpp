@@ -20,6 +20,8 @@ bool WantedFor(const config::When& when, const detect::Incident& incident) {
       return when.warning;
     case rules::RuleKind::kDiverged:
       return when.diverged;
+    case rules::RuleKind::kSlow:
+      return when.slow;
   }
   return false;
 }

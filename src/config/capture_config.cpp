@@ -301,18 +301,18 @@ class CaptureParser {
     return ok ? std::optional<CommandConfig>(std::move(command)) : std::nullopt;
   }
 
-  // "always", or a list of incident kinds: [crash, hang, device, diverged, manual, warning,
-  // peer].
+  // "always", or a list of incident kinds: [crash, hang, device, diverged, slow, manual,
+  // warning, peer].
   bool ParseWhen(const YAML::Node& node, When& when) {
     if (node.IsScalar()) {
       if (node.Scalar() == "always") {
-        when = When{true, true, true, true, true, true, true};
+        when = When{true, true, true, true, true, true, true, true};
         return true;
       }
       yaml_.Fail(node, "command when must be 'always' or a list like [crash, hang, device]");
       return false;
     }
-    when = When{false, false, false, false, false, false, false};
+    when = When{false, false, false, false, false, false, false, false};
     bool ok = true;
     for (const auto& item : List(node, "command when")) {
       const std::string kind = item.IsScalar() ? item.Scalar() : "";
@@ -330,15 +330,17 @@ class CaptureParser {
         when.peer = true;
       } else if (kind == "diverged") {
         when.diverged = true;
+      } else if (kind == "slow") {
+        when.slow = true;
       } else {
         yaml_.Fail(item, "unknown incident kind '" + kind +
-                             "' (expected crash, hang, device, diverged, manual, warning or "
-                             "peer)");
+                             "' (expected crash, hang, device, diverged, slow, manual, warning "
+                             "or peer)");
         ok = false;
       }
     }
     if (ok && !when.crash && !when.hang && !when.device && !when.manual && !when.warning &&
-        !when.peer && !when.diverged) {
+        !when.peer && !when.diverged && !when.slow) {
       yaml_.Fail(node, "command when is empty: it would never run (remove the command instead)");
       ok = false;
     }

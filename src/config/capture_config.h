@@ -26,6 +26,7 @@ struct When {
   bool warning = false;
   bool peer = true;      // another node of the job opened an incident (cluster.shared_dir)
   bool diverged = true;  // the training diverged (a loss that stays NaN)
+  bool slow = true;      // the job runs slower than its own pace (no rank is stopped for it)
 
   bool operator==(const When&) const = default;
 };

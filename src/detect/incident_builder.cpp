@@ -17,12 +17,14 @@ namespace {
 int Rank(rules::RuleKind kind) {
   switch (kind) {
     case rules::RuleKind::kDevice:
-      return 4;
+      return 5;
     case rules::RuleKind::kCrash:
-      return 3;
+      return 4;
     case rules::RuleKind::kDiverged:  // a crash it ends in says more; a stall it causes less
-      return 2;
+      return 3;
     case rules::RuleKind::kHang:
+      return 2;
+    case rules::RuleKind::kSlow:  // a job still running: any failure it turns into says more
       return 1;
     case rules::RuleKind::kWarning:
       return 0;

@@ -19,10 +19,12 @@ int RoleClass(const Firing& firing) {
     case rules::RuleKind::kHang:
     case rules::RuleKind::kDiverged:
       return 3;
-    case rules::RuleKind::kWarning:
+    case rules::RuleKind::kSlow:
       return 4;
+    case rules::RuleKind::kWarning:
+      return 5;
   }
-  return 4;
+  return 5;
 }
 
 int KindOrder(rules::RuleKind kind) { return kind == rules::RuleKind::kDevice ? 0 : 1; }

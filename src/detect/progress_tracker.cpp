@@ -33,6 +33,16 @@ void ProgressTracker::OnUpdate(const ProgressUpdate& update, std::uint64_t line,
       advancing.intervals.push_back(
           std::chrono::duration_cast<Duration>(now - advancing.last_advance));
     }
+    std::deque<Bar::PaceSample>& pace = advancing.pace;
+    if (update.count < advancing.count) {
+      pace.clear();  // counted from 0 again: another epoch's bar under the same name
+    }
+    if (pace.empty() || now - pace.back().at >= kPaceEvery) {
+      if (pace.size() == kPaceSamples) {
+        pace.pop_front();
+      }
+      pace.push_back({now, update.count});
+    }
     found->second.count = update.count;
     found->second.last_advance = now;
     found->second.advanced = true;
@@ -70,7 +80,73 @@ std::optional<Duration> Bar::IntervalP99() const {
   return sorted[rank - 1];
 }
 
-void ProgressTracker::OnPhase(SteadyTime /*now*/) { in_phase_ = true; }
+void ProgressTracker::OnPhase(SteadyTime now) {
+  in_phase_ = true;
+  last_phase_ = now;
+}
+
+bool ProgressTracker::AnySlow() const {
+  return std::any_of(bars_.begin(), bars_.end(),
+                     [](const auto& item) { return !item.second.slow.empty(); });
+}
+
+std::vector<PaceChange> ProgressTracker::TakePaceChanges(std::size_t rule,
+                                                         const rules::PaceDetector& detector,
+                                                         SteadyTime now) {
+  std::vector<PaceChange> changes;
+  for (auto& [key, bar] : bars_) {
+    auto told = std::find_if(bar.slow.begin(), bar.slow.end(),
+                             [rule](const Bar::SlowSince& since) { return since.rule == rule; });
+    if (bar.complete || bar.ended || now - bar.last_advance >= detector.hold / 2) {
+      continue;  // finished, or stopping: the stall is the progress rules' to tell
+    }
+    const std::optional<double> recent =
+        StepsPerSecond(bar.pace, now - detector.hold, now, detector.hold / 2);
+    if (!recent || *recent <= 0) {
+      continue;
+    }
+    if (told != bar.slow.end()) {
+      // Half-way back to the pace it had counts as back: a pace hovering at the threshold is
+      // told once.
+      if (told->steps_before / *recent < 1 + (detector.slower_by - 1) / 2) {
+        changes.push_back({&bar, false, told->steps_before, *recent});
+        bar.slow.erase(told);
+      }
+      continue;
+    }
+    const std::optional<double> before =
+        StepsPerSecond(bar.pace, now - detector.hold - detector.baseline, now - detector.hold,
+                       detector.baseline / 2);
+    if (before && *before / *recent >= detector.slower_by && now - last_phase_ >= detector.hold) {
+      bar.slow.push_back({rule, *before});
+      changes.push_back({&bar, true, *before, *recent});
+    }
+  }
+  return changes;
+}
+
+std::optional<double> StepsPerSecond(const std::deque<Bar::PaceSample>& samples, SteadyTime from,
+                                     SteadyTime to, Duration min_span) {
+  const Bar::PaceSample* first = nullptr;
+  const Bar::PaceSample* last = nullptr;
+  for (const Bar::PaceSample& sample : samples) {
+    if (sample.at < from) {
+      continue;
+    }
+    if (sample.at > to) {
+      break;
+    }
+    if (first == nullptr) {
+      first = &sample;
+    }
+    last = &sample;
+  }
+  if (first == nullptr || last->at - first->at < min_span || last->count <= first->count) {
+    return std::nullopt;
+  }
+  return static_cast<double>(last->count - first->count) /
+         std::chrono::duration<double>(last->at - first->at).count();
+}
 
 std::vector<StalledBar> ProgressTracker::TakeStalled(std::size_t rule,
                                                      const rules::ProgressDetector& detector,
@@ -98,8 +174,9 @@ std::vector<StalledBar> ProgressTracker::TakeStalled(std::size_t rule,
     if (detector.factor <= 0 || in_phase_ || !p99) {
       continue;
     }
-    const auto scaled = std::chrono::duration_cast<Duration>(
-        std::chrono::duration<double, Duration::period>(p99->count() * detector.factor));
+    const auto scaled =
+        std::chrono::duration_cast<Duration>(std::chrono::duration<double, Duration::period>(
+            static_cast<double>(p99->count()) * detector.factor));
     const Duration learned = std::clamp(scaled, detector.min, detector.stall_after);
     if (now - std::max(bar.last_advance, last_advance_) >= learned) {
       bar.reported.push_back(rule);

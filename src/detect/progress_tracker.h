@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,9 +45,36 @@ struct Bar {
   bool ended = false;                 // its job ended; a later update (a new job) revives it
   std::vector<std::size_t> reported;  // progress rules that reported this stall
   std::vector<Duration> intervals;    // between its last advances, oldest first (kIntervals)
+  // Its count over time, for `pace` rules: at most one sample a second (kPaceEvery), the last
+  // kPaceSamples, oldest first; started again when the count goes back (a new epoch's bar).
+  struct PaceSample {
+    SteadyTime at{};
+    std::int64_t count = 0;
+  };
+  std::deque<PaceSample> pace;
+  // The pace rules that found it slow and have not seen it recover, each with the pace it had
+  // before (steps a second): what its recovery is judged against, however long it stays slow.
+  struct SlowSince {
+    std::size_t rule = 0;
+    double steps_before = 0;
+  };
+  std::vector<SlowSince> slow;
 
   // The p99 of `intervals` (nearest rank), once there are kMinIntervals of them.
   std::optional<Duration> IntervalP99() const;
+};
+
+// Steps a second over the samples within [from, to]: the count moved over the time taken,
+// from the first sample in it to the last; none when they span less than `min_span`.
+std::optional<double> StepsPerSecond(const std::deque<Bar::PaceSample>& samples, SteadyTime from,
+                                     SteadyTime to, Duration min_span);
+
+// A bar found slower than it was, or back to its pace.
+struct PaceChange {
+  const Bar* bar = nullptr;
+  bool slow = false;        // false: its pace came back
+  double steps_before = 0;  // per second, over the baseline
+  double steps_now = 0;     // per second, over the rule's `for`
 };
 
 // A bar found stalled, and the threshold it was held to.
@@ -61,6 +89,8 @@ class ProgressTracker {
   static constexpr std::size_t kMaxBars = 64;
   static constexpr std::size_t kIntervals = 32;
   static constexpr std::size_t kMinIntervals = 8;
+  static constexpr std::chrono::seconds kPaceEvery{1};
+  static constexpr std::size_t kPaceSamples = 1800;  // half an hour at one a second
 
   void OnUpdate(const ProgressUpdate& update, std::uint64_t line, std::string_view text,
                 SteadyTime now);
@@ -71,6 +101,13 @@ class ProgressTracker {
   // count as reported from here on.
   std::vector<StalledBar> TakeStalled(std::size_t rule, const rules::ProgressDetector& detector,
                                       SteadyTime now);
+  // Bars whose pace under the pace rule numbered `rule` turned slow, or came back, at `now`
+  // (each told once per change). Not while a phase announced lately (a checkpoint save, an
+  // evaluation) may explain it, nor for a bar that stopped (a stall is the progress rules').
+  std::vector<PaceChange> TakePaceChanges(std::size_t rule, const rules::PaceDetector& detector,
+                                          SteadyTime now);
+  // Whether a pace rule holds one of its bars slow now.
+  bool AnySlow() const;
   // The job behind this stream ended: its bars are finished, whatever they show. Bars a
   // later job prints are tracked anew.
   void EndJob();
@@ -90,6 +127,7 @@ class ProgressTracker {
   std::uint64_t last_advance_line_ = 0;
   SteadyTime last_advance_{};  // of any bar
   bool in_phase_ = false;      // a phase was announced since the last advance
+  SteadyTime last_phase_{};    // when one was last announced
 };
 
 }  // namespace trainwatch::detect

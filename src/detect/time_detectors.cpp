@@ -50,6 +50,32 @@ std::string DescribeBar(const Bar& bar) {
   return name + " at " + where;
 }
 
+std::vector<Event> SlowBars(ProgressTracker& progress, const std::vector<rules::Rule>& pace_rules,
+                            SteadyTime now) {
+  std::vector<Event> events;
+  for (std::size_t i = 0; i < pace_rules.size(); ++i) {
+    const rules::Rule& rule = pace_rules[i];
+    const auto& pace = std::get<rules::PaceDetector>(rule.detector);
+    for (const PaceChange& change : progress.TakePaceChanges(i, pace, now)) {
+      if (!change.slow) {
+        continue;
+      }
+      Event event = EventOf(rule);
+      event.line = change.bar->line;
+      event.text = change.bar->text;
+      event.summary = fmt::format(
+          "{} is {:.1f}x slower over the last {}s: {:.0f} ms a step, against {:.0f} ms over the "
+          "{}s before",
+          DescribeBar(*change.bar), change.steps_before / change.steps_now,
+          std::chrono::duration_cast<std::chrono::seconds>(pace.hold).count(),
+          1000 / change.steps_now, 1000 / change.steps_before,
+          std::chrono::duration_cast<std::chrono::seconds>(pace.baseline).count());
+      events.push_back(std::move(event));
+    }
+  }
+  return events;
+}
+
 std::vector<Event> StalledBars(ProgressTracker& progress,
                                const std::vector<rules::Rule>& progress_rules, SteadyTime now) {
   std::vector<Event> events;

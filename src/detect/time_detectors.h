@@ -30,6 +30,11 @@ std::string DescribeBar(const Bar& bar);
 // One event per bar of `progress` that `progress_rules` (each a rules::ProgressDetector, the
 // index into this vector being its tracker number) find stalled at `now`, each bar and rule
 // once until the bar advances again.
+// The bars `pace_rules` now find slower than their own recent pace, as events; a bar whose pace
+// came back is no event (the lifecycle resolves its incident: ProgressTracker::AnySlow).
+std::vector<Event> SlowBars(ProgressTracker& progress, const std::vector<rules::Rule>& pace_rules,
+                            SteadyTime now);
+
 std::vector<Event> StalledBars(ProgressTracker& progress,
                                const std::vector<rules::Rule>& progress_rules, SteadyTime now);
 

@@ -219,10 +219,11 @@ void WatchedSource::Exclude(const std::string& path) {
 }
 
 void WatchedSource::CheckTime(SteadyTime now) {
-  if (!rules_.progress.empty()) {
+  if (!rules_.progress.empty() || !rules_.pace.empty()) {
     ForEachStream([&](StreamDetector& stream, source::TailedFile*) {
       if (stream.live()) {
         Fire(stream, StalledBars(stream.progress(), rules_.progress, now));
+        Fire(stream, SlowBars(stream.progress(), rules_.pace, now));
       }
     });
   }

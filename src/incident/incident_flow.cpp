@@ -287,7 +287,8 @@ void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions
   request.extra_logs = options.extra_logs;
   request.extra_paths = options.extra_paths;
   // A manual snapshot is of a job that may be healthy: no rank is stopped unless it asked.
-  request.pause_ranks = incident.reason.empty() || options.stacks;
+  request.pause_ranks =
+      (incident.reason.empty() && incident.kind != rules::RuleKind::kSlow) || options.stacks;
   processes_.FillCapture(request);
   for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
     sink->AddToCapture(request);

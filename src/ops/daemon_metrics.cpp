@@ -58,7 +58,7 @@ std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
   MetricFamily incidents =
       Family("trainwatch_incidents_total", "Incidents recorded, by kind.", "counter");
   AddByLabel(incidents, "kind", snapshot.counters.incidents_by_kind,
-             {"crash", "hang", "device", "diverged", "warning", "manual", "peer"});
+             {"crash", "hang", "device", "diverged", "slow", "warning", "manual", "peer"});
   families.push_back(std::move(incidents));
 
   MetricFamily verdicts =

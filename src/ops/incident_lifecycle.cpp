@@ -117,6 +117,13 @@ void IncidentLifecycle::Observe(const StreamActivity& activity, WallTime wall_no
               wall_now);
       continue;
     }
+    if (open.kind == rules::RuleKind::kSlow && own_stream && advanced && !activity.slow) {
+      Resolve(i, ResolvedBy::kProgress,
+              "the pace came back on " + std::string(activity.stream) + " (" +
+                  detect::DescribeBar(*activity.latest_bar) + ")",
+              wall_now);
+      continue;
+    }
     if (open.kind == rules::RuleKind::kDevice && activity.latest_bar != nullptr &&
         activity.last_advance > open.opened + kDeviceGrace) {
       Resolve(i, ResolvedBy::kProgress,

@@ -1,5 +1,6 @@
 // IncidentLifecycle: which written incidents are still open, and what resolves each. An
 // incident is open from its record until
+//  - its pace came back: a slow incident's stream advances with no bar slow any more;
 //  - its job went on: a hang's stream advances a bar again (a stream without bars prints a
 //    line, for a hang told by time alone); a bar advances on any stream at least kDeviceGrace
 //    after a device incident opened (the device serves the job again; the ranks finishing
@@ -81,6 +82,7 @@ struct StreamActivity {
   SteadyTime last_line{};                   // its last whole line
   SteadyTime first_seen{};                  // when the daemon began to follow it
   const std::vector<source::WriterProcess>* writers = nullptr;  // null or empty: none known
+  bool slow = false;  // a pace rule holds one of its bars slow (ProgressTracker::AnySlow)
 };
 
 class IncidentLifecycle {

@@ -13,7 +13,7 @@ namespace trainwatch::rules {
 namespace {
 
 const std::vector<std::string> kDetectorKeys = {"pattern", "threshold", "progress", "silence",
-                                                "exit",    "stack",     "metric"};
+                                                "exit",    "stack",     "metric",   "pace"};
 
 struct SignalName {
   const char* name;
@@ -43,7 +43,7 @@ class DetectorParser {
           node,
           label +
               " has no detector: give one of pattern, threshold, progress, silence, exit, stack, "
-              "metric");
+              "metric, pace");
       return;
     }
     if (present.size() > 1) {
@@ -149,6 +149,8 @@ class DetectorParser {
       ParseStack(body, rule, label);
     } else if (which == "metric") {
       ParseMetric(body, rule, label);
+    } else if (which == "pace") {
+      ParsePace(body, rule, label);
     } else {
       ParseExit(body, rule, label);
     }
@@ -262,6 +264,34 @@ class DetectorParser {
       return std::nullopt;
     }
     return Pattern{*text, yaml_.Where(node)};
+  }
+
+  // `pace: {slower_by, for, baseline}`: a slowdown against the bar's own recent pace.
+  void ParsePace(const YAML::Node& body, Rule& rule, const std::string& label) {
+    if (!body.IsMap()) {
+      yaml_.Fail(body, label + ": 'pace' must be a mapping {slower_by, for, baseline}");
+      return;
+    }
+    yaml_.CheckKeys(body, {"slower_by", "for", "baseline"}, "pace");
+    if (rule.kind != RuleKind::kSlow) {
+      yaml_.Fail(body, label + ": a pace rule tells a slowdown: its kind must be slow");
+    }
+    PaceDetector detector;
+    const YAML::Node ratio = body["slower_by"];
+    double value = 0;
+    if (!ratio) {
+      yaml_.Fail(body, label + ": pace has no 'slower_by' (e.g. slower_by: 1.5)");
+    } else if (!ratio.IsScalar() || !YAML::convert<double>::decode(ratio, value) || value <= 1 ||
+               value > 100) {
+      yaml_.Fail(ratio, label +
+                            ": pace slower_by must be a number above 1, at most 100 (the step "
+                            "time now over the step time before)");
+    } else {
+      detector.slower_by = value;
+    }
+    RequiredDuration(body, "pace", "for", "2m", label, detector.hold);
+    RequiredDuration(body, "pace", "baseline", "10m", label, detector.baseline);
+    rule.detector = detector;
   }
 
   // `factor` and `min`: the stall threshold learnt from the bar's own pace.

@@ -16,13 +16,15 @@ std::string_view RuleKindName(RuleKind kind) {
       return "warning";
     case RuleKind::kDiverged:
       return "diverged";
+    case RuleKind::kSlow:
+      return "slow";
   }
   return "unknown";
 }
 
 std::optional<RuleKind> ParseRuleKind(std::string_view name) {
   for (RuleKind kind : {RuleKind::kCrash, RuleKind::kHang, RuleKind::kDevice, RuleKind::kWarning,
-                        RuleKind::kDiverged}) {
+                        RuleKind::kDiverged, RuleKind::kSlow}) {
     if (RuleKindName(kind) == name) {
       return kind;
     }

@@ -17,8 +17,9 @@
 namespace trainwatch::rules {
 
 // kDiverged: the training itself went wrong while its processes run on (a loss that stays
-// NaN): an incident of its own, not a crash or a hang.
-enum class RuleKind { kCrash, kHang, kDevice, kWarning, kDiverged };
+// NaN): an incident of its own, not a crash or a hang. kSlow: the job runs on, slower than its
+// own recent pace (a `pace` rule): an incident that resolves when the pace comes back.
+enum class RuleKind { kCrash, kHang, kDevice, kWarning, kDiverged, kSlow };
 
 std::string_view RuleKindName(RuleKind kind);
 std::optional<RuleKind> ParseRuleKind(std::string_view name);
@@ -65,6 +66,15 @@ struct ProgressDetector {
   Duration min{0};
 };
 
+// A bar advancing `slower_by` times slower over the last `hold` than over the `baseline`
+// before it (each as steps per second: count moved over time taken), while it still advances.
+// Kind slow only (detect/pace.h).
+struct PaceDetector {
+  double slower_by = 0;
+  Duration hold{0};
+  Duration baseline{0};
+};
+
 // No bytes at all from the source.
 struct SilenceDetector {
   Duration after{0};
@@ -101,7 +111,7 @@ struct MetricDetector {
 };
 
 using Detector = std::variant<PatternDetector, ThresholdDetector, ProgressDetector, SilenceDetector,
-                              ExitDetector, StackDetector, MetricDetector>;
+                              ExitDetector, StackDetector, MetricDetector, PaceDetector>;
 
 // A text example and where it was written.
 struct Example {

@@ -24,9 +24,9 @@ namespace fs = std::filesystem;
 constexpr std::uintmax_t kMaxRuleFileBytes = 4 << 20;
 
 const std::set<std::string, std::less<>> kRuleKeys = {
-    "id",        "kind",      "tags",     "description", "pattern", "unless",
-    "multiline", "threshold", "progress", "silence",     "exit",    "stack",
-    "metric",    "examples",  "cause",    "action",      "role",    "last_words"};
+    "id",        "kind",     "tags",    "description", "pattern", "unless", "multiline",
+    "threshold", "progress", "silence", "exit",        "stack",   "metric", "examples",
+    "cause",     "action",   "role",    "last_words",  "pace"};
 
 // A problem with a whole file (no line to point at).
 Diagnostic FileProblem(const std::string& file, std::string message) {

@@ -55,6 +55,8 @@ Result<SourceRules> BuildSourceRules(const std::vector<Rule>& rules,
     }
     if (std::holds_alternative<ProgressDetector>(rule.detector)) {
       sorted.progress.push_back(rule);
+    } else if (std::holds_alternative<PaceDetector>(rule.detector)) {
+      sorted.pace.push_back(rule);
     } else if (std::holds_alternative<SilenceDetector>(rule.detector)) {
       sorted.silence.push_back(rule);
     } else if (std::holds_alternative<ExitDetector>(rule.detector)) {

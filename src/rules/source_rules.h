@@ -18,6 +18,7 @@ namespace trainwatch::rules {
 struct SourceRules {
   std::shared_ptr<const CompiledRules> lines;
   std::vector<Rule> progress;
+  std::vector<Rule> pace;
   std::vector<Rule> silence;
   std::vector<Rule> exit;
 };

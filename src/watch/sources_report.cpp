@@ -52,7 +52,8 @@ void Sources::ForEachActivity(const std::function<void(const ops::StreamActivity
     source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile*) {
       const detect::ProgressTracker& progress = stream.progress();
       visit({stream.identity().source, stream.identity().name, progress.Latest(),
-             progress.last_advance(), stream.last_output(), stream.created(), &stream.writers()});
+             progress.last_advance(), stream.last_output(), stream.created(), &stream.writers(),
+             progress.AnySlow()});
     });
   });
 }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -324,6 +326,85 @@ TEST(ProgressTracker, LatestIsTheBarUpdatedLast) {
   tracker.OnUpdate(Update("tqdm:b", 1), 3, "", kT0 + seconds(2));  // a refresh counts
   EXPECT_EQ(tracker.Latest()->key, "tqdm:b");
   EXPECT_EQ(tracker.Latest()->line, 3u);
+}
+
+}  // namespace
+}  // namespace trainwatch::detect
+
+namespace trainwatch::detect {
+namespace {
+
+// A pace rule: 1.5 times slower over the last minute than over the 5 minutes before.
+rules::PaceDetector Pace() {
+  rules::PaceDetector pace;
+  pace.slower_by = 1.5;
+  pace.hold = minutes(1);
+  pace.baseline = minutes(5);
+  return pace;
+}
+
+// Advances `key` one step every `step` from `from` for `duration`, asking the pace rule after
+// each advance; what it said, in order ("slow 10.0 -> 5.0", "back 10.0 -> 9.0").
+std::vector<std::string> Advance(ProgressTracker& tracker, std::int64_t& count, SteadyTime& now,
+                                 Duration step, Duration duration,
+                                 rules::PaceDetector pace = Pace()) {
+  std::vector<std::string> said;
+  for (const SteadyTime end = now + duration; now < end; now += step) {
+    tracker.OnUpdate(Update("train", ++count, 1000000), 1, "bar", now);
+    for (const PaceChange& change : tracker.TakePaceChanges(kRule, pace, now)) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%s %.1f -> %.1f", change.slow ? "slow" : "back",
+                    change.steps_before, change.steps_now);
+      said.emplace_back(text);
+    }
+  }
+  return said;
+}
+
+TEST(ProgressPace, ABarTwiceAsSlowAsItsOwnPaceIsToldOnceAndItsRecoveryOnce) {
+  ProgressTracker tracker;
+  std::int64_t count = 0;
+  SteadyTime now = kT0;
+  EXPECT_TRUE(Advance(tracker, count, now, milliseconds(100), minutes(10)).empty())
+      << "a steady pace";
+  std::vector<std::string> said = Advance(tracker, count, now, milliseconds(200), minutes(3));
+  ASSERT_EQ(said.size(), 1u) << ::testing::PrintToString(said);
+  EXPECT_EQ(said[0].substr(0, 10), "slow 10.0 ") << said[0];
+  EXPECT_TRUE(tracker.AnySlow());
+  // Slow for longer than the baseline: still judged against the pace it had.
+  EXPECT_TRUE(Advance(tracker, count, now, milliseconds(200), minutes(6)).empty());
+  said = Advance(tracker, count, now, milliseconds(100), minutes(2));
+  ASSERT_EQ(said.size(), 1u) << ::testing::PrintToString(said);
+  EXPECT_EQ(said[0].substr(0, 10), "back 10.0 ") << said[0];
+  EXPECT_FALSE(tracker.AnySlow());
+}
+
+TEST(ProgressPace, NoiseBelowTheRatioAPhaseAndAStopAreNoSlowdown) {
+  ProgressTracker tracker;
+  std::int64_t count = 0;
+  SteadyTime now = kT0;
+  Advance(tracker, count, now, milliseconds(100), minutes(6));
+  // 1.3 times slower: under the rule's 1.5.
+  EXPECT_TRUE(Advance(tracker, count, now, milliseconds(130), minutes(3)).empty());
+  // A checkpoint save announced: what follows within the rule's `for` is not judged.
+  ProgressTracker saving;
+  count = 0;
+  now = kT0;
+  Advance(saving, count, now, milliseconds(100), minutes(6));
+  saving.OnPhase(now);
+  EXPECT_TRUE(Advance(saving, count, now, milliseconds(300), seconds(50)).empty());
+  // A bar that stops is the progress rules' stall, not a slowdown.
+  EXPECT_TRUE(saving.TakePaceChanges(kRule, Pace(), now + minutes(2)).empty());
+}
+
+TEST(ProgressPace, StepsPerSecondNeedsTheSpanAsked) {
+  std::deque<Bar::PaceSample> samples;
+  for (int i = 0; i <= 10; ++i) {
+    samples.push_back({kT0 + seconds(i), i * 5});
+  }
+  EXPECT_DOUBLE_EQ(*StepsPerSecond(samples, kT0, kT0 + seconds(10), seconds(5)), 5.0);
+  EXPECT_DOUBLE_EQ(*StepsPerSecond(samples, kT0 + seconds(6), kT0 + seconds(8), seconds(2)), 5.0);
+  EXPECT_FALSE(StepsPerSecond(samples, kT0 + seconds(8), kT0 + seconds(20), seconds(5)));
 }
 
 }  // namespace

@@ -397,6 +397,46 @@ constexpr const char* kTrainSilence =
     "    description: No output for 3s on the train source\n"
     "    silence: {after: 3s}\n";
 
+// A job whose steps go from 20 to 6 a second (a straggler, a throttled device) and back: one
+// slow incident naming the slowdown, capturing without stopping a rank, resolved when the
+// pace came back.
+constexpr const char* kTrainPace =
+    "  - id: test.slow\n"
+    "    kind: slow\n"
+    "    tags: [train]\n"
+    "    description: 1.5 times slower over 3s than over the 6s before\n"
+    "    pace: {slower_by: 1.5, for: 3s, baseline: 6s}\n";
+
+TEST_F(JobTest, AJobThatSlowsDownIsASlowIncidentResolvedWhenThePaceComesBack) {
+  WriteConfig({.settle = "500ms", .extra_rules = kTrainPace});
+  StartDaemon();
+  JobProcess job(JobScript("slows_down.py"), {"--steady", "8", "--slow", "7", "--after", "7"},
+                 Dir("logs/job.log"));
+  ASSERT_TRUE(WaitUntil([&] { return !IncidentsOf("test.slow").empty(); }, 40s))
+      << daemon_->Log() << ReadFile(Dir("logs/job.log"));
+  const Json incident = IncidentsOf("test.slow")[0];
+  EXPECT_EQ(incident["kind"], "slow") << incident.dump(1);
+  const std::string summary = incident.value("summary", "");
+  EXPECT_NE(summary.find("x slower over the last 3s: "), std::string::npos) << summary;
+  EXPECT_EQ(job.Wait(60s), 0);
+  // Resolved once the pace came back, in the log and in `incidents list`.
+  const RunResult listed =
+      RunBinary({TrainwatchBinary(), "incidents", "list", "--json", "--config", config()});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  bool resolved = false;
+  for (const Json& record : Json::parse(listed.out)) {
+    if (record["id"] == incident["id"] && record.contains("resolved")) {
+      resolved = true;
+      EXPECT_EQ(record["resolved"]["how"], "progress") << record.dump(1);
+      EXPECT_EQ(record["resolved"]["why"].get<std::string>().rfind("the pace came back on ", 0), 0U)
+          << record.dump(1);
+    }
+  }
+  EXPECT_TRUE(resolved) << listed.out << daemon_->Log();
+  // One slowdown, one incident: no stall, no second slow one.
+  EXPECT_EQ(ReadIncidents(state()).size(), 1u) << daemon_->Log();
+}
+
 TEST_F(JobTest, AJobKilledWithinASecondOfItsFirstLineIsOneCrashAndNoHang) {
   WriteConfig({.settle = "300ms", .extra_rules = kTrainSilence});
   StartDaemon();

@@ -142,6 +142,29 @@ TEST(RuleLoader, ReportsEachProblemWithFileLineAndColumn) {
   }
 }
 
+// A pace rule: kind slow, a ratio above 1, its two windows.
+TEST(RuleLoader, APaceRuleIsKindSlowWithARatioAboveOne) {
+  const std::string head = "rules:\n  - id: demo.slow\n    tags: [train]\n    description: S\n";
+  const LoadedRules good =
+      Load(head + "    kind: slow\n    pace: {slower_by: 1.5, for: 2m, baseline: 10m}\n");
+  ASSERT_TRUE(good.errors.empty()) << FormatDiagnostic(good.errors.front());
+  const auto& pace = std::get<PaceDetector>(good.rules.at(0).detector);
+  EXPECT_DOUBLE_EQ(pace.slower_by, 1.5);
+  EXPECT_EQ(pace.hold, std::chrono::minutes(2));
+  EXPECT_EQ(pace.baseline, std::chrono::minutes(10));
+  EXPECT_EQ(good.rules[0].kind, RuleKind::kSlow);
+  EXPECT_EQ(
+      FirstError(head + "    kind: hang\n    pace: {slower_by: 1.5, for: 2m, baseline: 10m}\n"),
+      "pack.yaml:6:11: rule 'demo.slow': a pace rule tells a slowdown: its kind must be "
+      "slow");
+  EXPECT_NE(FirstError(head + "    kind: slow\n    pace: {slower_by: 1, for: 2m, baseline: 10m}\n")
+                .find("pace slower_by must be a number above 1"),
+            std::string::npos);
+  EXPECT_NE(FirstError(head + "    kind: slow\n    pace: {slower_by: 2, baseline: 10m}\n")
+                .find("pace has no 'for' (e.g. for: 2m)"),
+            std::string::npos);
+}
+
 TEST(RuleLoader, TrailingDocumentSeparatorIsFine) {
   const LoadedRules loaded = Load(std::string(kGood) + "---\n# nothing after this\n");
   EXPECT_TRUE(loaded.errors.empty()) << FormatDiagnostic(loaded.errors.front());
