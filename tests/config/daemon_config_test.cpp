@@ -298,8 +298,8 @@ TEST(DaemonConfig, ReportsEachProblemAtItsPosition) {
       {"source named wrap", "sources:\n  - {name: wrap, tags: [t], paths: [/x]}\n",
        "2:12: source name 'wrap' is reserved for the output of `trainwatch wrap`"},
       {"hook bad when", "on_incident:\n  - {name: up, argv: [x], when: [crashes]}\n",
-       "2:34: unknown incident kind 'crashes' (expected crash, hang, device, diverged, manual, "
-       "warning or peer)"},
+       "2:34: unknown incident kind 'crashes' (expected crash, hang, device, diverged, slow, "
+       "manual, warning or peer)"},
       {"duplicate key", "state_dir: /s\nstate_dir: /t\n",
        "2:1: key 'state_dir' appears twice in the config"},
       {"not a mapping", "- a\n", "1:1: expected a mapping of settings"},

@@ -87,6 +87,14 @@ class WatchedSourceTest : public ::testing::Test {
     env_.RunUntilIdle();
   }
   StreamDetector& OnlyStream() { return *source_->file_streams().begin()->second; }
+  // Started, with /logs/rank0.log at a bar of 4/40 written by the live pid 4242.
+  void StartWithOneWriterAtABar() {
+    Start();
+    env_.files().Append("/logs/rank0.log", Bar(4));
+    env_.Advance(milliseconds(20));
+    env_.live_pids.insert(4242);
+    OnlyStream().set_writers({source::WriterProcess{4242, "python3"}});
+  }
 
   FakeEnv env_;
   std::unique_ptr<WatchedSource> source_;
@@ -277,11 +285,7 @@ TEST_F(WatchedSourceTest, TheSilenceAfterAStallIsTheSameHang) {
 }
 
 TEST_F(WatchedSourceTest, AWritersDeathAfterItsCrashIsThatCrashsEnd) {
-  Start();
-  env_.files().Append("/logs/rank0.log", Bar(4));
-  env_.Advance(milliseconds(20));
-  env_.live_pids.insert(4242);
-  OnlyStream().set_writers({source::WriterProcess{4242, "python3"}});
+  StartWithOneWriterAtABar();
   env_.files().Append("/logs/rank0.log", "\nCUDA out of memory\n" + Bar(4));  // a redraw
   env_.RunUntilIdle();
   ASSERT_EQ(fired_.size(), 1u);
@@ -295,11 +299,7 @@ TEST_F(WatchedSourceTest, AWritersDeathAfterItsCrashIsThatCrashsEnd) {
 }
 
 TEST_F(WatchedSourceTest, ATracebackTheWriterWentOnFromIsCaught) {
-  Start();
-  env_.files().Append("/logs/rank0.log", Bar(4));
-  env_.Advance(milliseconds(20));
-  env_.live_pids.insert(4242);
-  OnlyStream().set_writers({source::WriterProcess{4242, "python3"}});
+  StartWithOneWriterAtABar();
   env_.files().Append("/logs/rank0.log",
                       "\nTraceback (most recent call last):\n  File \"train.py\", line 3, in "
                       "step\nValueError: bad batch\n");
@@ -322,11 +322,7 @@ TEST_F(WatchedSourceTest, ATracebackTheWriterWentOnFromIsCaught) {
 // may come well after the frames. The traceback waits for it, and closes at once when its
 // writer dies without printing it.
 TEST_F(WatchedSourceTest, ATracebackWaitsForItsExceptionLineUntilItsWriterDies) {
-  Start();
-  env_.files().Append("/logs/rank0.log", Bar(4));
-  env_.Advance(milliseconds(20));
-  env_.live_pids.insert(4242);
-  OnlyStream().set_writers({source::WriterProcess{4242, "python3"}});
+  StartWithOneWriterAtABar();
   env_.files().Append("/logs/rank0.log",
                       "\nTraceback (most recent call last):\n  File \"train.py\", line 3, in "
                       "step\n");
