@@ -127,8 +127,12 @@ std::vector<PaceChange> ProgressTracker::TakePaceChanges(std::size_t rule,
 
 std::optional<double> StepsPerSecond(const std::deque<Bar::PaceSample>& samples, SteadyTime from,
                                      SteadyTime to, Duration min_span) {
+  // The median of the rates between consecutive samples, not the count over the span: one long
+  // gap (an evaluation or a save the log did not announce) is one rate among many, while a job
+  // that is really slower is slower between every pair.
+  std::vector<double> rates;
   const Bar::PaceSample* first = nullptr;
-  const Bar::PaceSample* last = nullptr;
+  const Bar::PaceSample* previous = nullptr;
   for (const Bar::PaceSample& sample : samples) {
     if (sample.at < from) {
       continue;
@@ -136,16 +140,20 @@ std::optional<double> StepsPerSecond(const std::deque<Bar::PaceSample>& samples,
     if (sample.at > to) {
       break;
     }
-    if (first == nullptr) {
+    if (previous != nullptr && sample.at > previous->at) {
+      rates.push_back(static_cast<double>(sample.count - previous->count) /
+                      std::chrono::duration<double>(sample.at - previous->at).count());
+    } else if (previous == nullptr) {
       first = &sample;
     }
-    last = &sample;
+    previous = &sample;
   }
-  if (first == nullptr || last->at - first->at < min_span || last->count <= first->count) {
+  if (first == nullptr || previous->at - first->at < min_span || rates.size() < kMinPaceRates) {
     return std::nullopt;
   }
-  return static_cast<double>(last->count - first->count) /
-         std::chrono::duration<double>(last->at - first->at).count();
+  const auto middle = rates.begin() + static_cast<std::ptrdiff_t>(rates.size() / 2);
+  std::nth_element(rates.begin(), middle, rates.end());
+  return *middle > 0 ? std::optional<double>(*middle) : std::nullopt;
 }
 
 std::vector<StalledBar> ProgressTracker::TakeStalled(std::size_t rule,

@@ -64,8 +64,10 @@ struct Bar {
   std::optional<Duration> IntervalP99() const;
 };
 
-// Steps a second over the samples within [from, to]: the count moved over the time taken,
-// from the first sample in it to the last; none when they span less than `min_span`.
+// Steps a second over the samples within [from, to]: the median of the rates between
+// consecutive samples; none when they span less than `min_span` or give fewer than
+// kMinPaceRates rates.
+inline constexpr std::size_t kMinPaceRates = 2;
 std::optional<double> StepsPerSecond(const std::deque<Bar::PaceSample>& samples, SteadyTime from,
                                      SteadyTime to, Duration min_span);
 

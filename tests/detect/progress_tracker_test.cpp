@@ -397,13 +397,26 @@ TEST(ProgressPace, NoiseBelowTheRatioAPhaseAndAStopAreNoSlowdown) {
   EXPECT_TRUE(saving.TakePaceChanges(kRule, Pace(), now + minutes(2)).empty());
 }
 
+// An evaluation the log did not announce: the bar stops 40 s, then goes on at its pace. One
+// long gap among many steady intervals is no slowdown.
+TEST(ProgressPace, OneLongGapAmongSteadyStepsIsNoSlowdown) {
+  ProgressTracker tracker;
+  std::int64_t count = 0;
+  SteadyTime now = kT0;
+  Advance(tracker, count, now, milliseconds(100), minutes(6));
+  now += seconds(40);
+  EXPECT_TRUE(Advance(tracker, count, now, milliseconds(100), minutes(3)).empty());
+}
+
 TEST(ProgressPace, StepsPerSecondNeedsTheSpanAsked) {
   std::deque<Bar::PaceSample> samples;
   for (int i = 0; i <= 10; ++i) {
     samples.push_back({kT0 + seconds(i), i * 5});
   }
   EXPECT_DOUBLE_EQ(*StepsPerSecond(samples, kT0, kT0 + seconds(10), seconds(5)), 5.0);
-  EXPECT_DOUBLE_EQ(*StepsPerSecond(samples, kT0 + seconds(6), kT0 + seconds(8), seconds(2)), 5.0);
+  EXPECT_DOUBLE_EQ(*StepsPerSecond(samples, kT0 + seconds(5), kT0 + seconds(8), seconds(2)), 5.0);
+  EXPECT_FALSE(StepsPerSecond(samples, kT0 + seconds(6), kT0 + seconds(7), seconds(1)))
+      << "one rate is too few";
   EXPECT_FALSE(StepsPerSecond(samples, kT0 + seconds(8), kT0 + seconds(20), seconds(5)));
 }
 
