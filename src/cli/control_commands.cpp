@@ -148,6 +148,13 @@ void PrintStatus(const json& status, std::ostream& out) {
         // The pace a learnt stall threshold is made of (factor x this, floored and capped).
         out << fmt::format(", pace p99 {:.2f}s", p99->get<double>());
       }
+      if (const auto rate = bar.find("steps_per_second"); rate != bar.end() && rate->is_number()) {
+        out << fmt::format(", {:.1f} steps/s", rate->get<double>());
+      }
+      if (const auto slow = bar.find("slow"); slow != bar.end() && slow->is_object()) {
+        out << fmt::format(" SLOW (was {:.1f} steps/s)",
+                           slow->value("steps_per_second_before", 0.0));
+      }
       out << "\n";
     }
   };

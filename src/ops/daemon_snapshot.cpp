@@ -30,6 +30,13 @@ StreamSnapshot SnapshotOf(const detect::StreamDetector& stream, detect::SteadyTi
     if (const std::optional<Duration> p99 = bar.IntervalP99()) {
       entry.interval_p99_seconds = std::chrono::duration<double>(*p99).count();
     }
+    // The pace the pace rules judge, over the last minute, and the one a slowdown left.
+    constexpr auto kPaceShown = std::chrono::seconds(60);
+    entry.steps_per_second =
+        detect::StepsPerSecond(bar.pace, now - kPaceShown, now, kPaceShown / 4);
+    if (!bar.slow.empty()) {
+      entry.slow_from_steps_per_second = bar.slow.front().steps_before;
+    }
     entry.last_advance = wall_now - std::chrono::duration_cast<std::chrono::system_clock::duration>(
                                         now - bar.last_advance);
     snapshot.bars.push_back(std::move(entry));

@@ -31,6 +31,10 @@ struct BarSnapshot {
   std::int64_t seconds_since_advance = 0;
   std::chrono::system_clock::time_point last_advance{};  // on the wall clock
   std::optional<double> interval_p99_seconds;            // its pace, once learnt (ProgressTracker)
+  // Steps a second over the last kPaceShown (the median rate between its samples), once known.
+  std::optional<double> steps_per_second;
+  // A pace rule holds it slow: the steps a second it had before the slowdown.
+  std::optional<double> slow_from_steps_per_second;
 };
 
 struct StreamSnapshot {

@@ -21,6 +21,12 @@ json StreamJson(const StreamSnapshot& stream) {
     if (bar.interval_p99_seconds) {
       entry["interval_p99_seconds"] = *bar.interval_p99_seconds;
     }
+    if (bar.steps_per_second) {
+      entry["steps_per_second"] = *bar.steps_per_second;
+    }
+    if (bar.slow_from_steps_per_second) {
+      entry["slow"] = {{"steps_per_second_before", *bar.slow_from_steps_per_second}};
+    }
     if (bar.total) {
       entry["total"] = *bar.total;
     }

@@ -435,6 +435,17 @@ TEST_F(JobTest, AJobThatSlowsDownIsASlowIncidentResolvedWhenThePaceComesBack) {
   EXPECT_TRUE(resolved) << listed.out << daemon_->Log();
   // One slowdown, one incident: no stall, no second slow one.
   EXPECT_EQ(ReadIncidents(state()).size(), 1u) << daemon_->Log();
+  // `status` shows the pace the rule judges: steps a second over the last minute.
+  const Json status = daemon_->Status(state());
+  double pace = 0;
+  for (const Json& source : status.value("sources", Json::array())) {
+    for (const Json& file : source.value("files", Json::array())) {
+      for (const Json& bar : file.value("bars", Json::array())) {
+        pace = std::max(pace, bar.value("steps_per_second", 0.0));
+      }
+    }
+  }
+  EXPECT_GT(pace, 3.0) << status.dump(1);
 }
 
 TEST_F(JobTest, AJobKilledWithinASecondOfItsFirstLineIsOneCrashAndNoHang) {
