@@ -79,5 +79,6 @@ int main(int argc, char** argv) {
     return trainwatch::cli::RunIncidentsAck(cli->incidents, std::cout, std::cerr);
   }
   cli->scan.format = cli->scan_format == "jsonl" ? EventFormat::kJsonLines : EventFormat::kText;
+  cli->scan.now = std::chrono::system_clock::now();  // read at the edge, as for the ack
   return trainwatch::cli::RunScan(cli->scan, std::cout, std::cerr);
 }

@@ -32,8 +32,9 @@ struct ScanOptions {
   // defaults, or those of the config at `config_path` when one is named.
   config::IncidentConfig incident;
   std::string config_path;
-  // A firing in a file that gives no time for its lines is taken as of now.
-  std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
+  // When the scan runs (the caller's clock): a firing in a file that gives no time for its
+  // lines is taken as of then, and glog times are read in its year.
+  std::chrono::system_clock::time_point now{};
 };
 int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err);
 

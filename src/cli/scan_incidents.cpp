@@ -1,7 +1,6 @@
 #include "cli/scan_incidents.h"
 
 #include <map>
-#include <set>
 #include <string>
 
 #include "core/time_format.h"

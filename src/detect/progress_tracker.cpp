@@ -133,10 +133,13 @@ std::optional<double> StepsPerSecond(const std::deque<Bar::PaceSample>& samples,
   std::vector<double> rates;
   const Bar::PaceSample* first = nullptr;
   const Bar::PaceSample* previous = nullptr;
-  for (const Bar::PaceSample& sample : samples) {
-    if (sample.at < from) {
-      continue;
-    }
+  // Oldest first: the window's start is found, not walked to (up to kPaceSamples per bar, per
+  // rule, at every check).
+  const auto start =
+      std::lower_bound(samples.begin(), samples.end(), from,
+                       [](const Bar::PaceSample& sample, SteadyTime at) { return sample.at < at; });
+  for (auto it = start; it != samples.end(); ++it) {
+    const Bar::PaceSample& sample = *it;
     if (sample.at > to) {
       break;
     }
