@@ -93,19 +93,25 @@ void TailSet::Follow(const std::string& path) {
     }
   }
   // 3. A copy of a file still being read, not yet truncated: read the original now, which
-  //    notices a truncation that already happened; otherwise wait for it.
+  //    notices a truncation that already happened; otherwise wait for it. A daemon behind its
+  //    files may not have read a cut yet that the copy came after: the copy is then of what
+  //    the original holds now, not of what it held when last read.
   for (const source::FileId& other_id : FollowedOriginalsOf(path)) {
     TailedFile* other = files_.at(other_id).get();
-    const source::Fingerprint fingerprint = fingerprints_[other_id];
-    if (fingerprint.length >= kMinCopyFingerprint && IsCopyNameOf(path, other->tail.path()) &&
-        same(fingerprint)) {
-      ReadFile(*other, kReadBudget);
-      if (!retired_.empty() && retired_.back().fingerprint == fingerprint) {
-        return Follow(path);
-      }
-      parked_.insert(path);
-      return;
+    if (!IsCopyNameOf(path, other->tail.path())) {
+      continue;
     }
+    const source::Fingerprint known = fingerprints_[other_id];
+    const bool held_when_read = known.length >= kMinCopyFingerprint && same(known);
+    if (!held_when_read && !HoldsNow(*other, **probe, info->size)) {
+      continue;
+    }
+    ReadFile(*other, kReadBudget);
+    if (held_when_read && !retired_.empty() && retired_.back().fingerprint == known) {
+      return Follow(path);
+    }
+    parked_.insert(path);
+    return;
   }
   // 4. A new file: from its start, except files already there when the daemon first starts.
   std::optional<source::TailPosition> start = source::TailPosition{};
@@ -143,6 +149,20 @@ bool TailSet::StillHolds(const source::SavedTail& saved) const {
   return file && source::ReadFingerprint(**file, saved.fingerprint.length) == saved.fingerprint;
 }
 
+bool TailSet::HoldsNow(const TailedFile& original, const ReadableFile& copy,
+                       std::uint64_t copy_size) {
+  if (original.tail.released()) {
+    return false;  // read in turn: its next turn reads any cut, and the copy's rescan follows
+  }
+  const auto length = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(copy_size, source::Fingerprint::kHeadBytes));
+  if (length < kMinCopyFingerprint) {
+    return false;
+  }
+  const std::optional<source::Fingerprint> head = source::ReadFingerprint(copy, length);
+  return head && original.tail.HeadFingerprint(length) == head;
+}
+
 bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) {
   auto longer = [&](const source::Fingerprint& fingerprint, const std::string& dir,
                     const std::string& stem) {
@@ -178,15 +198,20 @@ void TailSet::Retire(TailedFile& file, source::Fingerprint old_fingerprint) {
   while (retired_.size() > kMaxRetired) {
     retired_.pop_front();
   }
-  // A copy that showed up before the truncation was noticed can go now.
+  // A copy that showed up before the truncation was noticed can go now: matched by the next
+  // rescan, once the read that found the cut is done and the original's fingerprint is what it
+  // holds now (the name may be the next rotation's copy by then, of lines still to be read).
+  bool released = false;
   for (auto it = parked_.begin(); it != parked_.end();) {
-    const std::string path = *it;
-    if (source::IsRotatedCopyName(path, retired_.back().dir, retired_.back().name)) {
+    if (source::IsRotatedCopyName(*it, retired_.back().dir, retired_.back().name)) {
       it = parked_.erase(it);
-      Follow(path);
+      released = true;
     } else {
       ++it;
     }
+  }
+  if (released) {
+    ScheduleRescan();
   }
 }
 

@@ -308,6 +308,59 @@ TEST_F(TailSetTest, ASecondCopytruncateOverTheOldCopyInPlaceReadsNothingTwice) {
   EXPECT_TRUE(EachOnce(1, 42));
 }
 
+// A daemon that falls behind (CI caught it, a loaded node): the copy waits for its original's
+// truncation, but before the daemon reads that truncation the next rotation has already
+// replaced the copy with one of what the original held after it. The name waiting is the new
+// copy's now: a copy of lines still to be read from the original, not a file to read from its
+// start.
+TEST_F(TailSetTest, ACopyReplacedByTheNextRotationBeforeTheTruncationWasSeenReadsNothingTwice) {
+  const auto writer = StartWithWriter(20);
+  env_.files().Copy("/logs/train.log", "/logs/train.log.1");
+  Settle();
+  ASSERT_EQ(tails_->parked_copies(), std::set<std::string>{"/logs/train.log.1"});
+  // All of this before the daemon's next turn: the cut, more lines, the next rotation's copy.
+  env_.files().Truncate("/logs/train.log");
+  env_.files().AppendHeld(writer, Lines(21, 40));
+  env_.files().Remove("/logs/train.log.1");
+  env_.files().Copy("/logs/train.log", "/logs/train.log.1");
+  Settle();
+  env_.Advance(milliseconds(2100));
+  EXPECT_TRUE(EachOnce(1, 40));
+  env_.files().Truncate("/logs/train.log");
+  env_.files().AppendHeld(writer, Line(41));
+  Settle();
+  env_.Advance(milliseconds(2100));
+  EXPECT_TRUE(EachOnce(1, 41));
+}
+
+// The same, with the copy found first: polled, not watched, the rescan that finds the copy
+// (train-1.log sorts before train.log) comes before any read of the original's cut.
+TEST_F(TailSetTest, ACopyOfWhatAnOriginalHoldsSinceAnUnseenCutIsACopyNotANewFile) {
+  watch_.mode = config::WatchMode::kPoll;
+  watch_.poll_interval = std::chrono::hours(1);  // the sweep alone reads
+  Start({"/logs/train*.log"});
+  const auto writer = env_.files().OpenForWriting("/logs/train.log");
+  env_.files().AppendHeld(writer, Lines(1, 20));
+  env_.Advance(watch_.rescan_interval);
+  SweepLater();
+  ASSERT_TRUE(EachOnce(1, 20));
+  env_.files().Truncate("/logs/train.log");
+  env_.files().AppendHeld(writer, Lines(21, 50));
+  env_.files().Copy("/logs/train.log", "/logs/train-1.log");
+  env_.Advance(watch_.rescan_interval);  // the rescan matches the copy; no sweep yet
+  SweepLater();
+  env_.Advance(milliseconds(2100));
+  SweepLater();
+  EXPECT_TRUE(EachOnce(1, 50));
+  env_.files().Truncate("/logs/train.log");
+  env_.files().AppendHeld(writer, Line(51));
+  for (int i = 0; i < 4; ++i) {
+    SweepLater();
+    env_.Advance(milliseconds(1000));
+  }
+  EXPECT_TRUE(EachOnce(1, 51));
+}
+
 // The same rewrite found by the sweep (no inotify: a network file system, or a lost event),
 // which walks every followed file: matched again after the walk, not inside it (closing the
 // file there freed what the walk stood on).
