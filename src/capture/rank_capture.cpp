@@ -17,6 +17,7 @@
 #include "collect/flight_recorder.h"
 #include "collect/python_hook.h"
 #include "collect/stack_text.h"
+#include "collect/wait_state.h"
 #include "core/deadline_call.h"
 #include "core/proc_files.h"
 
@@ -46,6 +47,7 @@ void RankCapture::Abort() {
   }
   gdb_runner_.Abort();
   timer_.reset();
+  wait_timer_.reset();
   hook_timer_.reset();
   job_.reset();  // a pool task still holds its own reference
 }
@@ -170,15 +172,47 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
         // The window runs while the tools that do not stop a rank take their stacks.
         timer_ = env_.NewTimer([this] {
           job_->window_over = true;
+          wait_timer_.reset();
           if (job_->readers_done) {
             SampleAgain();
           }
         });
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            kCpuWindow - (env_.SteadyNow() - job->sampled_at));
+            (job->may_pause ? kCpuWindow : kQuietWindow) - (env_.SteadyNow() - job->sampled_at));
         timer_->Start(std::max(std::chrono::milliseconds::zero(), left), {});
+        wait_timer_ = env_.NewTimer([this] { SampleWaits(); });
+        wait_timer_->Start(std::chrono::milliseconds::zero(), kWaitSampleEvery);
         StartEarlyGdb();
         RunNative();
+      });
+}
+
+void RankCapture::SampleWaits() {
+  std::shared_ptr<Job> job = job_;
+  if (!job || job->window_over || job->wait_sampling) {
+    return;  // the window ended, or the last sample is still being read
+  }
+  job->wait_sampling = true;
+  auto keys = std::make_shared<std::vector<std::string>>(job->map.ranks.size());
+  env_.RunOnPool(
+      [job, keys] {
+        for (std::size_t i = 0; i < job->map.ranks.size(); ++i) {
+          if (const std::optional<collect::WaitState> state =
+                  collect::ReadWaitState(job->map.ranks[i].pid, job->proc_root)) {
+            (*keys)[i] = collect::WaitKey(*state);
+          }
+        }
+      },
+      [job, keys] {
+        job->wait_sampling = false;
+        if (job->window_over) {
+          return;  // past the window: its CPU share is measured without this sample
+        }
+        for (std::size_t i = 0; i < keys->size(); ++i) {
+          if (!(*keys)[i].empty()) {
+            ++job->report.ranks[i].waits[(*keys)[i]];
+          }
+        }
       });
 }
 

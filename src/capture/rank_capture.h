@@ -34,6 +34,11 @@ class RankCapture {
   // eu-stack, py-spy and the Python hooks read the stacks meanwhile; gdb, which stops a rank,
   // runs after it.
   static constexpr std::chrono::milliseconds kCpuWindow{300};
+  // The window when no rank may be stopped (a snapshot, a slow incident): nothing waits on it
+  // but the bundle, and the wait states sampled over it name a straggler (20 samples a second,
+  // diagnose/wait_straggler.h: 60 samples, well past its minimum of 10).
+  static constexpr std::chrono::milliseconds kQuietWindow{3000};
+  static constexpr std::chrono::milliseconds kWaitSampleEvery{50};
   // How many gdbs run at once: each reads ~300 libraries' symbols (a PyTorch rank's) before
   // it attaches, ~1.7-2.5 s of one core and ~0.5 GB: half the machine's cores, 2 to 8 (8
   // ranks' stacks in one round on a 16-core node).
@@ -81,6 +86,8 @@ class RankCapture {
   // Starts gdb, for the first ranks that need it, reading symbols while the window runs.
   void StartEarlyGdb();
   void SampleAgain();
+  // One sample of each rank's wait state, read on the pool, counted on the loop.
+  void SampleWaits();
   // `tool` for every rank: `argv_before_pid` and the rank's pid, into ranks/<rank>/<tool>.txt.
   std::vector<config::CommandConfig> PerRank(const std::string& tool,
                                              const std::vector<std::string>& argv_before_pid) const;
@@ -110,6 +117,7 @@ class RankCapture {
   collect::CommandRunner runner_;          // devices, eu-stack, py-spy
   collect::CommandRunner gdb_runner_;      // gdb, which may start while the others run
   std::unique_ptr<LoopTimer> timer_;       // the CPU window
+  std::unique_ptr<LoopTimer> wait_timer_;  // its wait-state samples
   std::unique_ptr<LoopTimer> hook_timer_;  // from signalling the hooks to reading them
   std::shared_ptr<Job> job_;
   std::string gdb_index_dir_;

@@ -94,6 +94,7 @@ struct RankCapture::Job {
   // The CPU window is over, and the tools that read without stopping a rank are done: gdb
   // attaches when both are.
   bool window_over = false;
+  bool wait_sampling = false;  // a wait-state sample is being read on the pool
   bool readers_done = false;
 
   ~Job() {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -60,6 +61,27 @@ json WorkersJson(const std::vector<std::pair<int, std::string>>& workers) {
 std::vector<collect::StackFrame> MainPythonFramesByGdb(const collect::CollectorResult& gdb,
                                                        long pid) {
   return MainFrames(collect::ParseGdbPythonStacks(OutputOf(gdb)), pid);
+}
+
+// "waits: futex_do_wait 63%, hrtimer_nanosleep 33%, running 4% (60 samples)\n", the most
+// samples first; empty when not sampled.
+std::string WaitsText(const std::map<std::string, int>& waits) {
+  std::vector<std::pair<std::string, int>> sorted(waits.begin(), waits.end());
+  int total = 0;
+  for (const auto& [key, count] : sorted) {
+    total += count;
+  }
+  if (total == 0) {
+    return {};
+  }
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string text = "waits:";
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    text += fmt::format("{} {} {:.0f}%", i == 0 ? "" : ",", sorted[i].first,
+                        100.0 * sorted[i].second / total);
+  }
+  return text + fmt::format(" ({} samples)\n", total);
 }
 
 std::string Identity(const collect::RankProcess& process) {
@@ -221,7 +243,8 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
                               {},
                               rank.cpu_percent,
                               rank.alive ? std::string() : rank.process.exit_cause,
-                              {}};
+                              {},
+                              rank.waits};
     if (tool.native != nullptr) {
       rank.paused_seconds += tool.native->duration_seconds;
       if (tool.native->status == CollectorStatus::kOk) {
@@ -313,9 +336,10 @@ void AssembleRankReport(RankReport& report, std::vector<RankToolResults> tools,
                        redactor.RedactEnvironment(rank.process.environ, counts), false);
     }
     collect::AddText(result, folder + "/cpu.txt",
-                     rank.cpu_percent ? fmt::format("{:.1f}% of a CPU over {:.2f} s\n",
-                                                    *rank.cpu_percent, report.cpu_window_seconds)
-                                      : std::string(rank.alive ? "unknown\n" : "exited\n"));
+                     (rank.cpu_percent ? fmt::format("{:.1f}% of a CPU over {:.2f} s\n",
+                                                     *rank.cpu_percent, report.cpu_window_seconds)
+                                       : std::string(rank.alive ? "unknown\n" : "exited\n")) +
+                         WaitsText(rank.waits));
     states.push_back(std::move(state));
   }
   report.diagnosis = diagnose::Diagnose(states, clues);
@@ -395,6 +419,7 @@ std::string RanksJson(const RankReport& report) {
                   {"alive", rank.alive},
                   {"exit_cause", rank.process.exit_cause},
                   {"cpu_percent", rank.cpu_percent ? json(*rank.cpu_percent) : json(nullptr)},
+                  {"waits", rank.waits},
                   {"python_route", rank.python_route},
                   {"native_route", rank.native_route},
                   {"route_notes", rank.route_notes},

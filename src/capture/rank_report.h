@@ -4,6 +4,7 @@
 // thread.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ namespace trainwatch::capture {
 struct RankEvidence {
   collect::RankProcess process;
   std::optional<double> cpu_percent;
+  // Its main thread's states sampled over the CPU window (collect::WaitKey -> samples).
+  std::map<std::string, int> waits;
   bool alive = true;
   std::string python_route;  // "py-spy", "faulthandler", "gdb"; empty when no route worked
   std::string native_route;  // "eu-stack", "gdb"

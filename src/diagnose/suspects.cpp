@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "diagnose/wait_straggler.h"
+
 namespace trainwatch::diagnose {
 namespace {
 
@@ -348,6 +350,7 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks, const JobClues& clue
   if (clues.consequences_only) {
     return diagnosis;  // what these ranks printed was another's failure: no suspect here
   }
+  const std::optional<WaitStraggler> straggler = StragglerByWaits(ranks);
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankState& rank = ranks[i];
     const RankGroup& group =
@@ -380,6 +383,9 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks, const JobClues& clue
         busy += Percent(*rank.cpu_percent) + " CPU) while its peers are idle";
         reasons.push_back(std::move(busy));
       }
+    }
+    if (straggler && straggler->index == i) {
+      reasons.push_back(straggler->reason);
     }
     if (auto progress = progress_reasons.find(i); progress != progress_reasons.end()) {
       reasons.push_back(progress->second);

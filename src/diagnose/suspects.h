@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,9 @@ struct RankState {
   std::optional<double> cpu_percent;        // over the sampling window; nullopt: unknown
   std::string exit_cause;  // when gone: how it ended, when known ("killed by signal 9 ...")
   std::vector<WorkerStack> workers;  // taken when it waits for its DataLoader's workers
+  // Its main thread's states sampled over the window, by collect::WaitKey ("futex_do_wait",
+  // "running"): how many samples fell on each. Empty: not sampled.
+  std::map<std::string, int> waits;
 };
 
 struct RankGroup {

@@ -28,8 +28,16 @@ JobClues WithProgress(std::vector<RankProgress> progress) {
 }
 
 RankState Rank(int rank, std::vector<StackFrame> python, double cpu = 0) {
-  return {
-      "rank " + std::to_string(rank), rank, 100 + rank, true, std::move(python), {}, cpu, "", {}};
+  return {"rank " + std::to_string(rank),
+          rank,
+          100 + rank,
+          true,
+          std::move(python),
+          {},
+          cpu,
+          "",
+          {},
+          {}};
 }
 
 TEST(DescribeStack, NamesTheCallTheJobsOwnCodeMakes) {

@@ -325,6 +325,47 @@ TEST_F(RankStacksTest, ASnapshotPokesTheFlightRecorderAndBundlesItsDump) {
             std::string::npos);
 }
 
+// Issue 31, item 2: a job that runs on, slower, because its last rank became a straggler: it
+// spins 40 ms more each step (busy), or sleeps them (a starved data loader), while its peers
+// wait for it in all_reduce. The slow incident's capture stops no rank; the wait states it
+// samples name the straggler.
+class StragglerTest : public RankStacksTest, public ::testing::WithParamInterface<const char*> {};
+
+INSTANTIATE_TEST_SUITE_P(Modes, StragglerTest, ::testing::Values("busy", "sleep"),
+                         [](const ::testing::TestParamInfo<const char*>& mode) {
+                           return std::string(mode.param);
+                         });
+
+TEST_P(StragglerTest, ASlowIncidentNamesItByItsWaitsAndStopsNoRank) {
+  WriteConfig({.settle = "500ms",
+               .extra_rules = "  - id: test.slow\n"
+                              "    kind: slow\n"
+                              "    tags: [train]\n"
+                              "    description: 1.5 times slower over 3s than over the 6s before\n"
+                              "    pace: {slower_by: 1.5, for: 3s, baseline: 6s}\n",
+               .capture = "capture: {commands: [], habana_logs: none}\n"});
+  StartDaemon();
+  JobProcess job(JobScript("straggler.py"),
+                 {"--mode", GetParam(), "--steady", "10", "--seconds", "40"},
+                 Dir("logs/ranks.log"));
+  const Json record = WaitForBundle();
+  ASSERT_TRUE(record["bundle"].is_string()) << record.dump(1) << daemon_->Log();
+  const std::vector<Json> incidents = ReadIncidents(state());
+  ASSERT_FALSE(incidents.empty());
+  EXPECT_EQ(incidents[0]["kind"], "slow") << incidents[0].dump(1);
+  EXPECT_EQ(incidents[0]["id"], record["bundle_for"]);
+  ASSERT_EQ(record["suspects"].size(), 1u) << record.dump(1);
+  EXPECT_EQ(record["suspects"][0]["rank"], 2) << record.dump(1);
+  const std::string reason = record["suspects"][0]["reason"];
+  EXPECT_NE(reason.find("waits for its peers least (futex"), std::string::npos) << record.dump(1);
+  const Json manifest = Json::parse(ReadFile(Unpack(record["bundle"]) + "/manifest.json"));
+  ASSERT_EQ(manifest["ranks"]["ranks"].size(), 3u) << manifest["ranks"].dump(1);
+  for (const Json& rank : manifest["ranks"]["ranks"]) {
+    EXPECT_EQ(rank["paused_seconds"], 0) << rank.dump(1);
+    EXPECT_FALSE(rank["waits"].empty()) << rank.dump(1);
+  }
+}
+
 TEST_F(RankStacksTest, WithoutTheStackToolsTheBundleNamesThemAndStillLands) {
   // A PATH holding none of py-spy, gdb and eu-stack.
   fs::create_directories(Dir("empty-bin"));

@@ -1,0 +1,96 @@
+#include "diagnose/wait_straggler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "diagnose/suspects.h"
+
+namespace trainwatch::diagnose {
+namespace {
+
+// The peers must spend this share of their time waiting for the difference to mean anything
+// (a job whose ranks barely wait is as fast as its slowest already, or not synchronous).
+constexpr double kMinPeerShare = 0.30;
+// The straggler's share stands this far below every peer's, and below half of theirs.
+constexpr double kMinGap = 0.25;
+
+int Samples(const RankState& rank) {
+  int total = 0;
+  for (const auto& [key, count] : rank.waits) {
+    total += count;
+  }
+  return total;
+}
+
+double Share(const RankState& rank, const std::string& key) {
+  const int total = Samples(rank);
+  const auto found = rank.waits.find(key);
+  return total == 0 || found == rank.waits.end() ? 0.0 : static_cast<double>(found->second) / total;
+}
+
+std::string Percent(double share) { return fmt::format("{:.0f}%", 100 * share); }
+
+}  // namespace
+
+bool IsPeerWait(const std::string& key) {
+  return key.find("futex") != std::string::npos || key.find("sk_wait") != std::string::npos ||
+         key.find("epoll") != std::string::npos || key.find("ep_poll") != std::string::npos;
+}
+
+std::optional<WaitStraggler> StragglerByWaits(const std::vector<RankState>& ranks) {
+  std::vector<std::size_t> sampled;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i].alive && Samples(ranks[i]) >= kMinWaitSamples) {
+      sampled.push_back(i);
+    }
+  }
+  if (sampled.size() < 2) {
+    return std::nullopt;
+  }
+  // The wait the job's ranks spend most time in, all of them together.
+  std::map<std::string, double> total_share;
+  for (std::size_t i : sampled) {
+    for (const auto& [key, count] : ranks[i].waits) {
+      if (IsPeerWait(key)) {
+        total_share[key] += Share(ranks[i], key);
+      }
+    }
+  }
+  if (total_share.empty()) {
+    return std::nullopt;
+  }
+  const std::string wait =
+      std::max_element(total_share.begin(), total_share.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+      })->first;
+  std::sort(sampled.begin(), sampled.end(), [&](std::size_t a, std::size_t b) {
+    return Share(ranks[a], wait) < Share(ranks[b], wait);
+  });
+  const double lowest = Share(ranks[sampled[0]], wait);
+  const double next = Share(ranks[sampled[1]], wait);
+  const double highest = Share(ranks[sampled.back()], wait);
+  if (next < kMinPeerShare || next - lowest < kMinGap || lowest > next / 2) {
+    return std::nullopt;
+  }
+  const RankState& straggler = ranks[sampled[0]];
+  // Where its time goes instead.
+  std::string instead;
+  int most = 0;
+  for (const auto& [key, count] : straggler.waits) {
+    if (key != wait && count > most) {
+      most = count;
+      instead = key;
+    }
+  }
+  std::string reason = fmt::format(
+      "waits for its peers least ({} in {} of {} samples; {} {})", wait, Percent(lowest),
+      Samples(straggler), sampled.size() == 2 ? "its peer" : "its peers",
+      next == highest ? Percent(next) : Percent(next) + "-" + Percent(highest));
+  if (!instead.empty()) {
+    reason += fmt::format(", mostly {} ({})", instead, Percent(Share(straggler, instead)));
+  }
+  return WaitStraggler{sampled[0], std::move(reason)};
+}
+
+}  // namespace trainwatch::diagnose
