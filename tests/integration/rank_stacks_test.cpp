@@ -3,10 +3,16 @@
 // groups and the sleeping rank as the suspect. With the stack tools absent, the bundle says
 // which ones and still lands. Skipped with a message where PyTorch is not installed.
 #include <gtest/gtest.h>
+#include <re2/re2.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "integration/daemon_fixture.h"
 #include "support/file_text.h"
@@ -326,17 +332,55 @@ TEST_F(RankStacksTest, ASnapshotPokesTheFlightRecorderAndBundlesItsDump) {
 }
 
 // Issue 31, item 2: a job that runs on, slower, because its last rank became a straggler: it
-// spins 40 ms more each step (busy), or sleeps them (a starved data loader), while its peers
-// wait for it in all_reduce. The slow incident's capture stops no rank; the wait states it
-// samples name the straggler.
-class StragglerTest : public RankStacksTest, public ::testing::WithParamInterface<const char*> {};
+// spins 40 ms more each step (busy), sleeps them (a starved data loader), or is put under a
+// CPU quota of 10% (quota: every rank spins 15 ms a step; a throttled device's analogue),
+// while its peers wait for it in all_reduce. The slow incident's capture stops no rank; the
+// wait states it samples name the straggler.
+class StragglerTest : public RankStacksTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  void TearDown() override {
+    if (!cgroup_.empty()) {
+      job_.reset();  // its processes gone, the group can go
+      for (int i = 0; i < 50 && ::rmdir(cgroup_.c_str()) != 0; ++i) {
+        std::this_thread::sleep_for(100ms);
+      }
+    }
+  }
+  // A CPU cgroup of `percent` of one CPU for `pid` (cgroup v1's cpu controller, or v2's
+  // cpu.max); false with why when neither can be made.
+  bool Throttle(int pid, int percent, std::string& why) {
+    const bool v2 = fs::exists("/sys/fs/cgroup/cgroup.controllers");
+    cgroup_ = (v2 ? std::string("/sys/fs/cgroup/") : std::string("/sys/fs/cgroup/cpu/")) +
+              "trainwatch-test-" + std::to_string(::getpid());
+    if (::mkdir(cgroup_.c_str(), 0755) != 0) {
+      why = "cannot make " + cgroup_ + ": " + std::strerror(errno);
+      cgroup_.clear();
+      return false;
+    }
+    const std::string quota = std::to_string(percent * 1000);
+    const bool set =
+        v2 ? static_cast<bool>(std::ofstream(cgroup_ + "/cpu.max") << quota << " 100000\n")
+           : static_cast<bool>(std::ofstream(cgroup_ + "/cpu.cfs_quota_us") << quota << "\n");
+    std::ofstream procs(cgroup_ + "/cgroup.procs");
+    procs << pid << "\n";
+    procs.flush();
+    if (!set || !procs) {
+      why = "cannot set the quota of " + cgroup_;
+      return false;
+    }
+    return true;
+  }
+  std::string cgroup_;
+  std::unique_ptr<JobProcess> job_;
+};
 
-INSTANTIATE_TEST_SUITE_P(Modes, StragglerTest, ::testing::Values("busy", "sleep"),
+INSTANTIATE_TEST_SUITE_P(Modes, StragglerTest, ::testing::Values("busy", "sleep", "quota"),
                          [](const ::testing::TestParamInfo<const char*>& mode) {
                            return std::string(mode.param);
                          });
 
 TEST_P(StragglerTest, ASlowIncidentNamesItByItsWaitsAndStopsNoRank) {
+  const std::string mode = GetParam();
   WriteConfig({.settle = "500ms",
                .extra_rules = "  - id: test.slow\n"
                               "    kind: slow\n"
@@ -345,9 +389,24 @@ TEST_P(StragglerTest, ASlowIncidentNamesItByItsWaitsAndStopsNoRank) {
                               "    pace: {slower_by: 1.5, for: 3s, baseline: 6s}\n",
                .capture = "capture: {commands: [], habana_logs: none}\n"});
   StartDaemon();
-  JobProcess job(JobScript("straggler.py"),
-                 {"--mode", GetParam(), "--steady", "10", "--seconds", "40"},
-                 Dir("logs/ranks.log"));
+  std::vector<std::string> args = {"--mode", mode, "--steady", "10", "--seconds", "40"};
+  if (mode == "quota") {
+    args.insert(args.end(), {"--busy-ms", "15"});
+  }
+  const auto started = std::chrono::steady_clock::now();
+  job_ = std::make_unique<JobProcess>(JobScript("straggler.py"), args, Dir("logs/ranks.log"));
+  if (mode == "quota") {
+    static const RE2 kPid(R"(rank 2: process group ready .*, pid (\d+))");
+    int pid = 0;
+    ASSERT_TRUE(WaitUntil(
+        [&] { return RE2::PartialMatch(ReadFile(Dir("logs/ranks.log")), kPid, &pid); }, 60s))
+        << ReadFile(Dir("logs/ranks.log"));
+    std::this_thread::sleep_until(started + 12s);  // past the 6 s baseline at full pace
+    std::string why;
+    if (!Throttle(pid, 10, why)) {
+      GTEST_SKIP() << why;
+    }
+  }
   const Json record = WaitForBundle();
   ASSERT_TRUE(record["bundle"].is_string()) << record.dump(1) << daemon_->Log();
   const std::vector<Json> incidents = ReadIncidents(state());
