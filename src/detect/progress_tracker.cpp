@@ -26,6 +26,12 @@ void ProgressTracker::OnUpdate(const ProgressUpdate& update, std::uint64_t line,
     found = bars_.emplace(update.key, std::move(bar)).first;
   } else if (found->second.count != update.count) {
     Bar& advancing = found->second;
+    if (advancing.advanced && !in_phase_) {
+      // A pause no line announced and no other bar covered: this job pauses so long (an
+      // evaluation or an epoch's end it does not print), and will again.
+      longest_quiet_ =
+          std::max(longest_quiet_, std::chrono::duration_cast<Duration>(now - last_advance_));
+    }
     if (advancing.advanced) {  // the first interval is start-up, not the job's pace
       if (advancing.intervals.size() == kIntervals) {
         advancing.intervals.erase(advancing.intervals.begin());
@@ -188,7 +194,11 @@ std::vector<StalledBar> ProgressTracker::TakeStalled(std::size_t rule,
     const auto scaled =
         std::chrono::duration_cast<Duration>(std::chrono::duration<double, Duration::period>(
             static_cast<double>(p99->count()) * detector.factor));
-    const Duration learned = std::clamp(scaled, detector.min, detector.stall_after);
+    const auto known_pause =
+        std::chrono::duration_cast<Duration>(std::chrono::duration<double, Duration::period>(
+            static_cast<double>(longest_quiet_.count()) * kKnownPauseMargin));
+    const Duration learned =
+        std::clamp(std::max(scaled, known_pause), detector.min, detector.stall_after);
     if (now - std::max(bar.last_advance, last_advance_) >= learned) {
       bar.reported.push_back(rule);
       stalled.push_back({&bar, learned, true});

@@ -11,7 +11,10 @@
 // (at least `min`, at most `stall_after`) without an advance of any of its bars — an
 // evaluation bar moving keeps the training bar's short clock from running — unless the log
 // announced a phase (a checkpoint save, an evaluation) since the last advance, which gets the
-// full stall_after. Single thread.
+// full stall_after. The learnt threshold is also never shorter than kKnownPauseMargin x the
+// longest pause the stream has made and come back from (one no line announced and no other bar
+// covered: an evaluation or an epoch's end it does not print), so the floor `min` can be short
+// (30 s) without flagging a job's own recurring pauses. Single thread.
 #pragma once
 
 #include <chrono>
@@ -93,6 +96,7 @@ class ProgressTracker {
   static constexpr std::size_t kMinIntervals = 8;
   static constexpr std::chrono::seconds kPaceEvery{1};
   static constexpr std::size_t kPaceSamples = 1800;  // half an hour at one a second
+  static constexpr double kKnownPauseMargin = 1.5;
 
   void OnUpdate(const ProgressUpdate& update, std::uint64_t line, std::string_view text,
                 SteadyTime now);
@@ -121,6 +125,8 @@ class ProgressTracker {
   SteadyTime last_advance() const { return last_advance_; }
   // The bar updated most recently, if any.
   const Bar* Latest() const;
+  // The longest pause this stream made and came back from, unannounced (zero: none yet).
+  Duration longest_quiet() const { return longest_quiet_; }
   const std::map<std::string, Bar>& bars() const { return bars_; }
 
  private:
@@ -130,6 +136,7 @@ class ProgressTracker {
   SteadyTime last_advance_{};  // of any bar
   bool in_phase_ = false;      // a phase was announced since the last advance
   SteadyTime last_phase_{};    // when one was last announced
+  Duration longest_quiet_{0};  // see longest_quiet()
 };
 
 }  // namespace trainwatch::detect

@@ -18,6 +18,9 @@ StreamSnapshot SnapshotOf(const detect::StreamDetector& stream, detect::SteadyTi
   snapshot.job_ended = stream.progress().ended();
   snapshot.seconds_since_output = SecondsBetween(stream.last_output(), now);
   snapshot.loss = stream.last_loss();
+  if (const Duration pause = stream.progress().longest_quiet(); pause.count() > 0) {
+    snapshot.longest_pause_seconds = std::chrono::duration<double>(pause).count();
+  }
   for (const auto& [key, bar] : stream.progress().bars()) {
     BarSnapshot entry;
     entry.key = key;

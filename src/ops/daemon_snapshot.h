@@ -44,6 +44,9 @@ struct StreamSnapshot {
   bool job_ended = false;
   std::int64_t seconds_since_output = 0;
   std::vector<BarSnapshot> bars;
+  // The longest pause its bars made and came back from, unannounced (ProgressTracker): what the
+  // learnt stall threshold is never shorter than 1.5 x; none before a second advance.
+  std::optional<double> longest_pause_seconds;
   // The training loss read last (a metric rule's); none when none was.
   std::optional<detect::LineDetector::LastLoss> loss;
   // Files only.

@@ -38,6 +38,9 @@ json StreamJson(const StreamSnapshot& stream) {
                 {"job_ended", stream.job_ended},
                 {"seconds_since_output", stream.seconds_since_output},
                 {"bars", std::move(bars)}};
+  if (stream.longest_pause_seconds) {
+    entry["longest_pause_seconds"] = *stream.longest_pause_seconds;
+  }
   if (stream.loss) {
     // As text: JSON has no NaN or infinity, and they are what matters here.
     entry["loss"] = {{"last", detect::LossText(stream.loss->value)},

@@ -107,6 +107,42 @@ TEST(ProgressTracker, AnAnnouncedCheckpointOrAnotherBarMovingHoldsTheLearntClock
   }));
 }
 
+// Issue 31, item 6: the shipped floor is 30 s. A steady job that stops is flagged then; one
+// that has paused 40 s before (an evaluation it does not print) and came back is held to
+// 1.5 x that pause, and an announced pause teaches nothing.
+TEST(ProgressTracker, AKnownUnannouncedPauseHoldsTheLearntClockAndAnAnnouncedOneDoesNot) {
+  rules::ProgressDetector detector;
+  detector.stall_after = minutes(10);
+  detector.factor = 10;
+  detector.min = seconds(30);
+  ProgressTracker steady;
+  const SteadyTime stopped = Advance(steady, "step:", kT0, milliseconds(60), 200);
+  EXPECT_TRUE(steady.TakeStalled(kRule, detector, stopped + seconds(29)).empty());
+  EXPECT_EQ(steady.TakeStalled(kRule, detector, stopped + seconds(30)).size(), 1u);
+
+  ProgressTracker pausing;
+  SteadyTime last = Advance(pausing, "step:", kT0, milliseconds(60), 200);
+  pausing.OnUpdate(Update("step:", 201, std::nullopt), 201, "bar", last + seconds(40));
+  EXPECT_EQ(pausing.longest_quiet(), Duration(seconds(40)));
+  // Steady again: the p99 of its last intervals forgets the pause within 2 s; the tracker not.
+  for (int step = 202; step < 300; ++step) {
+    last = kT0 + seconds(60) + milliseconds(60) * step;
+    pausing.OnUpdate(Update("step:", step, std::nullopt), static_cast<std::uint64_t>(step), "bar",
+                     last);
+  }
+  EXPECT_EQ(pausing.bars().at("step:").IntervalP99(), Duration(milliseconds(60)));
+  EXPECT_TRUE(pausing.TakeStalled(kRule, detector, last + seconds(59)).empty());
+  const std::vector<StalledBar> stalled = pausing.TakeStalled(kRule, detector, last + seconds(60));
+  ASSERT_EQ(stalled.size(), 1u);
+  EXPECT_EQ(stalled[0].threshold, Duration(seconds(60)));
+
+  ProgressTracker announced;
+  last = Advance(announced, "step:", kT0, milliseconds(60), 200);
+  announced.OnPhase(last + seconds(1));  // "Saving checkpoint ..."
+  announced.OnUpdate(Update("step:", 201, std::nullopt), 201, "bar", last + seconds(40));
+  EXPECT_EQ(announced.longest_quiet(), Duration(milliseconds(60))) << "its steps, not the save";
+}
+
 TEST(ProgressTracker, FirstUpdateRecordsTheBar) {
   ProgressTracker tracker;
   tracker.OnUpdate(ProgressUpdate{"tqdm:Epoch #", "Epoch 3", 5, 10}, 42, "Epoch 3: 50%|#####", kT0);
