@@ -1,5 +1,6 @@
 #include "capture/job_facts.h"
 
+#include <algorithm>
 #include <set>
 
 #include "diagnose/suspects.h"
@@ -62,6 +63,14 @@ void AddLanes(const detect::StreamDetector& stream, const std::vector<int>& writ
 void AddJobFacts(const std::vector<detect::WatchedSource*>& sources, CaptureRequest& request,
                  detect::SteadyTime now, WallTime wall_now) {
   std::set<int> pids(request.pids.begin(), request.pids.end());
+  // A slow incident is one stream's pace: its job is the one writing that stream. Other jobs on
+  // the node (their own logs under the same globs) run at their own pace and are not its
+  // ranks: seeded with them, the rank map would cap and mix several jobs' ranks, and the
+  // straggler named would be another job's.
+  const bool firings_name_the_job =
+      request.incident.kind == rules::RuleKind::kSlow &&
+      std::any_of(request.incident.firings.begin(), request.incident.firings.end(),
+                  [](const detect::Firing& firing) { return !firing.writers.empty(); });
   for (detect::WatchedSource* source : sources) {
     source->ForEachStream([&](detect::StreamDetector& stream, source::TailedFile* file) {
       if (file != nullptr) {
@@ -69,9 +78,11 @@ void AddJobFacts(const std::vector<detect::WatchedSource*>& sources, CaptureRequ
       }
       std::vector<int> writers;
       for (const source::WriterProcess& writer : stream.writers()) {
-        pids.insert(writer.pid);
+        if (!firings_name_the_job) {
+          pids.insert(writer.pid);
+          request.remembered.push_back(writer);
+        }
         writers.push_back(writer.pid);
-        request.remembered.push_back(writer);
       }
       AddRankProgress(stream.progress(), writers, now, request.progress);
       AddLanes(stream, writers, now, wall_now, request.lanes);

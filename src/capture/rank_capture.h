@@ -35,10 +35,11 @@ class RankCapture {
   // runs after it.
   static constexpr std::chrono::milliseconds kCpuWindow{300};
   // The window when no rank may be stopped (a snapshot, a slow incident): nothing waits on it
-  // but the bundle, and the wait states sampled over it name a straggler (20 samples a second,
-  // diagnose/wait_straggler.h: 60 samples, well past its minimum of 10).
+  // but the bundle, and the wait states sampled over it name a straggler (50 samples a second,
+  // diagnose/wait_straggler.h: 150 samples, enough to tell a 1.3x straggler's few percent of
+  // waiting from its peers' ~23%).
   static constexpr std::chrono::milliseconds kQuietWindow{3000};
-  static constexpr std::chrono::milliseconds kWaitSampleEvery{50};
+  static constexpr std::chrono::milliseconds kWaitSampleEvery{20};
   // How many gdbs run at once: each reads ~300 libraries' symbols (a PyTorch rank's) before
   // it attaches, ~1.7-2.5 s of one core and ~0.5 GB: half the machine's cores, 2 to 8 (8
   // ranks' stacks in one round on a 16-core node).

@@ -10,10 +10,12 @@ namespace trainwatch::diagnose {
 namespace {
 
 // The peers must spend this share of their time waiting for the difference to mean anything
-// (a job whose ranks barely wait is as fast as its slowest already, or not synchronous).
-constexpr double kMinPeerShare = 0.30;
-// The straggler's share stands this far below every peer's, and below half of theirs.
-constexpr double kMinGap = 0.25;
+// (a job whose ranks barely wait is as fast as its slowest already, or not synchronous). A
+// straggler 1.3x slower leaves its peers waiting about 0.3/1.3 = 23% of each step.
+constexpr double kMinPeerShare = 0.15;
+// The straggler's share stands this far below every peer's, and below half of theirs: at 150
+// samples a share's noise is about 3.5 points.
+constexpr double kMinGap = 0.12;
 
 int Samples(const RankState& rank) {
   int total = 0;

@@ -75,6 +75,31 @@ TEST_F(JobFactsTest, ALogFilePerRankIsTiedToItsWriters) {
   EXPECT_EQ(Progress(), (std::map<int, std::int64_t>{{-4101, 42}, {-4100, 40}}));
 }
 
+// Two jobs on the node, each its own log under the same globs: a slow incident of one is that
+// job's (its firing's writers); a hang's capture still takes every writer it sees.
+TEST_F(JobFactsTest, ASlowIncidentsRanksAreTheJobWritingItsStreamAlone) {
+  env_.files().Append("/logs/a.log", Bar("", 40));
+  env_.files().Append("/logs/b.log", Bar("", 42));
+  env_.Advance(milliseconds(20));
+  for (auto& [id, stream] : source_->file_streams()) {
+    const std::string path = source_->tails()->files().at(id)->tail.path();
+    stream->set_writers({source::WriterProcess{path == "/logs/a.log" ? 4100 : 4200, "python3"}});
+  }
+  detect::Firing slow;
+  slow.event.kind = rules::RuleKind::kSlow;
+  slow.writers = {source::WriterProcess{4100, "python3"}};
+  CaptureRequest request;
+  request.incident.kind = rules::RuleKind::kSlow;
+  request.incident.firings = {slow};
+  AddJobFacts({source_.get()}, request, env_.SteadyNow(), env_.WallNow());
+  EXPECT_EQ(request.pids, std::vector<int>{4100});
+  request = {};
+  request.incident.kind = rules::RuleKind::kHang;
+  request.incident.firings = {slow};
+  AddJobFacts({source_.get()}, request, env_.SteadyNow(), env_.WallNow());
+  EXPECT_EQ(request.pids, (std::vector<int>{4100, 4200}));
+}
+
 TEST_F(JobFactsTest, EachBarIsATimelineLaneWithItsAdvancesOnTheWallClock) {
   env_.files().Append("/logs/job.log", Bar("[rank3]: ", 7));
   env_.Advance(milliseconds(1000));

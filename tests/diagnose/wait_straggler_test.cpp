@@ -46,6 +46,18 @@ TEST(StragglerByWaits, ARankSleepingInItsDataLoaderIsNamedWhateverItsCpu) {
       << straggler->reason;
 }
 
+TEST(StragglerByWaits, ARankOnlyAThirdSlowerIsNamedToo) {
+  // 1.3x: its peers wait about 23% of each step, it almost never (150 samples, 50 a second).
+  const RankState peer =
+      Sampled(0, {{"futex_do_wait", 34}, {"hrtimer_nanosleep", 110}, {"running", 6}});
+  const std::vector<RankState> ranks = {
+      peer, Sampled(1, peer.waits),
+      Sampled(2, {{"futex_do_wait", 4}, {"hrtimer_nanosleep", 100}, {"running", 46}})};
+  const std::optional<WaitStraggler> straggler = StragglerByWaits(ranks);
+  ASSERT_TRUE(straggler);
+  EXPECT_EQ(straggler->index, 2U);
+}
+
 TEST(StragglerByWaits, TwoRanksTellTooTheRankThatWaitsForThePeer) {
   const std::vector<RankState> ranks = {
       Sampled(0, {{"hrtimer_nanosleep", 82}, {"futex_do_wait", 12}}), Peer(1)};
