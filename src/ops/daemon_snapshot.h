@@ -118,6 +118,22 @@ struct DaemonSnapshot {
   std::chrono::system_clock::time_point started{};
   std::chrono::system_clock::time_point taken{};  // when this snapshot was made (wall clock)
   std::vector<std::string> rules;                 // ids of the loaded rules
+  // The time-judged rules' thresholds, as loaded: what a bar's pace and stall are held to.
+  struct PaceRule {
+    std::string id;
+    double slower_by = 0;
+    double for_seconds = 0;
+    double baseline_seconds = 0;
+  };
+  struct StallRule {
+    std::string id;
+    double stall_after_seconds = 0;
+    double startup_grace_seconds = 0;
+    double factor = 0;  // 0: a fixed stall_after
+    double min_seconds = 0;
+  };
+  std::vector<PaceRule> pace_rules;
+  std::vector<StallRule> stall_rules;
   std::uint64_t incidents_written = 0;
   std::string incidents_file;
   std::string last_incident;

@@ -111,6 +111,24 @@ json StatusJson(const DaemonSnapshot& snapshot) {
   if (!snapshot.last_incident.empty()) {
     status["last_incident"] = snapshot.last_incident;
   }
+  if (!snapshot.pace_rules.empty() || !snapshot.stall_rules.empty()) {
+    json pace = json::array();
+    for (const DaemonSnapshot::PaceRule& rule : snapshot.pace_rules) {
+      pace.push_back({{"id", rule.id},
+                      {"slower_by", rule.slower_by},
+                      {"for_seconds", rule.for_seconds},
+                      {"baseline_seconds", rule.baseline_seconds}});
+    }
+    json stall = json::array();
+    for (const DaemonSnapshot::StallRule& rule : snapshot.stall_rules) {
+      stall.push_back({{"id", rule.id},
+                       {"stall_after_seconds", rule.stall_after_seconds},
+                       {"startup_grace_seconds", rule.startup_grace_seconds},
+                       {"factor", rule.factor},
+                       {"min_seconds", rule.min_seconds}});
+    }
+    status["thresholds"] = {{"pace", std::move(pace)}, {"stall", std::move(stall)}};
+  }
   if (!snapshot.firings_without_incident.empty()) {
     status["firings_without_incident"] = snapshot.firings_without_incident;
   }

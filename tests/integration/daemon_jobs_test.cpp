@@ -446,6 +446,18 @@ TEST_F(JobTest, AJobThatSlowsDownIsASlowIncidentResolvedWhenThePaceComesBack) {
     }
   }
   EXPECT_GT(pace, 3.0) << status.dump(1);
+  // ... and the thresholds the rules hold it to.
+  bool shown = false;
+  for (const Json& rule : status["thresholds"]["pace"]) {
+    if (rule["id"] == "test.slow") {
+      shown = true;
+      EXPECT_EQ(rule["slower_by"], 1.5);
+      EXPECT_EQ(rule["for_seconds"], 3.0);
+      EXPECT_EQ(rule["baseline_seconds"], 6.0);
+    }
+  }
+  EXPECT_TRUE(shown) << status["thresholds"].dump(1);
+  EXPECT_FALSE(status["thresholds"]["stall"].empty()) << status["thresholds"].dump(1);
 }
 
 TEST_F(JobTest, AJobKilledWithinASecondOfItsFirstLineIsOneCrashAndNoHang) {
