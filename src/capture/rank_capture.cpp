@@ -180,8 +180,11 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             (job->may_pause ? kCpuWindow : kQuietWindow) - (env_.SteadyNow() - job->sampled_at));
         timer_->Start(std::max(std::chrono::milliseconds::zero(), left), {});
-        wait_timer_ = env_.NewTimer([this] { SampleWaits(); });
-        wait_timer_->Start(std::chrono::milliseconds::zero(), kWaitSampleEvery);
+        if (!job->may_pause) {
+          // Not while eu-stack stops the ranks: its pauses would read as a rank's own.
+          wait_timer_ = env_.NewTimer([this] { SampleWaits(); });
+          wait_timer_->Start(std::chrono::milliseconds::zero(), kWaitSampleEvery);
+        }
         StartEarlyGdb();
         RunNative();
       });

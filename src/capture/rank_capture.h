@@ -118,7 +118,7 @@ class RankCapture {
   collect::CommandRunner runner_;          // devices, eu-stack, py-spy
   collect::CommandRunner gdb_runner_;      // gdb, which may start while the others run
   std::unique_ptr<LoopTimer> timer_;       // the CPU window
-  std::unique_ptr<LoopTimer> wait_timer_;  // its wait-state samples
+  std::unique_ptr<LoopTimer> wait_timer_;  // its wait-state samples (no rank may be stopped)
   std::unique_ptr<LoopTimer> hook_timer_;  // from signalling the hooks to reading them
   std::shared_ptr<Job> job_;
   std::string gdb_index_dir_;
