@@ -26,13 +26,14 @@ void ProgressTracker::OnUpdate(const ProgressUpdate& update, std::uint64_t line,
     found = bars_.emplace(update.key, std::move(bar)).first;
   } else if (found->second.count != update.count) {
     Bar& advancing = found->second;
-    if (advancing.advanced && !in_phase_) {
-      // A pause no line announced and no other bar covered: this job pauses so long (an
-      // evaluation or an epoch's end it does not print), and will again.
-      longest_quiet_ =
-          std::max(longest_quiet_, std::chrono::duration_cast<Duration>(now - last_advance_));
-    }
     if (advancing.advanced) {  // the first interval is start-up, not the job's pace
+      // A pause no line announced, no other bar covered and no stall rule told, within one
+      // job: this job pauses so long (an evaluation or an epoch's end it does not print), and
+      // will again. A hang that was told and a restart's downtime are no such pause.
+      if (!in_phase_ && !ended_ && advancing.reported.empty()) {
+        longest_quiet_ =
+            std::max(longest_quiet_, std::chrono::duration_cast<Duration>(now - last_advance_));
+      }
       if (advancing.intervals.size() == kIntervals) {
         advancing.intervals.erase(advancing.intervals.begin());
       }
@@ -70,6 +71,7 @@ void ProgressTracker::OnUpdate(const ProgressUpdate& update, std::uint64_t line,
 
 void ProgressTracker::EndJob() {
   ended_ = true;
+  longest_quiet_ = Duration{0};  // the next job learns its own pauses
   for (auto& [key, bar] : bars_) {
     bar.ended = true;
   }

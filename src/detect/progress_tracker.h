@@ -125,7 +125,8 @@ class ProgressTracker {
   SteadyTime last_advance() const { return last_advance_; }
   // The bar updated most recently, if any.
   const Bar* Latest() const;
-  // The longest pause this stream made and came back from, unannounced (zero: none yet).
+  // The longest pause this stream's job made and came back from, unannounced and not told as a
+  // stall (zero: none yet; a job that ends takes it along).
   Duration longest_quiet() const { return longest_quiet_; }
   const std::map<std::string, Bar>& bars() const { return bars_; }
 

@@ -175,9 +175,6 @@ class TailSet {
   bool UsePolling(const std::string& dir) const;
   bool IsDirectory(const std::string& path) const;
   // Whether a new file of `size` bytes could still turn out to be a copy of one we read.
-  // Whether `original`'s first bytes are the copy's now (up to Fingerprint::kHeadBytes).
-  static bool HoldsNow(const TailedFile& original, const ReadableFile& copy,
-                       std::uint64_t copy_size);
   bool MayBecomeACopy(const std::string& path, std::uint64_t size);
   void StartPolling(TailedFile& file);
   // Records where `file`'s path points when it is a symlink (by_target_).

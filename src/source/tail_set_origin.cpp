@@ -103,7 +103,18 @@ void TailSet::Follow(const std::string& path) {
     }
     const source::Fingerprint known = fingerprints_[other_id];
     const bool held_when_read = known.length >= kMinCopyFingerprint && same(known);
-    if (!held_when_read && !HoldsNow(*other, **probe, info->size)) {
+    // Its first bytes now, as many as the copy has (up to a fingerprint's): a file read in turn
+    // is left to its next turn, which reads any cut, and the copy's rescan then follows.
+    const auto length = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(info->size, source::Fingerprint::kHeadBytes));
+    auto held_now = [&] {
+      const std::optional<source::Fingerprint> head =
+          other->tail.released() || length < kMinCopyFingerprint
+              ? std::nullopt
+              : other->tail.HeadFingerprint(length);
+      return head && same(*head);
+    };
+    if (!held_when_read && !held_now()) {
       continue;
     }
     ReadFile(*other, kReadBudget);
@@ -149,20 +160,6 @@ bool TailSet::StillHolds(const source::SavedTail& saved) const {
   return file && source::ReadFingerprint(**file, saved.fingerprint.length) == saved.fingerprint;
 }
 
-bool TailSet::HoldsNow(const TailedFile& original, const ReadableFile& copy,
-                       std::uint64_t copy_size) {
-  if (original.tail.released()) {
-    return false;  // read in turn: its next turn reads any cut, and the copy's rescan follows
-  }
-  const auto length = static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(copy_size, source::Fingerprint::kHeadBytes));
-  if (length < kMinCopyFingerprint) {
-    return false;
-  }
-  const std::optional<source::Fingerprint> head = source::ReadFingerprint(copy, length);
-  return head && original.tail.HeadFingerprint(length) == head;
-}
-
 bool TailSet::MayBecomeACopy(const std::string& path, std::uint64_t size) {
   auto longer = [&](const source::Fingerprint& fingerprint, const std::string& dir,
                     const std::string& stem) {
@@ -201,16 +198,16 @@ void TailSet::Retire(TailedFile& file, source::Fingerprint old_fingerprint) {
   // A copy that showed up before the truncation was noticed can go now: matched by the next
   // rescan, once the read that found the cut is done and the original's fingerprint is what it
   // holds now (the name may be the next rotation's copy by then, of lines still to be read).
-  bool released = false;
+  bool unparked = false;
   for (auto it = parked_.begin(); it != parked_.end();) {
     if (source::IsRotatedCopyName(*it, retired_.back().dir, retired_.back().name)) {
       it = parked_.erase(it);
-      released = true;
+      unparked = true;
     } else {
       ++it;
     }
   }
-  if (released) {
+  if (unparked) {
     ScheduleRescan();
   }
 }

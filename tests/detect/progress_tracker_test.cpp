@@ -141,6 +141,17 @@ TEST(ProgressTracker, AKnownUnannouncedPauseHoldsTheLearntClockAndAnAnnouncedOne
   announced.OnPhase(last + seconds(1));  // "Saving checkpoint ..."
   announced.OnUpdate(Update("step:", 201, std::nullopt), 201, "bar", last + seconds(40));
   EXPECT_EQ(announced.longest_quiet(), Duration(milliseconds(60))) << "its steps, not the save";
+
+  // A stall that was told, and a job's end and the next job's start, teach nothing either.
+  ProgressTracker told;
+  last = Advance(told, "step:", kT0, milliseconds(60), 200);
+  ASSERT_EQ(told.TakeStalled(kRule, detector, last + seconds(45)).size(), 1u);
+  told.OnUpdate(Update("step:", 201, std::nullopt), 201, "bar", last + seconds(50));
+  EXPECT_EQ(told.longest_quiet(), Duration(milliseconds(60)));
+  told.EndJob();
+  EXPECT_EQ(told.longest_quiet(), Duration(0));
+  told.OnUpdate(Update("step:", 1, std::nullopt), 202, "bar", last + minutes(20));
+  EXPECT_EQ(told.longest_quiet(), Duration(0));
 }
 
 TEST(ProgressTracker, FirstUpdateRecordsTheBar) {
