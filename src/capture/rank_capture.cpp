@@ -72,6 +72,8 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
         const collect::ProcessTree tree = collect::ProcessTree::Read(job->proc_root);
         job->map = collect::BuildRankMap(job->pids, tree, job->proc_root);
         SkipRanksPastTheCap(job->map, job->max_ranks);
+        job->exited = ExitedRanks(job->remembered, tree, job->map);
+        ForgetRanklessNamedExited(job->map, job->exited);
         job->report.launchers = job->map.launchers;
         job->report.notes = job->map.notes;
         if (!job->may_pause && !job->map.ranks.empty()) {
@@ -80,7 +82,6 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
               "stacks, did not run (a snapshot runs them only with --stacks); the Python "
               "stacks come from py-spy --nonblocking or the job's Python hook where there is one");
         }
-        job->exited = ExitedRanks(job->remembered, tree, job->map);
         if (std::error_code error;
             !job->gdb_index_dir.empty() && !job->map.ranks.empty() &&
             !std::filesystem::create_directories(job->gdb_index_dir, error) && error) {

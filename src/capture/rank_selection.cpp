@@ -31,8 +31,10 @@ std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterPr
   // The run the exited ranks must share: the live ranks'; with none alive, the newest
   // remembered rank's (the highest pid: the latest attempt), so that an earlier attempt's or
   // another job's ranks, remembered for hours, never stand in for this one's.
+  // A map without a numbered rank (only the writers it fell back on: the script that
+  // launched the ranks, one exiting) anchors nothing: its empty rank source matches no rank.
   std::optional<std::pair<collect::RankIdentity, std::string>> anchor;
-  if (!map.ranks.empty()) {
+  if (!map.ranks.empty() && map.ranks.front().rank) {
     anchor.emplace(map.ranks.front().identity, map.ranks.front().rank_source);
   } else {
     pid_t newest = 0;
@@ -70,6 +72,15 @@ std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterPr
     exited.push_back(std::move(process));
   }
   return exited;
+}
+
+void ForgetRanklessNamedExited(collect::RankMap& map,
+                               const std::vector<collect::RankProcess>& exited) {
+  std::erase_if(map.ranks, [&](const collect::RankProcess& live) {
+    return !live.rank &&
+           std::any_of(exited.begin(), exited.end(),
+                       [&](const collect::RankProcess& gone) { return gone.pid == live.pid; });
+  });
 }
 
 void SkipRanksPastTheCap(collect::RankMap& map, std::size_t max_ranks) {

@@ -21,6 +21,12 @@ std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterPr
                                               const collect::ProcessTree& tree,
                                               const collect::RankMap& map);
 
+// Takes out of the map the processes it holds without a rank number that `exited` names: a
+// rank exiting at the capture (its environment already unreadable) is in the map as a
+// writer of unknown rank, and in `exited` with the rank its remembered environment gave.
+void ForgetRanklessNamedExited(collect::RankMap& map,
+                               const std::vector<collect::RankProcess>& exited);
+
 // Keeps the first `max_ranks` of the map's ranks and names the others in its notes: a job of
 // hundreds of processes on a node (or a user's fork bomb posing as ranks) must not hold the
 // capture, and every later capture, for minutes. REQUIRES: the ranks in RankMap's order (by

@@ -75,6 +75,29 @@ TEST(ExitedRanks, WithNoRankAliveTheNewestAttemptsRanksAloneAreTaken) {
   EXPECT_EQ(exited[1].pid, 201);
 }
 
+TEST(ExitedRanks, AMapOfRanklessWritersAloneAnchorsNothing) {
+  const trainwatch::testing::TempDir proc;  // the ranks gone
+  // The map fell back on the writers: the script that launched the ranks, and a rank exiting
+  // (its environment unreadable), neither with a rank number.
+  collect::RankMap map;
+  map.ranks = {Rank(100, std::nullopt), Rank(103, std::nullopt)};
+  auto rank = [](pid_t pid, int number) {
+    source::WriterProcess writer;
+    writer.pid = pid;
+    writer.environ = "RANK=" + std::to_string(number) + "\0TORCHELASTIC_RUN_ID=r\0"s;
+    return writer;
+  };
+  std::vector<collect::RankProcess> exited = ExitedRanks(
+      {rank(102, 2), rank(103, 3)}, collect::ProcessTree::Read(proc.path().string()), map);
+  ASSERT_EQ(exited.size(), 2U);
+  EXPECT_EQ(exited[0].rank, 2);
+  EXPECT_EQ(exited[1].rank, 3);
+  // The exiting rank is listed once, by its rank.
+  ForgetRanklessNamedExited(map, exited);
+  ASSERT_EQ(map.ranks.size(), 1U);
+  EXPECT_EQ(map.ranks[0].pid, 100);
+}
+
 TEST(SkipRanksPastTheCap, KeepsTheFirstRanksOfTheMapAndNamesTheRest) {
   collect::RankMap map;
   map.ranks = {Rank(10, 0), Rank(11, 1), Rank(12, 2), Rank(9, std::nullopt)};

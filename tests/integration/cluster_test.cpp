@@ -365,7 +365,7 @@ TEST_F(ClusterTest, AnErrorAndItsConsequencesOnTwoNodesAreOneAnswer) {
       << merged.out;
   // The one suspect is rank 3: the ranks that exited on its account are none.
   EXPECT_NE(merged.out.find("suspect    node1 rank 3: "), std::string::npos)
-      << merged.out << ReadFile(Dir("state1/incidents.jsonl"));
+      << merged.out << ReadFile(Dir("state1/incidents.jsonl")) << node1_->Log();
   EXPECT_EQ(merged.out.find("suspect    node0"), std::string::npos) << merged.out;
   EXPECT_EQ(merged.out.find("suspect    node1 rank 2"), std::string::npos) << merged.out;
   // node0's ranks' consequences do not make it first, whichever node wrote earlier.
