@@ -252,6 +252,10 @@ int RunIncidentsShow(const IncidentsOptions& options, std::ostream& out, std::os
     out << "first      rank " << record["first_failing_rank"].dump()
         << " printed the error its peers' failures followed\n";
   }
+  if (record.contains("straggler_rank")) {
+    out << "straggler  rank " << record["straggler_rank"].dump()
+        << ", the slowest by the job's own report\n";
+  }
   out << "opened     " << Text(record, "opened") << "  closed " << Text(record, "closed") << "\n"
       << "verdict    cause " << Text(record, "cause") << ", action " << Text(record, "action")
       << ": " << Text(record, "verdict") << "\n"

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,9 @@ struct Event {
   // Its rule's role; a traceback that ends in a consequence's or report's line plays it too
   // (detect/incident_root.h).
   rules::Role role = rules::Role::kPrimary;
+  // The rank the line names as its subject, when its rule's regex has a group `rank` (a
+  // straggler report rank 0 prints of rank 5): it stands before the writer's own rank.
+  std::optional<int> rank;
 };
 
 }  // namespace trainwatch::detect

@@ -104,6 +104,15 @@ const Firing* RootError(const std::vector<Firing>& firings) {
   return root != nullptr && RoleClass(*root) == 0 ? root : nullptr;
 }
 
+std::optional<int> ReportedStraggler(const std::vector<Firing>& firings) {
+  for (const Firing& firing : firings) {
+    if (firing.event.kind == rules::RuleKind::kSlow && firing.event.rank) {
+      return firing.event.rank;
+    }
+  }
+  return std::nullopt;
+}
+
 void MarkConsequentTracebacks(std::vector<Firing>& firings) {
   for (Firing& traceback : firings) {
     if (!traceback.event.traceback || traceback.event.summary_line == 0 ||

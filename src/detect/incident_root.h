@@ -4,6 +4,7 @@
 // any thread.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "detect/incident.h"
@@ -24,6 +25,9 @@ const Firing* RootFiring(const std::vector<Firing>& firings);
 // firing): what "the first to fail" means. Null for a hang, a silence, or only consequences
 // and reports.
 const Firing* RootError(const std::vector<Firing>& firings);
+// The rank the job's own straggler report names slowest (a slow firing whose line names its
+// rank: detect::Event::rank), the first such firing's; nullopt when none does.
+std::optional<int> ReportedStraggler(const std::vector<Firing>& firings);
 // The ranks printed errors (crash or device firings), every one a consequence of another's
 // failure or a report of it, and none of their own: the failure is elsewhere.
 bool OnlyConsequences(const std::vector<Firing>& firings);

@@ -1,6 +1,7 @@
 #include "detect/line_detector.h"
 
 #include <algorithm>
+#include <array>
 
 #include "detect/metric_parser.h"
 
@@ -9,6 +10,28 @@ namespace trainwatch::detect {
 using rules::LineRule;
 using rules::PatternDetector;
 using rules::ThresholdDetector;
+
+namespace {
+
+// The rank a pattern rule's group `rank` reads in `segment` ("Affected ranks: [(?P<rank>\d+)"),
+// when its regex names one; a whole number, else none.
+std::optional<int> NamedRank(const LineRule& line_rule, std::string_view segment) {
+  const auto* pattern = std::get_if<PatternDetector>(&line_rule.rule.detector);
+  if (pattern == nullptr || pattern->multiline != rules::Multiline::kNone ||
+      pattern->match.regex.find("(?P<rank>") == std::string::npos) {
+    return std::nullopt;
+  }
+  const RE2& regex = line_rule.match->get();
+  std::array<re2::StringPiece, SpreadRuns::kMaxGroups + 1> match;
+  const int groups = std::min(regex.NumberOfCapturingGroups(), SpreadRuns::kMaxGroups) + 1;
+  if (!regex.Match(re2::StringPiece(segment.data(), segment.size()), 0, segment.size(),
+                   RE2::UNANCHORED, match.data(), groups)) {
+    return std::nullopt;
+  }
+  return RankInGroup(regex, match.data());
+}
+
+}  // namespace
 
 LineDetector::LineDetector(rules::LineMatcher matcher) : matcher_(std::move(matcher)) {
   const auto& line_rules = matcher_.rules().rules();
@@ -79,7 +102,16 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
     return;
   }
   std::optional<std::string> metric_said;
-  if (const auto* metric = std::get_if<rules::MetricDetector>(&rule.detector)) {
+  std::optional<int> named_rank;
+  if (const auto* spread = std::get_if<rules::SpreadDetector>(&rule.detector)) {
+    std::optional<SpreadRuns::Said> said =
+        spread_runs_.OnLine(match.rule, *spread, line_rule.match->get(), match.segment, now);
+    if (!said) {
+      return;
+    }
+    metric_said = std::move(said->summary);
+    named_rank = said->rank;
+  } else if (const auto* metric = std::get_if<rules::MetricDetector>(&rule.detector)) {
     // Decided before an event is made: nearly every line it picks says nothing.
     // With the default pattern, the prefilter's hint ends the first "loss" of the segment: no
     // reading starts before it.
@@ -114,6 +146,7 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
     event.summary = std::move(*metric_said);
     event.summary_line = event.line;
   }
+  event.rank = named_rank ? named_rank : NamedRank(line_rule, match.segment);
   if (const auto* pattern = std::get_if<rules::PatternDetector>(&rule.detector);
       pattern != nullptr && pattern->last_words) {
     if (AnyTracebackOpen()) {
@@ -142,6 +175,10 @@ void LineDetector::OnMatch(const source::LineBatch& batch, const rules::SegmentM
     event.summary = std::to_string(threshold->count) + " matches within " +
                     std::to_string(threshold->within.count()) + "ms";
     event.summary_line = event.line;
+  }
+  if (rule.kind == rules::RuleKind::kSlow &&
+      !std::holds_alternative<rules::SpreadDetector>(rule.detector)) {
+    spread_runs_.OnWarning(now);  // the job's own straggler warning
   }
   out.push_back(std::move(event));
 }

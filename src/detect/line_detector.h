@@ -16,6 +16,7 @@
 
 #include "detect/event.h"
 #include "detect/loss_runs.h"
+#include "detect/spread_runs.h"
 #include "detect/traceback_grouper.h"
 #include "rules/line_matcher.h"
 #include "source/line_batch.h"
@@ -53,6 +54,9 @@ class LineDetector {
   // The training loss a metric rule read last: its value, step and writer's prefix.
   using LastLoss = LossRuns::LastLoss;
   std::optional<LastLoss> last_loss() const { return loss_runs_.last_loss(); }
+  // The spread rules' reports: whether the last one of some writer was uneven, and when one
+  // was last read.
+  const SpreadRuns& spread_runs() const { return spread_runs_; }
 
  private:
   struct Grouping {
@@ -81,7 +85,8 @@ class LineDetector {
   // Per threshold rule that matched; bounded by its count. A map, not a slot per rule: an
   // empty deque costs half a kilobyte, and the daemon has a detector per tailed file.
   std::map<std::size_t, std::deque<TimePoint>> threshold_hits_;
-  LossRuns loss_runs_;  // the metric rules'
+  LossRuns loss_runs_;      // the metric rules'
+  SpreadRuns spread_runs_;  // the spread rules'
   // last_words matches not yet followed by their writer's next line: one per rule and writer
   // prefix, at most kMaxLastWords (a log's ranks).
   static constexpr std::size_t kMaxLastWords = 1024;

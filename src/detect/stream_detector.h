@@ -55,6 +55,8 @@ class StreamDetector {
   void DropLastWords() { detector_->DropLastWords(); }
   // The training loss a metric rule read last from this stream; none when none was.
   std::optional<LineDetector::LastLoss> last_loss() const { return detector_->last_loss(); }
+  // The job's own straggler reports this stream's spread rules read.
+  const SpreadRuns& spread_runs() const { return detector_->spread_runs(); }
   // Swaps in reloaded rules; progress bars, context and holds stay. A traceback open now
   // finishes under the old rules first.
   Status SetRules(std::shared_ptr<const rules::CompiledRules> rules);

@@ -390,6 +390,9 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks, const JobClues& clue
     if (auto progress = progress_reasons.find(i); progress != progress_reasons.end()) {
       reasons.push_back(progress->second);
     }
+    if (clues.reported_straggler && rank.rank == clues.reported_straggler) {
+      reasons.push_back("the job's own straggler report names it the slowest");
+    }
     if (clues.first_error_rank && rank.rank == clues.first_error_rank && ranks.size() > 1) {
       reasons.push_back("the first to print an error");
     }

@@ -77,7 +77,10 @@ struct StackRule;  // diagnose/stack_rules.h
 // What the daemon's streams say of the ranks, beside their stacks.
 struct JobClues {
   std::optional<int> first_error_rank;  // the rank that printed the root error, when known
-  bool error_printed = false;           // some rank printed an error of its own (a crash)
+  // The rank the job's own straggler report names slowest (Megatron's, NVIDIA's resiliency
+  // extension's), when a slow firing named one.
+  std::optional<int> reported_straggler;
+  bool error_printed = false;  // some rank printed an error of its own (a crash)
   // The ranks printed errors, all of them consequences of another's failure ("Connection
   // closed by peer"): the failure is elsewhere (another node), and these ranks' exits and
   // teardown stacks name no one here.

@@ -29,6 +29,9 @@ std::optional<int> AgreedRank(const std::vector<const source::WriterProcess*>& w
 std::optional<int> RankOfFiring(
     const detect::Firing& firing,
     const std::function<std::vector<source::WriterProcess>()>& remembered) {
+  if (firing.event.rank) {
+    return firing.event.rank;  // the rank the line is about (a report rank 0 prints of rank 5)
+  }
   if (std::optional<int> prefixed = diagnose::RankOfLine(firing.event.text)) {
     return prefixed;
   }

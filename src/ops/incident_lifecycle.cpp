@@ -117,10 +117,16 @@ void IncidentLifecycle::Observe(const StreamActivity& activity, WallTime wall_no
               wall_now);
       continue;
     }
-    if (open.kind == rules::RuleKind::kSlow && own_stream && advanced && !activity.slow) {
+    // A slow incident ends when the stream moves on and nothing holds it slow: its bar
+    // advanced, or the job's report (a spread rule's) came again and said the ranks are even.
+    const bool reported = activity.last_report > open.opened;
+    if (open.kind == rules::RuleKind::kSlow && own_stream && (advanced || reported) &&
+        !activity.slow) {
       Resolve(i, ResolvedBy::kProgress,
-              "the pace came back on " + std::string(activity.stream) + " (" +
-                  detect::DescribeBar(*activity.latest_bar) + ")",
+              advanced ? "the pace came back on " + std::string(activity.stream) + " (" +
+                             detect::DescribeBar(*activity.latest_bar) + ")"
+                       : "the job's report on " + std::string(activity.stream) +
+                             " says its ranks are even again",
               wall_now);
       continue;
     }

@@ -82,7 +82,10 @@ struct StreamActivity {
   SteadyTime last_line{};                   // its last whole line
   SteadyTime first_seen{};                  // when the daemon began to follow it
   const std::vector<source::WriterProcess>* writers = nullptr;  // null or empty: none known
-  bool slow = false;  // a pace rule holds one of its bars slow (ProgressTracker::AnySlow)
+  // A pace rule holds one of its bars slow (ProgressTracker::AnySlow), or the job's own report
+  // said its ranks are still uneven (a spread rule's, SpreadRuns::AnyAbove).
+  bool slow = false;
+  SteadyTime last_report{};  // when a spread rule last read the job's report; epoch: never
 };
 
 class IncidentLifecycle {

@@ -31,6 +31,9 @@ Result<std::shared_ptr<const CompiledRules>> CompiledRules::Build(
     } else if (const auto* metric = std::get_if<MetricDetector>(&rule.detector)) {
       match = &metric->match;
       unless = &metric->unless;
+    } else if (const auto* spread = std::get_if<SpreadDetector>(&rule.detector)) {
+      match = &spread->match;
+      unless = &spread->unless;
     } else {
       const auto& threshold = std::get<ThresholdDetector>(rule.detector);
       match = &threshold.match;

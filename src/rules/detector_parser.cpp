@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <map>
 #include <vector>
 
 #include "config/yaml_shapes.h"
@@ -12,8 +13,8 @@
 namespace trainwatch::rules {
 namespace {
 
-const std::vector<std::string> kDetectorKeys = {"pattern", "threshold", "progress", "silence",
-                                                "exit",    "stack",     "metric",   "pace"};
+const std::vector<std::string> kDetectorKeys = {
+    "pattern", "threshold", "progress", "silence", "exit", "stack", "metric", "pace", "spread"};
 
 struct SignalName {
   const char* name;
@@ -43,7 +44,7 @@ class DetectorParser {
           node,
           label +
               " has no detector: give one of pattern, threshold, progress, silence, exit, stack, "
-              "metric, pace");
+              "metric, pace, spread");
       return;
     }
     if (present.size() > 1) {
@@ -151,6 +152,8 @@ class DetectorParser {
       ParseMetric(body, rule, label);
     } else if (which == "pace") {
       ParsePace(body, rule, label);
+    } else if (which == "spread") {
+      ParseSpread(body, rule, label);
     } else {
       ParseExit(body, rule, label);
     }
@@ -291,6 +294,57 @@ class DetectorParser {
     }
     RequiredDuration(body, "pace", "for", "2m", label, detector.hold);
     RequiredDuration(body, "pace", "baseline", "10m", label, detector.baseline);
+    rule.detector = detector;
+  }
+
+  // `spread: {pattern, above, for, unless}`: the job's own report of its fastest and slowest
+  // rank, read from the groups `low` and `high` (and `rank`) of `pattern`.
+  void ParseSpread(const YAML::Node& body, Rule& rule, const std::string& label) {
+    if (!body.IsMap()) {
+      yaml_.Fail(body, label + ": 'spread' must be a mapping {pattern, above, for, unless}");
+      return;
+    }
+    yaml_.CheckKeys(body, {"pattern", "above", "for", "unless"}, "spread");
+    if (rule.kind != RuleKind::kSlow) {
+      yaml_.Fail(body, label + ": a spread rule tells a straggler: its kind must be slow");
+    }
+    SpreadDetector detector;
+    if (const YAML::Node match = body["pattern"]) {
+      if (auto parsed = PatternField(match, "spread pattern")) {
+        const RE2 re(parsed->regex, RegexOptions());
+        const std::map<std::string, int>& groups = re.NamedCapturingGroups();
+        if (!groups.contains("low") || !groups.contains("high")) {
+          yaml_.Fail(match, label +
+                                ": spread pattern must name the groups 'low' and 'high' (the "
+                                "fastest and the slowest rank's numbers, e.g. "
+                                "'Min: (?P<low>[0-9.]+)ms .* Max: (?P<high>[0-9.]+)ms')");
+        } else {
+          detector.match = *parsed;
+        }
+      }
+    } else {
+      yaml_.Fail(body, label + ": spread has no 'pattern'");
+    }
+    if (const YAML::Node unless = body["unless"]) {
+      detector.unless = PatternField(unless, "spread unless");
+    }
+    const YAML::Node above = body["above"];
+    double value = 0;
+    if (!above) {
+      yaml_.Fail(body, label + ": spread has no 'above' (e.g. above: 1.2)");
+    } else if (!above.IsScalar() || !YAML::convert<double>::decode(above, value) || value <= 1 ||
+               value > 100) {
+      yaml_.Fail(above, label +
+                            ": spread above must be a number above 1, at most 100 (the slowest "
+                            "rank's number over the fastest's)");
+    } else {
+      detector.above = value;
+    }
+    if (const YAML::Node count = body["for"]) {
+      if (auto parsed = config::WholeNumber(yaml_, count, label + ": spread for", 1, 1000)) {
+        detector.for_reports = static_cast<std::uint32_t>(*parsed);
+      }
+    }
     rule.detector = detector;
   }
 

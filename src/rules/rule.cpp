@@ -41,7 +41,8 @@ bool Rule::HasTag(std::string_view tag) const {
 bool Rule::MatchesLines() const {
   return std::holds_alternative<PatternDetector>(detector) ||
          std::holds_alternative<ThresholdDetector>(detector) ||
-         std::holds_alternative<MetricDetector>(detector);
+         std::holds_alternative<MetricDetector>(detector) ||
+         std::holds_alternative<SpreadDetector>(detector);
 }
 
 }  // namespace trainwatch::rules

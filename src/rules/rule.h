@@ -110,8 +110,22 @@ struct MetricDetector {
   std::uint32_t not_finite_for = 3;
 };
 
-using Detector = std::variant<PatternDetector, ThresholdDetector, ProgressDetector, SilenceDetector,
-                              ExitDetector, StackDetector, MetricDetector, PaceDetector>;
+// The job's own report of its ranks' spread: the fastest and the slowest rank's time for the
+// same work, on one line (Megatron's straggler report, "MnRtt/Rnk: 3453.08ms/8 | MxRtt/Rnk:
+// 4610.20ms/0"). `match` names groups `low` and `high` (numbers, the same unit) and may name
+// `rank` (the slow one). Fires when high is at least `above` times low on `for_reports`
+// reports in a row of one writer, once per run of them; the incident's rank is `rank`'s.
+// Kind slow only.
+struct SpreadDetector {
+  Pattern match;
+  std::optional<Pattern> unless;
+  double above = 0;
+  std::uint32_t for_reports = 1;
+};
+
+using Detector =
+    std::variant<PatternDetector, ThresholdDetector, ProgressDetector, SilenceDetector,
+                 ExitDetector, StackDetector, MetricDetector, PaceDetector, SpreadDetector>;
 
 // A text example and where it was written.
 struct Example {
@@ -132,7 +146,8 @@ struct Rule {
   SourceLocation where;  // the rule's `- id:` entry
 
   bool HasTag(std::string_view tag) const;
-  // Pattern and threshold rules look at line text; the others at time and processes.
+  // Pattern, threshold, metric and spread rules look at line text; the others at time and
+  // processes.
   bool MatchesLines() const;
 };
 

@@ -26,7 +26,7 @@ constexpr std::uintmax_t kMaxRuleFileBytes = 4 << 20;
 const std::set<std::string, std::less<>> kRuleKeys = {
     "id",        "kind",     "tags",    "description", "pattern", "unless", "multiline",
     "threshold", "progress", "silence", "exit",        "stack",   "metric", "examples",
-    "cause",     "action",   "role",    "last_words",  "pace"};
+    "cause",     "action",   "role",    "last_words",  "pace",    "spread"};
 
 // A problem with a whole file (no line to point at).
 Diagnostic FileProblem(const std::string& file, std::string message) {
@@ -235,8 +235,9 @@ class RuleFileParser {
     const bool stacks = std::holds_alternative<StackDetector>(rule.detector);
     if (!rule.MatchesLines() && !stacks) {
       if (examples) {
-        yaml_.Fail(examples,
-                   label + ": examples apply to pattern, threshold, metric and stack rules only");
+        yaml_.Fail(
+            examples,
+            label + ": examples apply to pattern, threshold, metric, spread and stack rules only");
       }
       return;
     }

@@ -48,12 +48,14 @@ std::vector<source::WriterProcess> Sources::KnownWriters() {
 }
 
 void Sources::ForEachActivity(const std::function<void(const ops::StreamActivity&)>& visit) {
+  const SteadyTime now = env_.SteadyNow();
   ForEachSource([&](WatchedSource& source) {
     source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile*) {
       const detect::ProgressTracker& progress = stream.progress();
+      const detect::SpreadRuns& spread = stream.spread_runs();
       visit({stream.identity().source, stream.identity().name, progress.Latest(),
              progress.last_advance(), stream.last_output(), stream.created(), &stream.writers(),
-             progress.AnySlow()});
+             progress.AnySlow() || spread.SaysSlow(now), spread.last_report()});
     });
   });
 }

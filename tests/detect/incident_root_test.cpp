@@ -64,6 +64,17 @@ std::vector<Firing> ValueErrorThenPeers() {
   return firings;
 }
 
+TEST(IncidentRoot, TheStragglerIsTheRankASlowFiringsLineNames) {
+  std::vector<Firing> firings = {Line("slow.pace", Role::kPrimary, 0, RuleKind::kSlow)};
+  EXPECT_FALSE(ReportedStraggler(firings)) << "the pace names no rank";
+  firings.push_back(Line("megatron.straggler", Role::kPrimary, 40, RuleKind::kSlow));
+  firings.back().event.rank = 5;
+  EXPECT_EQ(ReportedStraggler(firings), 5);
+  Firing crash = Line("t.named", Role::kPrimary, 41);
+  crash.event.rank = 2;  // a crash line naming a rank names no straggler
+  EXPECT_EQ(ReportedStraggler({crash}), std::nullopt);
+}
+
 TEST(IncidentRoot, ARanksOwnErrorIsTheRootWhateverDecidedFirst) {
   std::vector<Firing> firings = ValueErrorThenPeers();
   MarkConsequentTracebacks(firings);

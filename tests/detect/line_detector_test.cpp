@@ -57,6 +57,38 @@ TEST(LineDetector, ThresholdForgetsMatchesOlderThanTheWindow) {
   EXPECT_TRUE(events.empty());
 }
 
+// A rule's group `rank` names the rank the line is about; a spread rule fires on the third
+// uneven report in a row and names its slow rank.
+TEST(LineDetector, ARankGroupNamesTheRankTheLineIsAbout) {
+  constexpr const char* kNamed = R"(
+  - id: t.named
+    kind: slow
+    tags: [train]
+    description: N
+    pattern: 'Affected ranks: \[(?P<rank>\d+)'
+    examples: {fires: [x], quiet: [y]}
+  - id: t.spread
+    kind: slow
+    tags: [train]
+    description: S
+    spread: {pattern: 'min (?P<low>\d+) max (?P<high>\d+) at (?P<rank>\d+)', above: 1.2, for: 3}
+    examples: {fires: [x], quiet: [y]}
+)";
+  const auto events = Detect(kNamed,
+                             "[rank0]: Affected ranks: [12, 4]\n"
+                             "min 100 max 150 at 3\nmin 100 max 101 at 2\nmin 100 max 150 at 3\n"
+                             "min 100 max 150 at 3\nmin 100 max 160 at 7\n");
+  ASSERT_EQ(events.size(), 2U);
+  EXPECT_EQ(events[0].rule_id, "t.named");
+  EXPECT_EQ(events[0].rank, 12);
+  EXPECT_EQ(events[1].rule_id, "t.spread");
+  EXPECT_EQ(events[1].line, 6U);
+  EXPECT_EQ(events[1].rank, 7);
+  EXPECT_EQ(events[1].summary,
+            "rank 7 is the slowest at 1.60x the fastest (160 against 100), 3 reports in a row");
+  EXPECT_FALSE(Detect(kRules, "CUDA out of memory\n").at(0).rank);
+}
+
 TEST(LineDetector, CutLinesAreFlaggedAndStillScanned) {
   const std::string line = std::string(200, '#') + " out of memory " + std::string(200, '#');
   const auto events = Detect(kRules, line + "\n", /*max_line=*/128);

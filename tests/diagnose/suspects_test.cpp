@@ -66,6 +66,16 @@ TEST(Diagnose, NamesTheRankOutsideTheCollective) {
             "train.py:88");
 }
 
+TEST(Diagnose, TheRankTheJobsOwnReportNamesIsASuspect) {
+  JobClues clues;
+  clues.reported_straggler = 1;
+  const RankDiagnosis diagnosis =
+      Diagnose({Rank(0, kAllReduce), Rank(1, kAllReduce), Rank(2, kAllReduce)}, clues);
+  ASSERT_EQ(diagnosis.suspects.size(), 1U);
+  EXPECT_EQ(diagnosis.suspects[0].rank, 1);
+  EXPECT_EQ(diagnosis.suspects[0].reason, "the job's own straggler report names it the slowest");
+}
+
 TEST(Diagnose, NamesABusyRankAmongIdlePeersAndAnExitedOne) {
   std::vector<RankState> ranks = {Rank(0, kAllReduce, 1), Rank(1, kAllReduce, 0),
                                   Rank(2, kAllReduce, 99)};

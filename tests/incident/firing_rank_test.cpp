@@ -38,6 +38,14 @@ TEST(FiringRank, TheLaunchersPrefixNamesTheRank) {
   EXPECT_EQ(RankOfFiring(FiringOf("[1,2]<stderr>:Traceback"), NoneRemembered), 2);
 }
 
+TEST(FiringRank, TheRankALineIsAboutComesBeforeItsWriter) {
+  // Rank 0 reports that rank 5 is the slowest.
+  detect::Firing firing = FiringOf("[rank0]: | MnRtt/Rnk: 2000ms/1 | MxRtt/Rnk: 2700ms/5");
+  firing.event.rank = 5;
+  firing.writers = {Writer(10, Env("0"))};
+  EXPECT_EQ(RankOfFiring(firing, NoneRemembered), 5);
+}
+
 TEST(FiringRank, WithoutAPrefixTheWritersRankNamesIt) {
   detect::Firing firing = FiringOf("Traceback (most recent call last):");
   firing.writers = {Writer(10, "PATH=/bin"), Writer(11, Env("2"))};  // a tee and the rank

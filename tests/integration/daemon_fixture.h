@@ -146,8 +146,8 @@ class DaemonTest : public ::testing::Test {
       }
     }
     ASSERT_EQ(replayed.size(), 1u) << scan.out << scan.err;
-    for (const char* key :
-         {"kind", "summary", "cause", "action", "first_failing_rank", "fingerprint"}) {
+    for (const char* key : {"kind", "summary", "cause", "action", "first_failing_rank",
+                            "straggler_rank", "fingerprint"}) {
       EXPECT_EQ(replayed[0].value(key, Json()), incident.value(key, Json()))
           << key << " differs: scan's\n"
           << replayed[0].dump(1) << "\nthe daemon's\n"

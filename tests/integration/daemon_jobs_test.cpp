@@ -1,6 +1,7 @@
 // Real PyTorch training jobs (Debian's python3-torch, run with /usr/bin/python3) that crash,
 // hang or go quiet, watched by the real daemon through their log files. Skipped with a
 // message where PyTorch is not installed.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -458,6 +459,57 @@ TEST_F(JobTest, AJobThatSlowsDownIsASlowIncidentResolvedWhenThePaceComesBack) {
   }
   EXPECT_TRUE(shown) << status["thresholds"].dump(1);
   EXPECT_FALSE(status["thresholds"]["stall"].empty()) << status["thresholds"].dump(1);
+}
+
+// Issue 31, item 3: the job's own straggler report (Megatron's, printed by rank 0 each logging
+// interval) with the shipped rules: three uneven reports in a row are one slow incident about
+// the slow rank the report names; it resolves when a report says the ranks are even again.
+TEST_F(JobTest, MegatronsStragglerReportIsASlowIncidentAboutTheRankItNames) {
+  WriteConfig({.settle = "300ms"});
+  StartDaemon();
+  auto report = [&](double slowest, int rank) {
+    Append(Dir("logs/job.log"),
+           fmt::format("[rank0]: [2026-11-28 10:00:00] | MnRtt/Rnk: 2210.50ms/3 | MxRtt/Rnk: "
+                       "{:.2f}ms/{} | MnPwr/Rnk: 512000W/5 | MxPwr/Rnk: 690000W/1\n",
+                       slowest, rank));
+    std::this_thread::sleep_for(300ms);
+  };
+  report(2230, 1);
+  for (int i = 0; i < 4; ++i) {
+    report(2950, 5);
+  }
+  ASSERT_TRUE(WaitUntil([&] { return !IncidentsOf("megatron.straggler").empty(); }, 20s))
+      << daemon_->Log();
+  const Json incident = IncidentsOf("megatron.straggler")[0];
+  EXPECT_EQ(incident["kind"], "slow") << incident.dump(1);
+  EXPECT_EQ(incident.value("straggler_rank", -1), 5) << incident.dump(1);
+  EXPECT_FALSE(incident.contains("first_failing_rank")) << "no rank failed";
+  EXPECT_EQ(incident.value("summary", ""),
+            "[rank0]: rank 5 is the slowest at 1.33x the fastest (2950 against 2210.5), 3 "
+            "reports in a row")
+      << incident.dump(1);
+  ExpectScanGivesTheSameAnswer(incident, {Dir("logs/job.log")});
+  // Still uneven: open. Even again: resolved by the report.
+  report(2960, 5);
+  std::this_thread::sleep_for(2s);
+  const auto resolution = [&] {
+    const RunResult listed =
+        RunBinary({TrainwatchBinary(), "incidents", "list", "--json", "--config", config()});
+    for (const Json& record : Json::parse(listed.out, nullptr, false)) {
+      if (record.value("id", "") == incident["id"] && record.contains("resolved")) {
+        return record["resolved"];
+      }
+    }
+    return Json();
+  };
+  EXPECT_TRUE(resolution().is_null()) << resolution().dump(1);
+  report(2215, 2);
+  Json resolved;
+  ASSERT_TRUE(WaitUntil([&] { return !(resolved = resolution()).is_null(); }, 10s))
+      << daemon_->Log();
+  EXPECT_EQ(resolved["why"],
+            "the job's report on " + Dir("logs/job.log") + " says its ranks are even again");
+  EXPECT_EQ(ReadIncidents(state()).size(), 1U) << daemon_->Log();
 }
 
 TEST_F(JobTest, AJobKilledWithinASecondOfItsFirstLineIsOneCrashAndNoHang) {

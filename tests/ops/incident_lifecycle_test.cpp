@@ -49,9 +49,13 @@ struct Stream {
   SteadyTime last_line{};
   SteadyTime first_seen = kStart - seconds(600);
   std::vector<source::WriterProcess> writers;
+  bool slow = false;
+  SteadyTime last_report{};
 
   StreamActivity Activity() const {
-    return {source, name, bar ? &*bar : nullptr, last_advance, last_line, first_seen, &writers};
+    return {source,       name,      bar ? &*bar : nullptr,
+            last_advance, last_line, first_seen,
+            &writers,     slow,      last_report};
   }
 };
 
@@ -96,6 +100,32 @@ TEST(IncidentLifecycle, AHangResolvesWhenItsBarAdvancesAgainAndNotBefore) {
   EXPECT_EQ(resolved[0].rules, std::vector<std::string>{"progress.stall"});
   EXPECT_EQ(resolved[0].at, kWall + seconds(20));
   EXPECT_FALSE(lifecycle.any_open());
+}
+
+// A slow incident the job's own straggler report opened (a spread rule), on a log without a
+// bar: it ends when a later report says the ranks are even, not while they are still uneven.
+TEST(IncidentLifecycle, ASlowIncidentFromTheJobsReportResolvesWhenAReportSaysEven) {
+  IncidentLifecycle lifecycle;
+  lifecycle.Open(IncidentOf("slow-1", rules::RuleKind::kSlow,
+                            {FiringOf("megatron.straggler", "/logs/train.log", {100})}),
+                 kStart);
+  Stream stream;
+  stream.writers = {Writer(100)};
+  stream.last_line = kStart + seconds(60);
+  stream.last_report = kStart + seconds(60);
+  stream.slow = true;  // the report still uneven
+  lifecycle.Observe(stream.Activity(), kWall + seconds(60));
+  EXPECT_TRUE(lifecycle.TakeResolved().empty());
+  stream.slow = false;
+  stream.last_report = kStart - seconds(1);  // even, but no report since it opened
+  lifecycle.Observe(stream.Activity(), kWall + seconds(90));
+  EXPECT_TRUE(lifecycle.TakeResolved().empty());
+  stream.last_report = kStart + seconds(120);
+  lifecycle.Observe(stream.Activity(), kWall + seconds(120));
+  const std::vector<Resolution> resolved = lifecycle.TakeResolved();
+  ASSERT_EQ(resolved.size(), 1U);
+  EXPECT_EQ(resolved[0].by, ResolvedBy::kProgress);
+  EXPECT_EQ(resolved[0].why, "the job's report on /logs/train.log says its ranks are even again");
 }
 
 TEST(IncidentLifecycle, ASilenceOnALogWithoutBarsResolvesWhenItWritesAgain) {

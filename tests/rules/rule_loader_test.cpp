@@ -165,6 +165,38 @@ TEST(RuleLoader, APaceRuleIsKindSlowWithARatioAboveOne) {
             std::string::npos);
 }
 
+// A spread rule: kind slow, its regex naming low and high, a ratio above 1.
+TEST(RuleLoader, ASpreadRuleNamesItsLowAndHighGroups) {
+  const std::string head = "rules:\n  - id: demo.spread\n    tags: [train]\n    description: S\n";
+  const std::string examples =
+      "    examples: {fires: ['min 1 max 3\\nmin 1 max 3\\n'], quiet: ['min 1 max 1']}\n";
+  const LoadedRules good =
+      Load(head + "    kind: slow\n    spread: {pattern: 'min (?P<low>\\d+) max (?P<high>\\d+)', " +
+           "above: 1.5, for: 2}\n" + examples);
+  ASSERT_TRUE(good.errors.empty()) << FormatDiagnostic(good.errors.front());
+  const auto& spread = std::get<SpreadDetector>(good.rules.at(0).detector);
+  EXPECT_DOUBLE_EQ(spread.above, 1.5);
+  EXPECT_EQ(spread.for_reports, 2U);
+  EXPECT_TRUE(good.rules[0].MatchesLines());
+  EXPECT_EQ(FirstError(head + "    kind: slow\n    spread: {pattern: 'min (\\d+) max (\\d+)', " +
+                       "above: 1.5}\n" + examples),
+            "pack.yaml:6:23: rule 'demo.spread': spread pattern must name the groups 'low' and "
+            "'high' (the fastest and the slowest rank's numbers, e.g. 'Min: (?P<low>[0-9.]+)ms "
+            ".* Max: (?P<high>[0-9.]+)ms')");
+  EXPECT_EQ(FirstError(head + "    kind: hang\n    spread: {pattern: 'min (?P<low>\\d+) max " +
+                       "(?P<high>\\d+)', above: 1.5}\n" + examples),
+            "pack.yaml:6:13: rule 'demo.spread': a spread rule tells a straggler: its kind must "
+            "be slow");
+  EXPECT_NE(FirstError(head + "    kind: slow\n    spread: {pattern: 'min (?P<low>\\d+) max " +
+                       "(?P<high>\\d+)', above: 0.5}\n" + examples)
+                .find("spread above must be a number above 1"),
+            std::string::npos);
+  EXPECT_NE(FirstError(head + "    kind: slow\n    spread: {pattern: 'min (?P<low>\\d+) max " +
+                       "(?P<high>\\d+)', above: 2}\n")
+                .find("has no 'examples'"),
+            std::string::npos);
+}
+
 TEST(RuleLoader, TrailingDocumentSeparatorIsFine) {
   const LoadedRules loaded = Load(std::string(kGood) + "---\n# nothing after this\n");
   EXPECT_TRUE(loaded.errors.empty()) << FormatDiagnostic(loaded.errors.front());
