@@ -40,6 +40,13 @@ CaptureOutcome OutcomeOf(const CaptureJob& job, SteadyTime now, WallTime wall_no
     outcome.roster = RosterText(*job.ranks);
     outcome.devices_note = job.ranks->devices_note;
     outcome.ranks_seconds = job.ranks->seconds;
+    std::vector<std::map<std::string, int>> waits;
+    for (const RankEvidence& rank : job.ranks->ranks) {
+      if (rank.alive) {
+        waits.push_back(rank.waits);
+      }
+    }
+    outcome.waiting = diagnose::SumWaits(waits);
   }
   for (const collect::CollectorResult& result : job.commands) {
     if (result.status == collect::CollectorStatus::kTimedOut ||

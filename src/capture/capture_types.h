@@ -14,6 +14,7 @@
 #include "detect/incident.h"
 #include "diagnose/stack_verdict.h"
 #include "diagnose/suspects.h"
+#include "diagnose/wait_straggler.h"
 #include "source/writers.h"
 
 namespace trainwatch::capture {
@@ -74,6 +75,9 @@ struct CaptureOutcome {
   std::string roster;  // "world size 4: ranks 0-2 alive; rank 3 exited (killed by signal 9 ...)"
   std::string devices_note;  // busy devices during the capture: "a long compile or step ...?"
   double ranks_seconds = 0;
+  // Where this node's ranks waited, summed (a capture that sampled them: one that stopped no
+  // rank): what the job's nodes are compared by (diagnose::SlowNodeByWaits).
+  std::optional<diagnose::NodeWaits> waiting;
   std::string host;  // where it was captured
 };
 

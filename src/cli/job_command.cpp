@@ -69,20 +69,55 @@ int CauseRank(const std::string& cause) {
 }
 
 // The job's first failure among the records `ignored` leaves (cluster/first_failure.h);
-// `earliest` is set to the earliest of them. REQUIRES: a record not ignored.
+// `earliest` is set to the earliest of them. A node's capture for another's failure (a
+// `peer` record: one for a slow incident is published) is no failure of its own, unless no
+// other record is left. REQUIRES: a record not ignored.
 const PeerRecord& FirstFailure(const std::vector<PeerRecord>& records,
                                const std::function<bool(const PeerRecord&)>& ignored,
                                const PeerRecord*& earliest) {
   std::vector<const PeerRecord*> kept;
   std::vector<cluster::IncidentOpening> openings;
-  for (const PeerRecord& record : records) {
-    if (!ignored(record)) {
-      kept.push_back(&record);
-      openings.push_back({record.opened_ms, record.first_rank.has_value()});
+  for (const bool with_peers : {false, true}) {
+    for (const PeerRecord& record : records) {
+      if (!ignored(record) && (with_peers || record.kind != "peer")) {
+        kept.push_back(&record);
+        openings.push_back({record.opened_ms, record.first_rank.has_value()});
+      }
+    }
+    if (!kept.empty()) {
+      break;
     }
   }
   earliest = kept.front();
   return *kept[cluster::FirstFailureIndex(openings)];
+}
+
+// Who is slow, where the job's records tell: the rank its own report names, and the node whose
+// ranks waited for their peers least (each node's capture of a slow incident sampled them).
+void PrintSlowness(const std::vector<PeerRecord>& records,
+                   const std::function<bool(const PeerRecord&)>& claimed, std::ostream& out) {
+  std::set<int> named;
+  std::vector<diagnose::NodeWaits> nodes;
+  std::vector<std::string> names;
+  for (const PeerRecord& record : records) {
+    if (claimed(record)) {
+      continue;
+    }
+    if (record.straggler_rank && named.insert(*record.straggler_rank).second) {
+      out << "straggler  rank " << *record.straggler_rank
+          << ", the slowest by the job's own report (" << record.node << ")\n";
+    }
+    if (record.waiting && std::find(names.begin(), names.end(), record.node) == names.end()) {
+      nodes.push_back(*record.waiting);  // a node's latest capture that sampled its ranks
+      names.push_back(record.node);
+    } else if (record.waiting) {
+      nodes[static_cast<std::size_t>(std::find(names.begin(), names.end(), record.node) -
+                                     names.begin())] = *record.waiting;
+    }
+  }
+  if (const std::optional<diagnose::SlowNode> slow = diagnose::SlowNodeByWaits(nodes, names)) {
+    out << "slow node  " << names[slow->index] << ": " << slow->reason << "\n";
+  }
 }
 
 json RecordJson(const PeerRecord& record) { return json::parse(cluster::PeerRecordJson(record)); }
@@ -174,7 +209,7 @@ void PrintJob(const std::vector<PeerRecord>& records, const std::string& id, std
         << " s earlier with only its ranks' consequences of it (" << earliest->summary << ")\n";
   }
   for (const PeerRecord& other : records) {
-    if (&first == earliest && other.node != first.node &&
+    if (&first == earliest && other.node != first.node && other.kind != "peer" &&
         other.opened_ms - first.opened_ms <=
             std::chrono::duration_cast<std::chrono::milliseconds>(cluster::kSkewAllowance)
                 .count()) {
@@ -215,6 +250,7 @@ void PrintJob(const std::vector<PeerRecord>& records, const std::string& id, std
       out << "suspect    " << record.node << " " << suspect.label << ": " << suspect.reason << "\n";
     }
   }
+  PrintSlowness(records, claimed, out);
   out << "incidents:\n";
   for (const PeerRecord& record : records) {
     out << "  " << Clock(record.opened_ms) << "  " << record.node

@@ -34,6 +34,7 @@ constexpr std::size_t kMaxIdBytes = 256;
 constexpr std::size_t kMaxTextBytes = 4096;
 constexpr std::size_t kMaxSuspects = 64;
 constexpr int kMaxRank = 1 << 20;
+constexpr int kMaxWaitSamples = 1 << 24;  // 150 a rank, far more ranks than a node has
 
 // A field past its limit fails the whole record: a record is written by a trainwatch, and one
 // that breaks the schema is not one to act on.
@@ -118,6 +119,18 @@ Result<PeerRecord> RecordOf(const json& in) {
                                  TextOr(suspect, "reason")});
     }
   }
+  record.straggler_rank = RankOr(in, "straggler_rank");
+  if (const auto waiting = in.find("waiting"); waiting != in.end() && waiting->is_object()) {
+    diagnose::NodeWaits sum;
+    sum.samples = IntOr(*waiting, "samples").value_or(0);
+    sum.peer_waits = IntOr(*waiting, "peer_waits").value_or(0);
+    sum.ranks = IntOr(*waiting, "ranks").value_or(0);
+    if (sum.samples <= 0 || sum.samples > kMaxWaitSamples || sum.peer_waits < 0 ||
+        sum.peer_waits > sum.samples || sum.ranks <= 0 || sum.ranks > kMaxRank) {
+      throw SchemaError{"waiting " + waiting->dump().substr(0, 96) + " is out of range"};
+    }
+    record.waiting = sum;
+  }
   const auto published = in.find("published_ms");
   record.published_ms =
       published != in.end() && published->is_number_integer() ? published->get<std::int64_t>() : 0;
@@ -145,6 +158,7 @@ PeerRecord PeerRecordOf(const detect::Incident& incident) {
   record.fingerprint = incident.fingerprint;
   record.opened_ms = EpochMillis(incident.opened);
   record.first_rank = FirstFailingRank(incident);
+  record.straggler_rank = detect::ReportedStraggler(incident.firings);
   return record;
 }
 
@@ -179,6 +193,11 @@ std::string PeerRecordJson(const PeerRecord& record) {
                     {"first_rank", Optional(record.first_rank)},
                     {"bundle", record.bundle},
                     {"suspects", std::move(suspects)},
+                    {"straggler_rank", Optional(record.straggler_rank)},
+                    {"waiting", record.waiting ? json{{"samples", record.waiting->samples},
+                                                      {"peer_waits", record.waiting->peer_waits},
+                                                      {"ranks", record.waiting->ranks}}
+                                               : json()},
                     {"published_ms", record.published_ms}};
   return out.dump(-1, ' ', false, json::error_handler_t::replace);
 }

@@ -12,6 +12,7 @@
 
 #include "core/result.h"
 #include "detect/incident.h"
+#include "diagnose/wait_straggler.h"
 
 namespace trainwatch::cluster {
 
@@ -43,6 +44,11 @@ struct PeerRecord {
   std::optional<int> first_rank;  // the rank whose line fired first, where its line said so
   std::string bundle;             // its path on that node, once written
   std::vector<PeerSuspect> suspects;
+  // A slow incident: the rank the job's own straggler report names slowest.
+  std::optional<int> straggler_rank;
+  // Where the node's ranks waited during its capture, when it sampled them (a slow incident's,
+  // or a peer capture for one): how the job's nodes are compared.
+  std::optional<diagnose::NodeWaits> waiting;
   std::int64_t published_ms = 0;  // when it was (re)written, on that node's clock
 };
 

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/text_trim.h"
+#include "detect/metric_parser.h"
 
 namespace trainwatch::detect {
 namespace {
@@ -343,7 +344,9 @@ std::optional<ProgressUpdate> ParseStepAt(std::string_view text, std::size_t at,
                                           std::size_t length) {
   // A word of its own, not a path, URL, attribute or identifier ("/step/1", "?step=",
   // "optimizer.step()", "gradient_accumulation_steps", "Stepping", "step_size").
-  if (at > 0 && std::string_view(" \t[(|,;{").find(text[at - 1]) == npos) {
+  // Or right after a launcher's writer prefix, which torchrun glues to the line: "[rank0]:step 5".
+  if (at > 0 && std::string_view(" \t[(|,;{").find(text[at - 1]) == npos &&
+      !(text[at - 1] == ':' && WriterPrefixOf(text).size() == at)) {
     return std::nullopt;
   }
   std::string_view rest = text.substr(at + length);
@@ -394,7 +397,8 @@ bool WordAt(std::string_view text, std::size_t at, std::string_view word) {
 // Whether `before` (a line up to its step word) names an exception: "ValueError: bad batch at
 // step 30" tells of a failure at step 30, and is no progress.
 bool NamesAnException(std::string_view before) {
-  for (const std::string_view suffix : {std::string_view("Error:"), std::string_view("Exception:")}) {
+  for (const std::string_view suffix :
+       {std::string_view("Error:"), std::string_view("Exception:")}) {
     for (std::size_t at = before.find(suffix); at != npos; at = before.find(suffix, at + 1)) {
       if (at > 0 && IsWordChar(before[at - 1])) {
         return true;  // a class name ends there: "ValueError:", "torch.cuda.OutOfMemoryError:"

@@ -95,4 +95,60 @@ std::optional<WaitStraggler> StragglerByWaits(const std::vector<RankState>& rank
   return WaitStraggler{sampled[0], std::move(reason)};
 }
 
+std::optional<NodeWaits> SumWaits(const std::vector<std::map<std::string, int>>& ranks) {
+  NodeWaits sum;
+  for (const std::map<std::string, int>& waits : ranks) {
+    int samples = 0;
+    int peer = 0;
+    for (const auto& [key, count] : waits) {
+      samples += count;
+      peer += IsPeerWait(key) ? count : 0;
+    }
+    if (samples >= kMinWaitSamples) {
+      sum.samples += samples;
+      sum.peer_waits += peer;
+      ++sum.ranks;
+    }
+  }
+  return sum.ranks > 0 ? std::optional(sum) : std::nullopt;
+}
+
+std::optional<SlowNode> SlowNodeByWaits(const std::vector<NodeWaits>& nodes,
+                                        const std::vector<std::string>& names) {
+  auto share = [](const NodeWaits& node) {
+    return static_cast<double>(node.peer_waits) / node.samples;
+  };
+  std::vector<std::size_t> sampled;
+  for (std::size_t i = 0; i < nodes.size() && i < names.size(); ++i) {
+    if (nodes[i].samples >= kMinWaitSamples) {
+      sampled.push_back(i);
+    }
+  }
+  if (sampled.size() < 2) {
+    return std::nullopt;
+  }
+  std::sort(sampled.begin(), sampled.end(),
+            [&](std::size_t a, std::size_t b) { return share(nodes[a]) < share(nodes[b]); });
+  const double lowest = share(nodes[sampled[0]]);
+  const double next = share(nodes[sampled[1]]);
+  const double highest = share(nodes[sampled.back()]);
+  if (next < kMinPeerShare || next - lowest < kMinGap || lowest > next / 2) {
+    return std::nullopt;
+  }
+  const NodeWaits& slow = nodes[sampled[0]];
+  std::string others;
+  for (std::size_t i = 1; i < sampled.size() && i <= 3; ++i) {
+    others += (i > 1 ? ", " : "") + names[sampled[i]];
+  }
+  if (sampled.size() > 4) {
+    others += fmt::format(" and {} more", sampled.size() - 4);
+  }
+  return SlowNode{
+      sampled[0],
+      fmt::format("its ranks wait for their peers least ({} of {} samples over {} {}; {}'s {})",
+                  Percent(lowest), slow.samples, slow.ranks, slow.ranks == 1 ? "rank" : "ranks",
+                  others,
+                  next == highest ? Percent(next) : Percent(next) + "-" + Percent(highest))};
+}
+
 }  // namespace trainwatch::diagnose

@@ -286,9 +286,12 @@ void IncidentFlow::Capture(const detect::Incident& incident, const ManualOptions
   request.container = options.container;
   request.extra_logs = options.extra_logs;
   request.extra_paths = options.extra_paths;
-  // A manual snapshot is of a job that may be healthy: no rank is stopped unless it asked.
-  request.pause_ranks =
-      (incident.reason.empty() && incident.kind != rules::RuleKind::kSlow) || options.stacks;
+  // A manual snapshot is of a job that may be healthy: no rank is stopped unless it asked. Nor
+  // is one of a slow job, which runs on: its own slow incident, or the capture for another
+  // node's (each samples where its ranks wait instead, which compares the nodes).
+  const bool slow =
+      incident.kind == rules::RuleKind::kSlow || (incident.peer && incident.peer->kind == "slow");
+  request.pause_ranks = (incident.reason.empty() && !slow) || options.stacks;
   processes_.FillCapture(request);
   for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
     sink->AddToCapture(request);

@@ -46,7 +46,11 @@ void SharedDirLink::Recorded(const detect::Incident& incident) {
   if (!incident.job.id.empty() && (failure || incident.peer)) {  // its ranks are captured
     jobs_.Captured(incident.job.id, env_.SteadyNow());
   }
-  if (config_.cluster.shared_dir.empty() || !failure) {
+  // A capture for another node's slow incident is published too: where this node's ranks
+  // waited is what tells which node is slow (`trainwatch job`). Other peer captures add
+  // nothing the job's records need.
+  const bool slow_peer = incident.peer && incident.peer->kind == "slow";
+  if (config_.cluster.shared_dir.empty() || !(failure || slow_peer)) {
     return;  // off, or no failure of the job (a manual snapshot, warnings)
   }
   if (incident.job.id.empty()) {
@@ -86,6 +90,7 @@ void SharedDirLink::Captured(const capture::CaptureOutcome& outcome) {
   for (const diagnose::Suspect& suspect : outcome.suspects) {
     record.suspects.push_back({suspect.rank, suspect.label, suspect.reason});
   }
+  record.waiting = outcome.waiting;
   QueueRecord(record);
 }
 
@@ -191,6 +196,9 @@ void SharedDirLink::OnPeerRecords(const std::vector<cluster::PeerWatcher::Found>
   for (const cluster::PeerWatcher::Found& each : found) {
     const cluster::PeerRecord& record = each.record;
     jobs_.Remember(record);
+    if (record.kind == "peer") {
+      continue;  // another node's capture for a failure, not one of its own
+    }
     if (!each.fresh) {
       spdlog::info(
           "node {} of job {}: incident {} opened more than {} min ago (on its clock): old, no "

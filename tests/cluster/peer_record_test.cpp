@@ -52,6 +52,30 @@ TEST(PeerRecord, AnIncidentsRecordReadsBackWhole) {
   EXPECT_EQ(back->published_ms, 1764061925000);
 }
 
+TEST(PeerRecord, ASlowIncidentsStragglerAndItsRanksWaitsReadBack) {
+  detect::Incident incident;
+  incident.id = "20261125T091200Z-ab12000002";
+  incident.kind = rules::RuleKind::kSlow;
+  incident.job = {"llama-7", "TORCHELASTIC_RUN_ID", "gpu-17", "hostname", 0, {0, 1}, {}};
+  detect::Firing report;
+  report.event.kind = rules::RuleKind::kSlow;
+  report.event.rank = 5;  // the rank the job's own report names
+  incident.firings = {report};
+  PeerRecord record = PeerRecordOf(incident);
+  EXPECT_EQ(record.straggler_rank, 5);
+  EXPECT_FALSE(record.first_rank);
+  record.waiting = diagnose::NodeWaits{300, 81, 2};
+  const Result<PeerRecord> back = ParsePeerRecord(PeerRecordJson(record));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->straggler_rank, 5);
+  ASSERT_TRUE(back->waiting);
+  EXPECT_EQ(back->waiting->samples, 300);
+  EXPECT_EQ(back->waiting->peer_waits, 81);
+  EXPECT_EQ(back->waiting->ranks, 2);
+  record.waiting.reset();
+  EXPECT_FALSE(ParsePeerRecord(PeerRecordJson(record))->waiting);
+}
+
 TEST(PeerRecord, WhatIsNotAWholeRecordSaysWhy) {
   EXPECT_NE(ParsePeerRecord("{\"version\": 1, \"job_id\"").error().message.find("not a JSON"),
             std::string::npos);
@@ -73,6 +97,12 @@ TEST(PeerRecord, ARecordPastTheSchemasLimitsIsRefused) {
   EXPECT_NE(refused(R"(, "ranks": [1, -3])").find("not a rank"), std::string::npos);
   EXPECT_NE(refused(R"(, "ranks": [1, "x"])").find("not a rank"), std::string::npos);
   EXPECT_NE(refused(R"(, "node_rank": 99999999)").find("out of range"), std::string::npos);
+  EXPECT_NE(
+      refused(R"(, "waiting": {"samples": 10, "peer_waits": 11, "ranks": 1})").find("waiting"),
+      std::string::npos);
+  EXPECT_NE(refused(R"(, "waiting": {"samples": 0, "peer_waits": 0, "ranks": 1})").find("range"),
+            std::string::npos);
+  EXPECT_NE(refused(R"(, "straggler_rank": -1)").find("out of range"), std::string::npos);
   std::string suspects = R"(, "suspects": [)";
   for (int i = 0; i < 65; ++i) {
     suspects += std::string(i == 0 ? "" : ",") + R"({"label": "x"})";

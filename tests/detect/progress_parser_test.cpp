@@ -129,6 +129,8 @@ TEST(ProgressKeras, Bars) {
 TEST(ProgressStep, LinesOfTrainingLoopsAndFrameworks) {
   ExpectAll({
       {"step 120 loss 0.31", "step:|step|120/?"},
+      {"[rank0]:step 120 loss 0.31", "step:|step|120/?"},  // torchrun's prefix, glued
+      {"[1,0]<stderr>:iteration 7/ 100 |", "step:|step|7/100"},
       {"Step 120/1000", "step:|step|120/1000"},
       {"iter 50", "step:|step|50/?"},
       {"iteration 50/1000", "step:|step|50/1000"},

@@ -92,6 +92,31 @@ TEST(StragglerByWaits, TheStragglerIsASuspectOfTheDiagnosis) {
   EXPECT_EQ(diagnosis.suspects[0].reason.rfind("waits for its peers least", 0), 0U);
 }
 
+TEST(SlowNodeByWaits, TheNodeWhoseRanksWaitLeastIsNamedWithTheShares) {
+  const std::optional<NodeWaits> node0 = SumWaits(
+      {{{"futex_do_wait", 40}, {"running", 110}}, {{"futex_do_wait", 41}, {"running", 109}}});
+  ASSERT_TRUE(node0);
+  EXPECT_EQ(node0->samples, 300);
+  EXPECT_EQ(node0->peer_waits, 81);
+  EXPECT_EQ(node0->ranks, 2);
+  const std::optional<NodeWaits> node1 =
+      SumWaits({{{"futex_do_wait", 4}, {"running", 146}}, {{"running", 150}}, {{"running", 3}}});
+  ASSERT_TRUE(node1);
+  EXPECT_EQ(node1->ranks, 2) << "a rank with too few samples is left out";
+  const std::optional<SlowNode> slow =
+      SlowNodeByWaits({*node0, *node1, NodeWaits{300, 90, 2}}, {"node0", "node1", "node2"});
+  ASSERT_TRUE(slow);
+  EXPECT_EQ(slow->index, 1U);
+  EXPECT_EQ(slow->reason,
+            "its ranks wait for their peers least (1% of 300 samples over 2 ranks; node0, "
+            "node2's 27%-30%)");
+  // Nodes that barely wait, or wait alike, name none; nor does one node alone.
+  EXPECT_FALSE(SlowNodeByWaits({NodeWaits{300, 30, 2}, NodeWaits{300, 3, 2}}, {"a", "b"}));
+  EXPECT_FALSE(SlowNodeByWaits({NodeWaits{300, 80, 2}, NodeWaits{300, 60, 2}}, {"a", "b"}));
+  EXPECT_FALSE(SlowNodeByWaits({*node1}, {"node1"}));
+  EXPECT_FALSE(SumWaits({{{"running", 5}}}));
+}
+
 TEST(IsPeerWait, FutexesSocketsAndEpollsAreWaitsForPeers) {
   EXPECT_TRUE(IsPeerWait("futex_do_wait"));
   EXPECT_TRUE(IsPeerWait("futex_wait_queue_me"));

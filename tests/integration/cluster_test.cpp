@@ -33,8 +33,10 @@ class ClusterTest : public DaemonTest {
   // node0 is the fixture's daemon (logs/, state/); node1 watches logs1/ into state1/.
   void StartNodes(const std::string& cluster =
                       "cluster: {node_name: node0, job_id: jobA, shared_dir: shared}\n",
-                  const std::string& cooldown = "0s", const std::string& node1_shared = "") {
+                  const std::string& cooldown = "0s", const std::string& node1_shared = "",
+                  const std::string& extra_rules = "") {
     WriteConfig({.cooldown = cooldown,
+                 .extra_rules = extra_rules,
                  .capture = "capture: {commands: [], habana_logs: none}\n" + cluster});
     std::string text = ReadFile(config());
     for (const auto& [from, to] :
@@ -85,14 +87,18 @@ class ClusterTest : public DaemonTest {
     std::unique_ptr<JobProcess> node0;
     std::unique_ptr<JobProcess> node1;
   };
-  TwoNodeJob StartTwoNodeJob(const std::vector<std::string>& crash) {
-    StartNodes("cluster: {node_name: node0, shared_dir: shared, poll_interval: 1s}\n", "5m");
+  TwoNodeJob StartTwoNodeJob(const std::vector<std::string>& crash,
+                             const std::vector<std::string>& node0_extra = {},
+                             const std::string& extra_rules = "") {
+    StartNodes("cluster: {node_name: node0, shared_dir: shared, poll_interval: 1s}\n", "5m", "",
+               extra_rules);
     TwoNodeJob job{"run-" + std::to_string(::getpid()), nullptr, nullptr};
     const std::string port = std::to_string(FreeLoopbackPort());
-    job.node0 = std::make_unique<JobProcess>(
-        JobScript("two_node_ranks.py"),
-        std::vector<std::string>{"--node-rank", "0", "--port", port, "--run-id", job.run_id},
-        Dir("logs/ranks.log"));
+    std::vector<std::string> node0_args = {"--node-rank", "0",        "--port",
+                                           port,          "--run-id", job.run_id};
+    node0_args.insert(node0_args.end(), node0_extra.begin(), node0_extra.end());
+    job.node0 = std::make_unique<JobProcess>(JobScript("two_node_ranks.py"), node0_args,
+                                             Dir("logs/ranks.log"));
     std::vector<std::string> node1_args = {"--node-rank", "1",        "--port",       port,
                                            "--run-id",    job.run_id, "--crash-rank", "3"};
     node1_args.insert(node1_args.end(), crash.begin(), crash.end());
@@ -376,6 +382,80 @@ TEST_F(ClusterTest, AnErrorAndItsConsequencesOnTwoNodesAreOneAnswer) {
             std::string::npos)
       << listed.out;
   std::printf("%s", merged.out.c_str());
+  job.node0->KillGroup();
+  job.node1->KillGroup();
+}
+
+// Issue 31, item 4: a whole node slower than the job's other. From step 60 each of node1's
+// ranks computes 100 ms more a step (its CPUs throttled, its devices slow); rank 0, on node0,
+// prints the steps. node0's daemon tells the slowdown from the pace and samples its ranks
+// waiting for node1's; node1 captures for it without stopping a rank, its ranks waiting
+// least; `trainwatch job` names node1.
+constexpr const char* kFastPace =
+    "  - id: test.slow\n"
+    "    kind: slow\n"
+    "    tags: [train]\n"
+    "    description: 1.5 times slower over 3s than over the 6s before\n"
+    "    pace: {slower_by: 1.5, for: 3s, baseline: 6s}\n";
+
+TEST_F(ClusterTest, AWholeNodeSlowerThanTheOthersIsNamed) {
+  if (!HavePyTorch()) {
+    GTEST_SKIP() << kNoPyTorch;
+  }
+  // No rank crashes here (the last --crash-rank given counts).
+  TwoNodeJob job = StartTwoNodeJob({"--crash-rank", "-1", "--slow-after", "60", "--slow-ms", "100"},
+                                   {"--print-steps"}, kFastPace);
+  const std::string& run_id = job.run_id;
+  std::vector<cluster::PeerRecord> records;
+  const auto sampled_on_both = [&] {
+    records.clear();
+    std::error_code error;
+    for (const auto& entry :
+         fs::directory_iterator(Dir("shared/jobs/" + cluster::JobDirName(run_id)), error)) {
+      if (Result<cluster::PeerRecord> record = cluster::ReadPeerRecordFile(entry.path());
+          record && record->waiting) {
+        records.push_back(*record);
+      }
+    }
+    return records.size() >= 2;
+  };
+  ASSERT_TRUE(WaitUntil(sampled_on_both, 90s)) << daemon_->Log() << "\n--- node1 ---\n"
+                                               << node1_->Log() << ReadFile(Dir("logs/ranks.log"));
+  for (const cluster::PeerRecord& record : records) {
+    std::printf("%s: %s, %d of %d samples waiting for peers over %d ranks\n", record.node.c_str(),
+                record.kind.c_str(), record.waiting->peer_waits, record.waiting->samples,
+                record.waiting->ranks);
+  }
+  const RunResult merged =
+      RunBinary({TrainwatchBinary(), "job", run_id, "--shared-dir", Dir("shared")});
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  std::printf("%s", merged.out.c_str());
+  EXPECT_NE(merged.out.find("slow node  node1: its ranks wait for their peers least ("),
+            std::string::npos)
+      << merged.out << daemon_->Log() << "\n--- node1 ---\n"
+      << node1_->Log();
+  // node1's capture for it is no failure of its own.
+  EXPECT_NE(merged.out.find("first      node0 at "), std::string::npos) << merged.out;
+  EXPECT_EQ(merged.out.find("either may have failed first"), std::string::npos) << merged.out;
+  // node1 captured for node0's slow incident, stopping none of its ranks: a slow job runs on.
+  const std::vector<Json> node1_incidents = ReadIncidents(Dir("state1"));
+  ASSERT_FALSE(node1_incidents.empty());
+  EXPECT_EQ(node1_incidents[0]["kind"], "peer") << node1_incidents[0].dump(1);
+  std::string bundle;
+  for (const cluster::PeerRecord& record : records) {
+    if (record.node == "node1") {
+      bundle = record.bundle;
+    }
+  }
+  ASSERT_FALSE(bundle.empty()) << node1_->Log();
+  fs::create_directories(Dir("unpacked"));
+  ASSERT_EQ(std::system(("tar --zstd -xf '" + bundle + "' -C '" + Dir("unpacked") + "'").c_str()),
+            0);
+  const Json manifest = Json::parse(ReadFile(Dir("unpacked/manifest.json")));
+  ASSERT_FALSE(manifest["ranks"]["ranks"].empty()) << manifest["ranks"].dump(1);
+  for (const Json& rank : manifest["ranks"]["ranks"]) {
+    EXPECT_EQ(rank["paused_seconds"], 0) << rank.dump(1);
+  }
   job.node0->KillGroup();
   job.node1->KillGroup();
 }

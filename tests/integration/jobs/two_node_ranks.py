@@ -15,14 +15,18 @@ in all_reduce (1 h gloo timeout) instead of failing fast. With --crash-exits the
 rank raises a ValueError and exits instead: every other rank, on every node,
 then fails on gloo ("Connection closed by peer"), the consequence printed after
 the cause. No progress bar: a stalled bar must not be what the other nodes
-detect.
+detect, unless --print-steps asks rank 0 to print "step N" lines (a pace to
+follow). --slow-after S --slow-ms MS makes every rank of this node compute MS
+ms more a step from step S on (a busy loop: its CPUs throttled, its devices
+slow), so that the whole job slows and the other nodes' ranks wait for this
+node's.
 
 Stopping it: the ranks set PR_SET_PDEATHSIG=SIGKILL; kill the launcher's
 process group (start it with setsid/setpgid).
 
 usage: /usr/bin/python3 two_node_ranks.py --node-rank N --nodes N
            --local-ranks N --port P --run-id ID [--crash-rank R] [--crash-at N]
-           [--crash-exits]
+           [--crash-exits] [--print-steps] [--slow-after S --slow-ms MS]
 """
 import os
 import sys
@@ -85,6 +89,10 @@ def worker(args):
         if rank == args.crash_rank and step == args.crash_at:
             threading.Thread(target=lambda: time.sleep(3600), name="stuck-loader").start()
             raise RuntimeError(f"rank {rank}: corrupted batch at step {step}")
+        if args.slow_after >= 0 and step >= args.slow_after:
+            spin_until = time.monotonic() + args.slow_ms / 1000
+            while time.monotonic() < spin_until:
+                pass
         loss = torch.nn.functional.mse_loss(model(x), y)
         opt.zero_grad()
         loss.backward()
@@ -92,6 +100,8 @@ def worker(args):
             dist.all_reduce(p.grad, group=group)
             p.grad /= int(os.environ["WORLD_SIZE"])
         opt.step()
+        if args.print_steps and rank == 0:
+            print(f"step {step} loss {loss.item():.4f}", file=sys.stderr)
         time.sleep(args.step_seconds)
     print(f"rank {rank}: done", file=sys.stderr)
     dist.destroy_process_group()
@@ -109,6 +119,9 @@ def main():
     p.add_argument("--crash-exits", action="store_true")
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--step-seconds", type=float, default=0.1)
+    p.add_argument("--print-steps", action="store_true")
+    p.add_argument("--slow-after", type=int, default=-1)
+    p.add_argument("--slow-ms", type=float, default=0)
     args = p.parse_args()
     os.environ.update({"TWO_NODE_PARENT": str(os.getpid()), "GLOO_SOCKET_IFNAME": "lo",
                        "TORCHELASTIC_RUN_ID": args.run_id, "GROUP_RANK": str(args.node_rank),
