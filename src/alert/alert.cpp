@@ -5,6 +5,7 @@
 #include "cluster/peer_record.h"
 #include "core/time_format.h"
 #include "detect/incident_json.h"
+#include "detect/incident_root.h"
 
 namespace trainwatch::alert {
 namespace {
@@ -46,8 +47,18 @@ Alert AlertOf(const detect::Incident& incident, const config::AlertmanagerConfig
   set("job_id", incident.job.id);
   set("node", incident.job.node);
   const std::optional<int> rank = cluster::FirstFailingRank(incident);
-  set("rank", rank ? std::to_string(*rank) : std::string());
+  // A slow job's straggler, as its own report names it, is the rank to look at.
+  const std::optional<int> straggler = detect::ReportedStraggler(incident.firings);
+  set("rank",
+      rank ? std::to_string(*rank) : (straggler ? std::to_string(*straggler) : std::string()));
   set("kind", detect::IncidentKindName(incident));
+  // A job that failed or stopped wakes someone; one that runs on slower, or a capture for
+  // another node's failure, is for the morning.
+  set("severity", incident.kind == rules::RuleKind::kSlow ||
+                          incident.kind == rules::RuleKind::kWarning || incident.peer ||
+                          !incident.reason.empty()
+                      ? "warning"
+                      : "critical");
   set("cause", std::string(rules::CauseName(incident.verdict.verdict.cause)));
   set("action", std::string(rules::ActionName(incident.verdict.verdict.action)));
   set("fingerprint", incident.fingerprint);
@@ -57,6 +68,9 @@ Alert AlertOf(const detect::Incident& incident, const config::AlertmanagerConfig
   if (rank) {
     alert.annotations["first_failing"] =
         "node " + incident.job.node + " rank " + std::to_string(*rank);
+  } else if (straggler) {
+    alert.annotations["straggler"] =
+        "rank " + std::to_string(*straggler) + ", the slowest by the job's own report";
   }
   alert.starts_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(incident.opened.time_since_epoch())

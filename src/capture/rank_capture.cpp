@@ -12,6 +12,7 @@
 #include "capture/gdb_command.h"
 #include "capture/gdb_python_helper.h"
 #include "capture/rank_capture_job.h"
+#include "capture/rank_devices.h"
 #include "capture/rank_selection.h"
 #include "collect/device_utilization.h"
 #include "collect/flight_recorder.h"
@@ -472,6 +473,7 @@ void RankCapture::Finish() {
         }
         job->report.devices_note =
             collect::BusyDevicesNote(job->report.devices, job->report.cpu_window_seconds);
+        AttachRankDevices(job->report);
         AssembleRankReport(job->report, std::move(tools), *job->redactor, job->counts, pythons,
                            job->clues);
       },

@@ -125,6 +125,10 @@ std::string SummaryText(const RankReport& report) {
                                            ? fmt::format("{:.0f}% over {:.1f} s", *rank.cpu_percent,
                                                          report.cpu_window_seconds)
                                            : std::string(rank.alive ? "unknown" : "exited"));
+    if (rank.device) {
+      text += fmt::format("  device: {} {}: {:.0f}% then {:.0f}%\n", rank.device->tool,
+                          rank.device->index, rank.device->first, rank.device->second);
+    }
     text +=
         fmt::format("  python stacks: {}; native stacks: {}; paused {:.2f} s\n",
                     rank.python_route.empty() ? "none" : rank.python_route,
@@ -436,6 +440,11 @@ std::string RanksJson(const RankReport& report) {
       devices[name] = value;
     }
     entry["devices"] = std::move(devices);
+    entry["device"] = rank.device ? json{{"tool", rank.device->tool},
+                                         {"index", rank.device->index},
+                                         {"first_percent", rank.device->first},
+                                         {"second_percent", rank.device->second}}
+                                  : json(nullptr);
     if (!id.run_id.empty()) {
       entry["run_id"] = id.run_id;
     }

@@ -37,6 +37,9 @@ struct RankEvidence {
   // Its children whose Python stacks were taken (it waited for its DataLoader workers): pid
   // and where each one's main thread is.
   std::vector<std::pair<int, std::string>> workers;
+  // The device it drives, as the capture's two samples found it (collect::DeviceOfRank); none
+  // when its binding does not say, or another rank here would drive the same one.
+  std::optional<collect::DeviceUtilization> device;
   std::string flight_recorder_file;  // "ranks/3/flight-recorder.pickle" when it dumped
   std::string flight_recorder_why;   // else why not
 };

@@ -135,6 +135,65 @@ std::vector<DeviceUtilization> PairSamples(const std::string& tool,
   return pairs;
 }
 
+namespace {
+
+// The variable that binds a rank to `tool`'s devices by the index the tool lists.
+std::string_view BindingVariable(std::string_view tool) {
+  if (tool == "nvidia-smi") {
+    return "CUDA_VISIBLE_DEVICES";
+  }
+  if (tool == "hl-smi") {
+    return "HABANA_VISIBLE_DEVICES";
+  }
+  return tool == "npu-smi" ? "ASCEND_RT_VISIBLE_DEVICES" : "";
+}
+
+std::optional<int> Index(std::string_view text) {
+  int value = -1;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 0) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace
+
+const DeviceUtilization* DeviceOfRank(
+    const std::vector<DeviceUtilization>& devices,
+    const std::vector<std::pair<std::string, std::string>>& binding,
+    std::optional<int> local_rank) {
+  if (devices.empty()) {
+    return nullptr;
+  }
+  const std::string& tool = devices.front().tool;
+  std::optional<int> index = local_rank;
+  for (const auto& [name, value] : binding) {
+    if (name == "HABANA_VISIBLE_MODULES" && tool == "hl-smi") {
+      return nullptr;
+    }
+    if (name != BindingVariable(tool)) {
+      continue;
+    }
+    std::vector<std::string_view> listed;
+    ForEachPiece(value, ',', [&](std::string_view part) { listed.push_back(part); });
+    if (listed.size() == 1) {
+      index = Index(listed.front());
+    } else if (local_rank && static_cast<std::size_t>(*local_rank) < listed.size()) {
+      index = Index(listed[static_cast<std::size_t>(*local_rank)]);
+    } else {
+      return nullptr;
+    }
+  }
+  if (!index) {
+    return nullptr;
+  }
+  const auto found = std::find_if(devices.begin(), devices.end(), [&](const DeviceUtilization& d) {
+    return d.tool == tool && d.index == *index;
+  });
+  return found == devices.end() ? nullptr : &*found;
+}
+
 std::string BusyDevicesNote(const std::vector<DeviceUtilization>& devices, double seconds) {
   std::string indices;
   double low = 100;

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config/capture_config.h"
@@ -38,6 +40,17 @@ struct DeviceUtilization {
 std::vector<DeviceUtilization> PairSamples(const std::string& tool,
                                            const std::map<int, double>& first,
                                            const std::map<int, double>& second);
+
+// Which of `devices` one rank drives: the index its tool lists for the rank's binding
+// (`binding`: the *_VISIBLE_* variables as RankIdentity holds them) and `local_rank`. The
+// tool's variable (nvidia-smi: CUDA_VISIBLE_DEVICES, hl-smi: HABANA_VISIBLE_DEVICES, npu-smi:
+// ASCEND_RT_VISIBLE_DEVICES) naming one index is that device; naming a list, the local_rank-th
+// of it; unset, the local_rank-th device (the launchers' one device a rank). Null when neither
+// says, a name is no index (a GPU UUID), or HABANA_VISIBLE_MODULES binds it (module ids are not
+// hl-smi's indices).
+const DeviceUtilization* DeviceOfRank(
+    const std::vector<DeviceUtilization>& devices,
+    const std::vector<std::pair<std::string, std::string>>& binding, std::optional<int> local_rank);
 
 // What busy devices say about a stall: "hl-smi devices 0-1 at 97-100% in both samples, 2.0 s
 // apart: a long compile or step rather than a hang?"; empty when no device was busy (at least

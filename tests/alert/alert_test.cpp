@@ -39,6 +39,7 @@ TEST(Alert, LabelsIdentifyTheFailureAndAnnotationsTellIt) {
                                                 {"node", "gpu-17"},
                                                 {"rank", "3"},
                                                 {"kind", "crash"},
+                                                {"severity", "critical"},
                                                 {"cause", "application"},
                                                 {"action", "cancel_retries"},
                                                 {"fingerprint", "crash:python.traceback:abc"},
@@ -54,6 +55,18 @@ TEST(Alert, LabelsIdentifyTheFailureAndAnnotationsTellIt) {
   const Alert bare = AlertOf(no_job, {});
   EXPECT_FALSE(bare.labels.contains("job_id"));  // empty values are no labels
   EXPECT_FALSE(bare.labels.contains("rank"));
+
+  // A slow job, its straggler named by its own report: a warning about that rank.
+  detect::Incident slow = CrashOnRank3();
+  slow.kind = rules::RuleKind::kSlow;
+  slow.firings[0].event.kind = rules::RuleKind::kSlow;
+  slow.firings[0].event.rank = 5;
+  const Alert warning = AlertOf(slow, {});
+  EXPECT_EQ(warning.labels.at("severity"), "warning");
+  EXPECT_EQ(warning.labels.at("kind"), "slow");
+  EXPECT_EQ(warning.labels.at("rank"), "5");
+  EXPECT_EQ(warning.annotations.at("straggler"), "rank 5, the slowest by the job's own report");
+  EXPECT_FALSE(warning.annotations.contains("first_failing"));
 }
 
 TEST(Alert, ThePostBodyEndsOpenAlertsLaterAndResolvedOnesAtTheirEnd) {

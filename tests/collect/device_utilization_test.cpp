@@ -26,6 +26,30 @@ TEST(DeviceUtilization, BusyInBothSamplesIsNamedAsALongStep) {
   EXPECT_EQ(BusyDevicesNote(PairSamples("hl-smi", {{0, 5}}, {{0, 95}}), 2), "");
 }
 
+TEST(DeviceUtilization, ARanksDeviceIsTheOneItsBindingNames) {
+  const std::vector<DeviceUtilization> gpus = PairSamples(
+      "nvidia-smi", {{0, 99}, {1, 98}, {2, 5}, {3, 97}}, {{0, 99}, {1, 97}, {2, 4}, {3, 99}});
+  using Binding = std::vector<std::pair<std::string, std::string>>;
+  const DeviceUtilization* one = DeviceOfRank(gpus, {{"CUDA_VISIBLE_DEVICES", "2"}}, 0);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->index, 2);
+  // A list: the local rank's entry of it; none set: the local rank's own device.
+  EXPECT_EQ(DeviceOfRank(gpus, {{"CUDA_VISIBLE_DEVICES", "3,1"}}, 1)->index, 1);
+  EXPECT_EQ(DeviceOfRank(gpus, Binding{}, 3)->index, 3);
+  // What does not say: no local rank, a UUID, a list shorter than the local rank, a device
+  // that did not answer, another tool's variable alone.
+  EXPECT_EQ(DeviceOfRank(gpus, Binding{}, std::nullopt), nullptr);
+  EXPECT_EQ(DeviceOfRank(gpus, {{"CUDA_VISIBLE_DEVICES", "GPU-5d1c3e2a"}}, 0), nullptr);
+  EXPECT_EQ(DeviceOfRank(gpus, {{"CUDA_VISIBLE_DEVICES", "0,1"}}, 2), nullptr);
+  EXPECT_EQ(DeviceOfRank(gpus, {{"CUDA_VISIBLE_DEVICES", "7"}}, 0), nullptr);
+  EXPECT_EQ(DeviceOfRank(gpus, {{"HABANA_VISIBLE_DEVICES", "3"}}, 1)->index, 1);
+  // Gaudi: modules are not hl-smi's indices.
+  const std::vector<DeviceUtilization> hpus = PairSamples("hl-smi", {{0, 90}}, {{0, 91}});
+  EXPECT_EQ(DeviceOfRank(hpus, {{"HABANA_VISIBLE_MODULES", "0"}}, 0), nullptr);
+  EXPECT_EQ(DeviceOfRank(hpus, {{"HABANA_VISIBLE_DEVICES", "0"}}, 5)->index, 0);
+  EXPECT_EQ(DeviceOfRank({}, Binding{}, 0), nullptr);
+}
+
 TEST(DeviceUtilization, QueriesEveryToolInItsCsvMode) {
   const std::vector<config::CommandConfig> commands = DeviceUtilizationCommands();
   ASSERT_EQ(commands.size(), 3u);
