@@ -48,17 +48,19 @@ Alert AlertOf(const detect::Incident& incident, const config::AlertmanagerConfig
   set("node", incident.job.node);
   const std::optional<int> rank = cluster::FirstFailingRank(incident);
   // A slow job's straggler, as its own report names it, is the rank to look at.
-  const std::optional<int> straggler = detect::ReportedStraggler(incident.firings);
+  const std::optional<int> straggler = detect::ReportedStraggler(incident);
   set("rank",
       rank ? std::to_string(*rank) : (straggler ? std::to_string(*straggler) : std::string()));
   set("kind", detect::IncidentKindName(incident));
   // A job that failed or stopped wakes someone; one that runs on slower, or a capture for
   // another node's failure, is for the morning.
-  set("severity", incident.kind == rules::RuleKind::kSlow ||
-                          incident.kind == rules::RuleKind::kWarning || incident.peer ||
-                          !incident.reason.empty()
-                      ? "warning"
-                      : "critical");
+  if (!alert.labels.contains("severity")) {  // a site's own routing label wins
+    set("severity", incident.kind == rules::RuleKind::kSlow ||
+                            incident.kind == rules::RuleKind::kWarning || incident.peer ||
+                            !incident.reason.empty()
+                        ? "warning"
+                        : "critical");
+  }
   set("cause", std::string(rules::CauseName(incident.verdict.verdict.cause)));
   set("action", std::string(rules::ActionName(incident.verdict.verdict.action)));
   set("fingerprint", incident.fingerprint);

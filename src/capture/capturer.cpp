@@ -245,7 +245,7 @@ void Capturer::OnProcessesKnown() {
     // silence, or a peer's report of another's failure.
     clues.first_error_rank = cluster::FirstFailingRank(job_->request.incident);
     clues.error_printed = detect::RootError(job_->request.incident.firings) != nullptr;
-    clues.reported_straggler = detect::ReportedStraggler(job_->request.incident.firings);
+    clues.reported_straggler = detect::ReportedStraggler(job_->request.incident);
     clues.consequences_only = detect::OnlyConsequences(job_->request.incident.firings);
     clues.stack_rules = stack_rules_;
     ranks_.set_max_ranks(job_->config.max_ranks);

@@ -73,7 +73,7 @@ void RankCapture::Run(std::vector<int> pids, std::vector<source::WriterProcess> 
         const collect::ProcessTree tree = collect::ProcessTree::Read(job->proc_root);
         job->map = collect::BuildRankMap(job->pids, tree, job->proc_root);
         SkipRanksPastTheCap(job->map, job->max_ranks);
-        job->exited = ExitedRanks(job->remembered, tree, job->map);
+        job->exited = ExitedRanks(job->remembered, tree, job->map, job->pids);
         ForgetRanklessNamedExited(job->map, job->exited);
         job->report.launchers = job->map.launchers;
         job->report.notes = job->map.notes;

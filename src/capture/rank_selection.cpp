@@ -26,25 +26,35 @@ bool SameRun(const collect::RankIdentity& live, const collect::RankIdentity& gon
 
 std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterProcess>& remembered,
                                               const collect::ProcessTree& tree,
-                                              const collect::RankMap& map) {
+                                              const collect::RankMap& map,
+                                              const std::vector<int>& seeds) {
   std::vector<collect::RankProcess> exited;
   // The run the exited ranks must share: the live ranks'; with none alive, the newest
   // remembered rank's (the highest pid: the latest attempt), so that an earlier attempt's or
   // another job's ranks, remembered for hours, never stand in for this one's.
   // A map without a numbered rank (only the writers it fell back on: the script that
-  // launched the ranks, one exiting) anchors nothing: its empty rank source matches no rank.
+  // launched the ranks, one exiting) anchors nothing itself: its empty rank source matches no
+  // rank.
   std::optional<std::pair<collect::RankIdentity, std::string>> anchor;
   if (!map.ranks.empty() && map.ranks.front().rank) {
     anchor.emplace(map.ranks.front().identity, map.ranks.front().rank_source);
   } else {
     pid_t newest = 0;
+    auto ours = [&](pid_t pid) {
+      return map.ranks.empty() || std::find(seeds.begin(), seeds.end(), pid) != seeds.end() ||
+             std::any_of(map.ranks.begin(), map.ranks.end(),
+                         [&](const collect::RankProcess& live) { return live.pid == pid; });
+    };
     for (const source::WriterProcess& writer : remembered) {
       collect::RankIdentity identity = collect::ParseRankIdentity(writer.environ);
-      if (identity.rank && writer.pid > newest) {
+      if (identity.rank && writer.pid > newest && ours(writer.pid)) {
         newest = writer.pid;
         std::string source = identity.rank_source;
         anchor.emplace(std::move(identity), std::move(source));
       }
+    }
+    if (!anchor && !map.ranks.empty()) {
+      return exited;  // rankless writers here, none of this capture's ranks remembered
     }
   }
   for (const source::WriterProcess& writer : remembered) {

@@ -17,9 +17,14 @@ namespace trainwatch::capture {
 // (crashed, were killed) before the capture, with how they ended when known. One still in
 // the tree but unreadable is exiting: gone too (else a rank that crashed a moment before the
 // capture would be in neither list).
+// With no numbered rank in the map, the newest remembered rank anchors the run, but with
+// rankless writers in the map (a launching script) only one that is among `seeds` (the
+// capture's own processes: this incident's writers) or in the map: a rank of the same user's
+// earlier job, remembered for hours, must not stand in for a plain script's.
 std::vector<collect::RankProcess> ExitedRanks(const std::vector<source::WriterProcess>& remembered,
                                               const collect::ProcessTree& tree,
-                                              const collect::RankMap& map);
+                                              const collect::RankMap& map,
+                                              const std::vector<int>& seeds = {});
 
 // Takes out of the map the processes it holds without a rank number that `exited` names: a
 // rank exiting at the capture (its environment already unreadable) is in the map as a

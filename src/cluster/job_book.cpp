@@ -22,6 +22,11 @@ std::optional<Duration> JobBook::CapturedAgo(const std::string& job, SteadyTime 
 }
 
 void JobBook::Remember(const PeerRecord& record) {
+  if (record.kind == "peer") {
+    // A node's capture for another's slow incident (the only peer capture published) is no
+    // failure of the job: kept, it could push out the incident it was made for.
+    return;
+  }
   if (!records_.contains(record.job_id) && records_.size() >= kMaxJobs) {
     records_.erase(records_.begin());  // an arbitrary old job: a bound, not a policy
   }

@@ -158,7 +158,7 @@ PeerRecord PeerRecordOf(const detect::Incident& incident) {
   record.fingerprint = incident.fingerprint;
   record.opened_ms = EpochMillis(incident.opened);
   record.first_rank = FirstFailingRank(incident);
-  record.straggler_rank = detect::ReportedStraggler(incident.firings);
+  record.straggler_rank = detect::ReportedStraggler(incident);
   return record;
 }
 

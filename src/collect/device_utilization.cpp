@@ -169,7 +169,11 @@ const DeviceUtilization* DeviceOfRank(
   const std::string& tool = devices.front().tool;
   std::optional<int> index = local_rank;
   for (const auto& [name, value] : binding) {
-    if (name == "HABANA_VISIBLE_MODULES" && tool == "hl-smi") {
+    // Module ids are not hl-smi's indices; a container runtime's selection renumbers the
+    // devices inside the container, and which numbering the tool here lists is not known.
+    if ((name == "HABANA_VISIBLE_MODULES" && tool == "hl-smi") ||
+        (name == "NVIDIA_VISIBLE_DEVICES" && tool == "nvidia-smi" && value != "all") ||
+        (name == "ASCEND_VISIBLE_DEVICES" && tool == "npu-smi" && value != "all")) {
       return nullptr;
     }
     if (name != BindingVariable(tool)) {

@@ -46,8 +46,10 @@ std::vector<DeviceUtilization> PairSamples(const std::string& tool,
 // tool's variable (nvidia-smi: CUDA_VISIBLE_DEVICES, hl-smi: HABANA_VISIBLE_DEVICES, npu-smi:
 // ASCEND_RT_VISIBLE_DEVICES) naming one index is that device; naming a list, the local_rank-th
 // of it; unset, the local_rank-th device (the launchers' one device a rank). Null when neither
-// says, a name is no index (a GPU UUID), or HABANA_VISIBLE_MODULES binds it (module ids are not
-// hl-smi's indices).
+// says, a name is no index (a GPU UUID), HABANA_VISIBLE_MODULES binds it (module ids are not
+// hl-smi's indices), or a container runtime's NVIDIA_VISIBLE_DEVICES / ASCEND_VISIBLE_DEVICES
+// selects devices (renumbered inside the container). CUDA numbers devices fastest first
+// unless CUDA_DEVICE_ORDER=PCI_BUS_ID, nvidia-smi by bus: they agree on a node of one GPU model.
 const DeviceUtilization* DeviceOfRank(
     const std::vector<DeviceUtilization>& devices,
     const std::vector<std::pair<std::string, std::string>>& binding, std::optional<int> local_rank);

@@ -76,7 +76,7 @@ std::string IncidentJson(const Incident& incident) {
   if (const Firing* root = RootError(incident.firings); root != nullptr && root->rank) {
     record["first_failing_rank"] = *root->rank;  // the rank that printed the root error
   }
-  if (const std::optional<int> straggler = ReportedStraggler(incident.firings)) {
+  if (const std::optional<int> straggler = ReportedStraggler(incident)) {
     record["straggler_rank"] = *straggler;  // the rank the job's own report names slowest
   }
   if (!incident.reason.empty()) {

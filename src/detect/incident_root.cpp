@@ -104,8 +104,11 @@ const Firing* RootError(const std::vector<Firing>& firings) {
   return root != nullptr && RoleClass(*root) == 0 ? root : nullptr;
 }
 
-std::optional<int> ReportedStraggler(const std::vector<Firing>& firings) {
-  for (const Firing& firing : firings) {
+std::optional<int> ReportedStraggler(const Incident& incident) {
+  if (incident.kind != rules::RuleKind::kSlow) {
+    return std::nullopt;
+  }
+  for (const Firing& firing : incident.firings) {
     if (firing.event.kind == rules::RuleKind::kSlow && firing.event.rank) {
       return firing.event.rank;
     }

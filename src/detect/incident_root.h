@@ -25,9 +25,10 @@ const Firing* RootFiring(const std::vector<Firing>& firings);
 // firing): what "the first to fail" means. Null for a hang, a silence, or only consequences
 // and reports.
 const Firing* RootError(const std::vector<Firing>& firings);
-// The rank the job's own straggler report names slowest (a slow firing whose line names its
-// rank: detect::Event::rank), the first such firing's; nullopt when none does.
-std::optional<int> ReportedStraggler(const std::vector<Firing>& firings);
+// The rank the job's own straggler report names slowest, in a slow incident (a slow firing
+// whose line names its rank: detect::Event::rank, the first such firing's); nullopt when none
+// does, or the incident became another kind (a crash it joined says more).
+std::optional<int> ReportedStraggler(const Incident& incident);
 // The ranks printed errors (crash or device firings), every one a consequence of another's
 // failure or a report of it, and none of their own: the failure is elsewhere.
 bool OnlyConsequences(const std::vector<Firing>& firings);

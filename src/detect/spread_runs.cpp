@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -37,6 +38,21 @@ std::optional<int> RankInGroup(const RE2& regex, const re2::StringPiece* match) 
   return static_cast<int>(*rank);
 }
 
+SpreadRuns::Run& SpreadRuns::RunOf(std::pair<std::size_t, std::string> key) {
+  auto found = runs_.find(key);
+  if (found != runs_.end()) {
+    return found->second;
+  }
+  if (runs_.size() >= kMaxWriters) {
+    auto stalest = std::min_element(runs_.begin(), runs_.end(), [](const auto& a, const auto& b) {
+      return a.second.last < b.second.last;
+    });
+    above_ -= stalest->second.above > 0 ? 1 : 0;
+    runs_.erase(stalest);
+  }
+  return runs_.emplace(std::move(key), Run{}).first->second;
+}
+
 std::optional<SpreadRuns::Said> SpreadRuns::OnLine(std::size_t rule,
                                                    const rules::SpreadDetector& spread,
                                                    const RE2& regex, std::string_view segment,
@@ -52,24 +68,17 @@ std::optional<SpreadRuns::Said> SpreadRuns::OnLine(std::size_t rule,
   if (!low || !high || *low <= 0 || *high < 0) {
     return std::nullopt;  // no report: a ratio needs a fastest time above 0
   }
-  last_report_ = now;
   const double ratio = *high / *low;
   const std::string prefix(WriterPrefixOf(segment));
-  auto key = std::make_pair(rule, prefix);
-  auto found = runs_.find(key);
-  if (found == runs_.end()) {
-    if (runs_.size() >= kMaxWriters) {
-      above_ -= runs_.begin()->second.above > 0 ? 1 : 0;
-      runs_.erase(runs_.begin());
-    }
-    found = runs_.emplace(std::move(key), Run{}).first;
-  }
-  Run& run = found->second;
-  if (ratio < spread.above) {
+  Run& run = RunOf({rule, prefix});
+  run.last = now;
+  if (!(ratio >= spread.above)) {
     above_ -= run.above > 0 ? 1 : 0;
-    run = Run{};  // even again: the next run fires anew
+    run = Run{0, false, now};  // even again: the next run fires anew
+    last_even_ = now;
     return std::nullopt;
   }
+  last_uneven_ = now;
   if (run.above++ == 0) {
     ++above_;
   }

@@ -24,15 +24,16 @@ namespace trainwatch::detect {
 std::optional<double> NumberInGroup(const RE2& regex, const re2::StringPiece* match,
                                     const std::string& name);
 
-// The rank in group `rank`: a whole number below kMaxRank, else nullopt.
-inline constexpr double kMaxRank = 1e7;
+// The rank in group `rank`: a whole number below kMaxRank (the shared directory's records'
+// bound: a larger one would make every peer refuse the record), else nullopt.
+inline constexpr double kMaxRank = 1 << 20;
 std::optional<int> RankInGroup(const RE2& regex, const re2::StringPiece* match);
 
 class SpreadRuns {
  public:
   using TimePoint = std::chrono::steady_clock::time_point;
   static constexpr std::size_t kMaxWriters = 1024;
-  static constexpr int kMaxGroups = 16;  // a report's regex with more groups is not read
+  static constexpr int kMaxGroups = rules::kMaxSpreadGroups;
 
   // What a run says when it reaches its count: the sentence, and the slow rank.
   struct Said {
@@ -48,28 +49,33 @@ class SpreadRuns {
   // A line of a slow pattern rule fired: the job warned of its own straggler (NVIDIA's
   // resiliency extension's "STRAGGLER DETECTION WARNING"), which it repeats each report while
   // the straggler lasts.
-  void OnWarning(TimePoint now) {
-    last_report_ = now;
-    last_warning_ = now;
-  }
-  // How long such a warning holds the job slow: longer than the reports' usual interval.
-  static constexpr std::chrono::minutes kWarningHolds{10};
+  void OnWarning(TimePoint now) { last_warning_ = now; }
+  // How long an uneven report or a warning holds the job slow: longer than the reports' usual
+  // interval (a writer that stopped reporting holds it no longer).
+  static constexpr std::chrono::minutes kHolds{10};
   // Whether the job's reports still say it is uneven: some writer's last report was above its
-  // rule's ratio, or it warned within kWarningHolds.
+  // rule's ratio, or it warned, within kHolds.
   bool SaysSlow(TimePoint now) const {
-    return above_ > 0 || (last_warning_ && now - *last_warning_ < kWarningHolds);
+    return (above_ > 0 && last_uneven_ && now - *last_uneven_ < kHolds) ||
+           (last_warning_ && now - *last_warning_ < kHolds);
   }
-  // When a report or warning was last read; the epoch when none was.
-  TimePoint last_report() const { return last_report_; }
+  // When a report last said the ranks are even (below its rule's ratio); the epoch when none
+  // did. A warning says nothing of evenness.
+  TimePoint last_even_report() const { return last_even_; }
 
  private:
   struct Run {
     std::uint32_t above = 0;  // reports in a row above the ratio
     bool fired = false;
+    TimePoint last{};  // its last report
   };
+  // The run of `key`, made room for by forgetting the writer that reported longest ago.
+  Run& RunOf(std::pair<std::size_t, std::string> key);
+
   std::map<std::pair<std::size_t, std::string>, Run> runs_;
   std::size_t above_ = 0;  // runs whose last report was above
-  TimePoint last_report_{};
+  TimePoint last_even_{};
+  std::optional<TimePoint> last_uneven_;
   std::optional<TimePoint> last_warning_;
 };
 

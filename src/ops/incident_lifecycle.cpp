@@ -119,14 +119,14 @@ void IncidentLifecycle::Observe(const StreamActivity& activity, WallTime wall_no
     }
     // A slow incident ends when the stream moves on and nothing holds it slow: its bar
     // advanced, or the job's report (a spread rule's) came again and said the ranks are even.
-    const bool reported = activity.last_report > open.opened;
-    if (open.kind == rules::RuleKind::kSlow && own_stream && (advanced || reported) &&
+    const bool reported_even = activity.last_even_report > open.opened;
+    if (open.kind == rules::RuleKind::kSlow && own_stream && (advanced || reported_even) &&
         !activity.slow) {
       Resolve(i, ResolvedBy::kProgress,
-              advanced ? "the pace came back on " + std::string(activity.stream) + " (" +
-                             detect::DescribeBar(*activity.latest_bar) + ")"
-                       : "the job's report on " + std::string(activity.stream) +
-                             " says its ranks are even again",
+              reported_even ? "the job's report on " + std::string(activity.stream) +
+                                  " says its ranks are even again"
+                            : "the pace came back on " + std::string(activity.stream) + " (" +
+                                  detect::DescribeBar(*activity.latest_bar) + ")",
               wall_now);
       continue;
     }

@@ -82,10 +82,11 @@ struct StreamActivity {
   SteadyTime last_line{};                   // its last whole line
   SteadyTime first_seen{};                  // when the daemon began to follow it
   const std::vector<source::WriterProcess>* writers = nullptr;  // null or empty: none known
-  // A pace rule holds one of its bars slow (ProgressTracker::AnySlow), or the job's own report
-  // said its ranks are still uneven (a spread rule's, SpreadRuns::AnyAbove).
+  // A pace rule holds one of its bars slow (ProgressTracker::AnySlow), or the job's own reports
+  // say its ranks are still uneven (SpreadRuns::SaysSlow).
   bool slow = false;
-  SteadyTime last_report{};  // when a spread rule last read the job's report; epoch: never
+  // When the job's own report last said its ranks are even (SpreadRuns); epoch: never.
+  SteadyTime last_even_report{};
 };
 
 class IncidentLifecycle {

@@ -284,8 +284,8 @@ class DetectorParser {
     double value = 0;
     if (!ratio) {
       yaml_.Fail(body, label + ": pace has no 'slower_by' (e.g. slower_by: 1.5)");
-    } else if (!ratio.IsScalar() || !YAML::convert<double>::decode(ratio, value) || value <= 1 ||
-               value > 100) {
+    } else if (!ratio.IsScalar() || !YAML::convert<double>::decode(ratio, value) ||
+               !(value > 1 && value <= 100)) {  // NaN too
       yaml_.Fail(ratio, label +
                             ": pace slower_by must be a number above 1, at most 100 (the step "
                             "time now over the step time before)");
@@ -313,7 +313,17 @@ class DetectorParser {
       if (auto parsed = PatternField(match, "spread pattern")) {
         const RE2 re(parsed->regex, RegexOptions());
         const std::map<std::string, int>& groups = re.NamedCapturingGroups();
-        if (!groups.contains("low") || !groups.contains("high")) {
+        const bool beyond = std::any_of(groups.begin(), groups.end(), [](const auto& group) {
+          return (group.first == "low" || group.first == "high" || group.first == "rank") &&
+                 group.second > kMaxSpreadGroups;
+        });
+        if (beyond) {
+          yaml_.Fail(match, label +
+                                ": spread pattern's groups low, high and rank must be among "
+                                "its first " +
+                                std::to_string(kMaxSpreadGroups) +
+                                " groups (make the others non-capturing: (?:...))");
+        } else if (!groups.contains("low") || !groups.contains("high")) {
           yaml_.Fail(match, label +
                                 ": spread pattern must name the groups 'low' and 'high' (the "
                                 "fastest and the slowest rank's numbers, e.g. "
@@ -332,8 +342,8 @@ class DetectorParser {
     double value = 0;
     if (!above) {
       yaml_.Fail(body, label + ": spread has no 'above' (e.g. above: 1.2)");
-    } else if (!above.IsScalar() || !YAML::convert<double>::decode(above, value) || value <= 1 ||
-               value > 100) {
+    } else if (!above.IsScalar() || !YAML::convert<double>::decode(above, value) ||
+               !(value > 1 && value <= 100)) {  // NaN too
       yaml_.Fail(above, label +
                             ": spread above must be a number above 1, at most 100 (the slowest "
                             "rank's number over the fastest's)");
@@ -360,8 +370,8 @@ class DetectorParser {
       return;
     }
     double value = 0;
-    if (!factor.IsScalar() || !YAML::convert<double>::decode(factor, value) || value < 1 ||
-        value > 1000) {
+    if (!factor.IsScalar() || !YAML::convert<double>::decode(factor, value) ||
+        !(value >= 1 && value <= 1000)) {  // NaN too
       yaml_.Fail(factor, label +
                              ": progress factor must be a number from 1 to 1000 (times the "
                              "recent p99 interval between advances)");

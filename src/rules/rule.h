@@ -116,6 +116,7 @@ struct MetricDetector {
 // `rank` (the slow one). Fires when high is at least `above` times low on `for_reports`
 // reports in a row of one writer, once per run of them; the incident's rank is `rank`'s.
 // Kind slow only.
+inline constexpr int kMaxSpreadGroups = 16;  // the groups a report's line is read by
 struct SpreadDetector {
   Pattern match;
   std::optional<Pattern> unless;

@@ -55,7 +55,7 @@ void Sources::ForEachActivity(const std::function<void(const ops::StreamActivity
       const detect::SpreadRuns& spread = stream.spread_runs();
       visit({stream.identity().source, stream.identity().name, progress.Latest(),
              progress.last_advance(), stream.last_output(), stream.created(), &stream.writers(),
-             progress.AnySlow() || spread.SaysSlow(now), spread.last_report()});
+             progress.AnySlow() || spread.SaysSlow(now), spread.last_even_report()});
     });
   });
 }

@@ -67,6 +67,9 @@ TEST(Alert, LabelsIdentifyTheFailureAndAnnotationsTellIt) {
   EXPECT_EQ(warning.labels.at("rank"), "5");
   EXPECT_EQ(warning.annotations.at("straggler"), "rank 5, the slowest by the job's own report");
   EXPECT_FALSE(warning.annotations.contains("first_failing"));
+  config::AlertmanagerConfig routed;
+  routed.labels = {{"severity", "page"}};
+  EXPECT_EQ(AlertOf(slow, routed).labels.at("severity"), "page") << "the site's own label wins";
 }
 
 TEST(Alert, ThePostBodyEndsOpenAlertsLaterAndResolvedOnesAtTheirEnd) {

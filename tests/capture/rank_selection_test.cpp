@@ -87,8 +87,15 @@ TEST(ExitedRanks, AMapOfRanklessWritersAloneAnchorsNothing) {
     writer.environ = "RANK=" + std::to_string(number) + "\0TORCHELASTIC_RUN_ID=r\0"s;
     return writer;
   };
-  std::vector<collect::RankProcess> exited = ExitedRanks(
-      {rank(102, 2), rank(103, 3)}, collect::ProcessTree::Read(proc.path().string()), map);
+  // A plain script's map with no rank of its own remembered: the same user's earlier job's
+  // rank is not its.
+  const collect::ProcessTree tree = collect::ProcessTree::Read(proc.path().string());
+  collect::RankMap plain;
+  plain.ranks = {Rank(100, std::nullopt)};
+  EXPECT_TRUE(ExitedRanks({rank(50, 2)}, tree, plain, {100}).empty());
+  // The incident's writers (the seeds) and the exiting rank are this capture's.
+  std::vector<collect::RankProcess> exited =
+      ExitedRanks({rank(102, 2), rank(103, 3)}, tree, map, {100, 102});
   ASSERT_EQ(exited.size(), 2U);
   EXPECT_EQ(exited[0].rank, 2);
   EXPECT_EQ(exited[1].rank, 3);

@@ -43,6 +43,9 @@ TEST(DeviceUtilization, ARanksDeviceIsTheOneItsBindingNames) {
   EXPECT_EQ(DeviceOfRank(gpus, {{"CUDA_VISIBLE_DEVICES", "0,1"}}, 2), nullptr);
   EXPECT_EQ(DeviceOfRank(gpus, {{"CUDA_VISIBLE_DEVICES", "7"}}, 0), nullptr);
   EXPECT_EQ(DeviceOfRank(gpus, {{"HABANA_VISIBLE_DEVICES", "3"}}, 1)->index, 1);
+  // A container given some of the host's GPUs numbers them from 0.
+  EXPECT_EQ(DeviceOfRank(gpus, {{"NVIDIA_VISIBLE_DEVICES", "2,3"}}, 0), nullptr);
+  EXPECT_EQ(DeviceOfRank(gpus, {{"NVIDIA_VISIBLE_DEVICES", "all"}}, 1)->index, 1);
   // Gaudi: modules are not hl-smi's indices.
   const std::vector<DeviceUtilization> hpus = PairSamples("hl-smi", {{0, 90}}, {{0, 91}});
   EXPECT_EQ(DeviceOfRank(hpus, {{"HABANA_VISIBLE_MODULES", "0"}}, 0), nullptr);

@@ -65,14 +65,18 @@ std::vector<Firing> ValueErrorThenPeers() {
 }
 
 TEST(IncidentRoot, TheStragglerIsTheRankASlowFiringsLineNames) {
-  std::vector<Firing> firings = {Line("slow.pace", Role::kPrimary, 0, RuleKind::kSlow)};
-  EXPECT_FALSE(ReportedStraggler(firings)) << "the pace names no rank";
-  firings.push_back(Line("megatron.straggler", Role::kPrimary, 40, RuleKind::kSlow));
-  firings.back().event.rank = 5;
-  EXPECT_EQ(ReportedStraggler(firings), 5);
-  Firing crash = Line("t.named", Role::kPrimary, 41);
-  crash.event.rank = 2;  // a crash line naming a rank names no straggler
-  EXPECT_EQ(ReportedStraggler({crash}), std::nullopt);
+  Incident slow;
+  slow.kind = RuleKind::kSlow;
+  slow.firings = {Line("slow.pace", Role::kPrimary, 0, RuleKind::kSlow)};
+  EXPECT_FALSE(ReportedStraggler(slow)) << "the pace names no rank";
+  slow.firings.push_back(Line("megatron.straggler", Role::kPrimary, 40, RuleKind::kSlow));
+  slow.firings.back().event.rank = 5;
+  EXPECT_EQ(ReportedStraggler(slow), 5);
+  // The report joined by a crash: the incident is the crash's, and names no straggler.
+  Incident crash = slow;
+  crash.kind = RuleKind::kCrash;
+  crash.firings.push_back(Line("python.traceback", Role::kPrimary, 41));
+  EXPECT_EQ(ReportedStraggler(crash), std::nullopt);
 }
 
 TEST(IncidentRoot, ARanksOwnErrorIsTheRootWhateverDecidedFirst) {

@@ -39,7 +39,7 @@ class SpreadRunsTest : public ::testing::Test {
 TEST_F(SpreadRunsTest, ThreeUnevenReportsInARowNameTheSlowRankOnce) {
   EXPECT_FALSE(Report("", 2000, 2020, 0));  // even
   EXPECT_FALSE(runs_.SaysSlow(now_));
-  EXPECT_EQ(runs_.last_report(), now_);
+  EXPECT_EQ(runs_.last_even_report(), now_);
   EXPECT_FALSE(Report("", 2000, 2700, 5));
   EXPECT_TRUE(runs_.SaysSlow(now_)) << "uneven now, though not told yet";
   EXPECT_FALSE(Report("", 2000, 2710, 5));
@@ -49,6 +49,9 @@ TEST_F(SpreadRunsTest, ThreeUnevenReportsInARowNameTheSlowRankOnce) {
   EXPECT_EQ(said->summary,
             "rank 5 is the slowest at 1.32x the fastest (2650 against 2000), 3 reports in a row");
   EXPECT_FALSE(Report("", 2000, 2700, 5)) << "once per run";
+  EXPECT_TRUE(runs_.SaysSlow(now_));
+  EXPECT_FALSE(runs_.SaysSlow(now_ + std::chrono::minutes(11)))
+      << "a writer that stopped reporting";
   // Even again: the job is no longer slow by its reports, and the next run is told anew.
   EXPECT_FALSE(Report("", 2000, 2010, 2));
   EXPECT_FALSE(runs_.SaysSlow(now_));
@@ -71,7 +74,7 @@ TEST_F(SpreadRunsTest, EachWriterCountsItsOwnReports) {
 TEST_F(SpreadRunsTest, AReportWithoutAFastestTimeAboveZeroIsNoReport) {
   spread_.for_reports = 1;
   EXPECT_FALSE(Report("", 0, 1500, 3));
-  EXPECT_EQ(runs_.last_report(), SpreadRuns::TimePoint{});
+  EXPECT_EQ(runs_.last_even_report(), SpreadRuns::TimePoint{});
   EXPECT_FALSE(runs_.SaysSlow(now_));
 }
 
@@ -87,8 +90,9 @@ TEST_F(SpreadRunsTest, WithoutARankGroupARankIsTheSlowest) {
 
 TEST_F(SpreadRunsTest, AWarningHoldsTheJobSlowForTenMinutes) {
   EXPECT_FALSE(runs_.SaysSlow(now_));
+  now_ += minutes(1);
   runs_.OnWarning(now_);
-  EXPECT_EQ(runs_.last_report(), now_);
+  EXPECT_EQ(runs_.last_even_report(), SpreadRuns::TimePoint{}) << "a warning says nothing even";
   EXPECT_TRUE(runs_.SaysSlow(now_ + minutes(9)));
   EXPECT_FALSE(runs_.SaysSlow(now_ + minutes(10) + seconds(1)));
 }

@@ -50,12 +50,11 @@ struct Stream {
   SteadyTime first_seen = kStart - seconds(600);
   std::vector<source::WriterProcess> writers;
   bool slow = false;
-  SteadyTime last_report{};
+  SteadyTime last_even_report{};
 
   StreamActivity Activity() const {
-    return {source,       name,      bar ? &*bar : nullptr,
-            last_advance, last_line, first_seen,
-            &writers,     slow,      last_report};
+    return {source,   name, bar ? &*bar : nullptr, last_advance, last_line, first_seen,
+            &writers, slow, last_even_report};
   }
 };
 
@@ -112,15 +111,14 @@ TEST(IncidentLifecycle, ASlowIncidentFromTheJobsReportResolvesWhenAReportSaysEve
   Stream stream;
   stream.writers = {Writer(100)};
   stream.last_line = kStart + seconds(60);
-  stream.last_report = kStart + seconds(60);
-  stream.slow = true;  // the report still uneven
+  stream.slow = true;  // the reports still uneven
   lifecycle.Observe(stream.Activity(), kWall + seconds(60));
   EXPECT_TRUE(lifecycle.TakeResolved().empty());
   stream.slow = false;
-  stream.last_report = kStart - seconds(1);  // even, but no report since it opened
+  stream.last_even_report = kStart - seconds(1);  // even, but before it opened
   lifecycle.Observe(stream.Activity(), kWall + seconds(90));
   EXPECT_TRUE(lifecycle.TakeResolved().empty());
-  stream.last_report = kStart + seconds(120);
+  stream.last_even_report = kStart + seconds(120);
   lifecycle.Observe(stream.Activity(), kWall + seconds(120));
   const std::vector<Resolution> resolved = lifecycle.TakeResolved();
   ASSERT_EQ(resolved.size(), 1U);

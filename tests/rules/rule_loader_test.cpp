@@ -192,6 +192,11 @@ TEST(RuleLoader, ASpreadRuleNamesItsLowAndHighGroups) {
                 .find("spread above must be a number above 1"),
             std::string::npos);
   EXPECT_NE(FirstError(head + "    kind: slow\n    spread: {pattern: 'min (?P<low>\\d+) max " +
+                       "(?P<high>\\d+)', above: .nan}\n" + examples)
+                .find("spread above must be a number above 1"),
+            std::string::npos)
+      << "NaN compares false both ways";
+  EXPECT_NE(FirstError(head + "    kind: slow\n    spread: {pattern: 'min (?P<low>\\d+) max " +
                        "(?P<high>\\d+)', above: 2}\n")
                 .find("has no 'examples'"),
             std::string::npos);
