@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
-#include <variant>
 
 #include "app/running_daemon.h"
 #include "collect/rank_map.h"
@@ -44,18 +43,7 @@ ops::DaemonSnapshot Daemon::Snapshot() {
       std::chrono::duration_cast<std::chrono::seconds>(now - started_).count();
   snapshot.started = started_wall_;
   snapshot.taken = env_->WallNow();
-  auto seconds = [](Duration duration) { return std::chrono::duration<double>(duration).count(); };
-  for (const rules::Rule& rule : setup_.rules) {
-    snapshot.rules.push_back(rule.id);
-    if (const auto* pace = std::get_if<rules::PaceDetector>(&rule.detector)) {
-      snapshot.pace_rules.push_back(
-          {rule.id, pace->slower_by, seconds(pace->hold), seconds(pace->baseline)});
-    } else if (const auto* progress = std::get_if<rules::ProgressDetector>(&rule.detector)) {
-      snapshot.stall_rules.push_back({rule.id, seconds(progress->stall_after),
-                                      seconds(progress->startup_grace), progress->factor,
-                                      seconds(progress->min)});
-    }
-  }
+  ops::AddRules(setup_.rules, snapshot);
   incidents_->FillSnapshot(snapshot);
   snapshot.sources = sources_->Snapshot(now, env_->WallNow());
   const Env::PoolWork pool = env_->PoolWorkNow();

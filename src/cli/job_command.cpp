@@ -97,8 +97,7 @@ const PeerRecord& FirstFailure(const std::vector<PeerRecord>& records,
 void PrintSlowness(const std::vector<PeerRecord>& records,
                    const std::function<bool(const PeerRecord&)>& claimed, std::ostream& out) {
   std::set<int> named;
-  std::vector<diagnose::NodeWaits> nodes;
-  std::vector<std::string> names;
+  std::map<std::string, diagnose::NodeWaits> latest;  // per node; the records are in time order
   for (const PeerRecord& record : records) {
     if (claimed(record)) {
       continue;
@@ -107,13 +106,15 @@ void PrintSlowness(const std::vector<PeerRecord>& records,
       out << "straggler  rank " << *record.straggler_rank
           << ", the slowest by the job's own report (" << record.node << ")\n";
     }
-    if (record.waiting && std::find(names.begin(), names.end(), record.node) == names.end()) {
-      nodes.push_back(*record.waiting);  // a node's latest capture that sampled its ranks
-      names.push_back(record.node);
-    } else if (record.waiting) {
-      nodes[static_cast<std::size_t>(std::find(names.begin(), names.end(), record.node) -
-                                     names.begin())] = *record.waiting;
+    if (record.waiting) {
+      latest[record.node] = *record.waiting;
     }
+  }
+  std::vector<diagnose::NodeWaits> nodes;
+  std::vector<std::string> names;
+  for (const auto& [node, waits] : latest) {
+    names.push_back(node);
+    nodes.push_back(waits);
   }
   if (const std::optional<diagnose::SlowNode> slow = diagnose::SlowNodeByWaits(nodes, names)) {
     out << "slow node  " << names[slow->index] << ": " << slow->reason << "\n";

@@ -1,7 +1,6 @@
 #include "detect/line_detector.h"
 
 #include <algorithm>
-#include <array>
 
 #include "detect/metric_parser.h"
 
@@ -22,13 +21,8 @@ std::optional<int> NamedRank(const LineRule& line_rule, std::string_view segment
     return std::nullopt;
   }
   const RE2& regex = line_rule.match->get();
-  std::array<re2::StringPiece, SpreadRuns::kMaxGroups + 1> match;
-  const int groups = std::min(regex.NumberOfCapturingGroups(), SpreadRuns::kMaxGroups) + 1;
-  if (!regex.Match(re2::StringPiece(segment.data(), segment.size()), 0, segment.size(),
-                   RE2::UNANCHORED, match.data(), groups)) {
-    return std::nullopt;
-  }
-  return RankInGroup(regex, match.data());
+  GroupMatch match;
+  return MatchGroups(regex, segment, match) ? RankInGroup(regex, match.data()) : std::nullopt;
 }
 
 }  // namespace

@@ -344,12 +344,16 @@ std::optional<ProgressUpdate> ParseStepAt(std::string_view text, std::size_t at,
                                           std::size_t length) {
   // A word of its own, not a path, URL, attribute or identifier ("/step/1", "?step=",
   // "optimizer.step()", "gradient_accumulation_steps", "Stepping", "step_size").
-  // Or right after a launcher's writer prefix, which torchrun glues to the line: "[rank0]:step 5".
+  // Or right after a launcher's writer prefix, which torchrun glues to the line: "[rank0]:step 5";
+  // or a key of a '/'-separated list of key=value pairs, DeepSpeed's throughput line
+  // "epoch=0/micro_step=40/global_step=10, RunningAvgSamplesPerSec=..." (a path's "/step/1" has
+  // no '=').
+  std::string_view rest = text.substr(at + length);
   if (at > 0 && std::string_view(" \t[(|,;{").find(text[at - 1]) == npos &&
-      !(text[at - 1] == ':' && WriterPrefixOf(text).size() == at)) {
+      !(text[at - 1] == ':' && WriterPrefixOf(text).size() == at) &&
+      !(text[at - 1] == '/' && rest.starts_with('='))) {
     return std::nullopt;
   }
-  std::string_view rest = text.substr(at + length);
   if (!rest.empty() && IsWordChar(rest.front())) {
     return std::nullopt;
   }

@@ -11,11 +11,18 @@
 
 namespace trainwatch::detect {
 
+bool MatchGroups(const RE2& regex, std::string_view segment, GroupMatch& match) {
+  const int groups =
+      std::min(regex.NumberOfCapturingGroups(), static_cast<int>(match.size()) - 1) + 1;
+  return regex.Match(re2::StringPiece(segment.data(), segment.size()), 0, segment.size(),
+                     RE2::UNANCHORED, match.data(), groups);
+}
+
 std::optional<double> NumberInGroup(const RE2& regex, const re2::StringPiece* match,
                                     const std::string& name) {
   const auto& groups = regex.NamedCapturingGroups();
   auto group = groups.find(name);
-  if (group == groups.end() || group->second > SpreadRuns::kMaxGroups) {
+  if (group == groups.end() || group->second > rules::kMaxSpreadGroups) {
     return std::nullopt;
   }
   const re2::StringPiece text = match[group->second];
@@ -57,10 +64,8 @@ std::optional<SpreadRuns::Said> SpreadRuns::OnLine(std::size_t rule,
                                                    const rules::SpreadDetector& spread,
                                                    const RE2& regex, std::string_view segment,
                                                    TimePoint now) {
-  std::array<re2::StringPiece, kMaxGroups + 1> match;
-  const int groups = std::min(regex.NumberOfCapturingGroups(), kMaxGroups) + 1;
-  if (!regex.Match(re2::StringPiece(segment.data(), segment.size()), 0, segment.size(),
-                   RE2::UNANCHORED, match.data(), groups)) {
+  GroupMatch match;
+  if (!MatchGroups(regex, segment, match)) {
     return std::nullopt;
   }
   const std::optional<double> low = NumberInGroup(regex, match.data(), "low");

@@ -7,6 +7,7 @@
 
 #include <re2/re2.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -19,7 +20,12 @@
 
 namespace trainwatch::detect {
 
-// The number in a regex's named group `name` of `match` (filled by RE2::Match); nullopt when
+// A line's groups as RE2::Match fills them, the first kMaxSpreadGroups of them.
+using GroupMatch = std::array<re2::StringPiece, rules::kMaxSpreadGroups + 1>;
+// Matches `regex` in `segment`, filling `match`; false when it does not match.
+bool MatchGroups(const RE2& regex, std::string_view segment, GroupMatch& match);
+
+// The number in a regex's named group `name` of `match` (filled by MatchGroups); nullopt when
 // the regex has no such group, it did not take part, or it is no number.
 std::optional<double> NumberInGroup(const RE2& regex, const re2::StringPiece* match,
                                     const std::string& name);
@@ -33,7 +39,6 @@ class SpreadRuns {
  public:
   using TimePoint = std::chrono::steady_clock::time_point;
   static constexpr std::size_t kMaxWriters = 1024;
-  static constexpr int kMaxGroups = rules::kMaxSpreadGroups;
 
   // What a run says when it reaches its count: the sentence, and the slow rank.
   struct Said {

@@ -33,6 +33,17 @@ double Share(const RankState& rank, const std::string& key) {
 
 std::string Percent(double share) { return fmt::format("{:.0f}%", 100 * share); }
 
+// Whether the lowest share stands apart from the others (`next` the lowest of them): they wait
+// enough to mean something, and it waits far less, and less than half as much.
+bool StandsApart(double lowest, double next) {
+  return next >= kMinPeerShare && next - lowest >= kMinGap && lowest <= next / 2;
+}
+
+// The others' shares as the reasons say them: "68%", or "68%-69%".
+std::string SharesText(double next, double highest) {
+  return next == highest ? Percent(next) : Percent(next) + "-" + Percent(highest);
+}
+
 }  // namespace
 
 bool IsPeerWait(const std::string& key) {
@@ -72,7 +83,7 @@ std::optional<WaitStraggler> StragglerByWaits(const std::vector<RankState>& rank
   const double lowest = Share(ranks[sampled[0]], wait);
   const double next = Share(ranks[sampled[1]], wait);
   const double highest = Share(ranks[sampled.back()], wait);
-  if (next < kMinPeerShare || next - lowest < kMinGap || lowest > next / 2) {
+  if (!StandsApart(lowest, next)) {
     return std::nullopt;
   }
   const RankState& straggler = ranks[sampled[0]];
@@ -85,10 +96,10 @@ std::optional<WaitStraggler> StragglerByWaits(const std::vector<RankState>& rank
       instead = key;
     }
   }
-  std::string reason = fmt::format(
-      "waits for its peers least ({} in {} of {} samples; {} {})", wait, Percent(lowest),
-      Samples(straggler), sampled.size() == 2 ? "its peer" : "its peers",
-      next == highest ? Percent(next) : Percent(next) + "-" + Percent(highest));
+  std::string reason =
+      fmt::format("waits for its peers least ({} in {} of {} samples; {} {})", wait,
+                  Percent(lowest), Samples(straggler),
+                  sampled.size() == 2 ? "its peer" : "its peers", SharesText(next, highest));
   if (!instead.empty()) {
     reason += fmt::format(", mostly {} ({})", instead, Percent(Share(straggler, instead)));
   }
@@ -131,8 +142,7 @@ std::optional<SlowNode> SlowNodeByWaits(const std::vector<NodeWaits>& nodes,
             [&](std::size_t a, std::size_t b) { return share(nodes[a]) < share(nodes[b]); });
   const double lowest = share(nodes[sampled[0]]);
   const double next = share(nodes[sampled[1]]);
-  const double highest = share(nodes[sampled.back()]);
-  if (next < kMinPeerShare || next - lowest < kMinGap || lowest > next / 2) {
+  if (!StandsApart(lowest, next)) {
     return std::nullopt;
   }
   const NodeWaits& slow = nodes[sampled[0]];
@@ -147,8 +157,7 @@ std::optional<SlowNode> SlowNodeByWaits(const std::vector<NodeWaits>& nodes,
       sampled[0],
       fmt::format("its ranks wait for their peers least ({} of {} samples over {} {}; {}'s {})",
                   Percent(lowest), slow.samples, slow.ranks, slow.ranks == 1 ? "rank" : "ranks",
-                  others,
-                  next == highest ? Percent(next) : Percent(next) + "-" + Percent(highest))};
+                  others, SharesText(next, share(nodes[sampled.back()])))};
 }
 
 }  // namespace trainwatch::diagnose

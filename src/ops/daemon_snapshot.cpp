@@ -1,5 +1,7 @@
 #include "ops/daemon_snapshot.h"
 
+#include <variant>
+
 namespace trainwatch::ops {
 namespace {
 
@@ -65,6 +67,21 @@ std::vector<RankSnapshot> RankSnapshots(const collect::RankMap& map) {
     ranks.push_back(std::move(rank));
   }
   return ranks;
+}
+
+void AddRules(const std::vector<rules::Rule>& rules, DaemonSnapshot& snapshot) {
+  auto seconds = [](Duration duration) { return std::chrono::duration<double>(duration).count(); };
+  for (const rules::Rule& rule : rules) {
+    snapshot.rules.push_back(rule.id);
+    if (const auto* pace = std::get_if<rules::PaceDetector>(&rule.detector)) {
+      snapshot.pace_rules.push_back(
+          {rule.id, pace->slower_by, seconds(pace->hold), seconds(pace->baseline)});
+    } else if (const auto* progress = std::get_if<rules::ProgressDetector>(&rule.detector)) {
+      snapshot.stall_rules.push_back({rule.id, seconds(progress->stall_after),
+                                      seconds(progress->startup_grace), progress->factor,
+                                      seconds(progress->min)});
+    }
+  }
 }
 
 }  // namespace trainwatch::ops

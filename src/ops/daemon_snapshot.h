@@ -17,6 +17,7 @@
 #include "detect/stream_detector.h"
 #include "ops/daemon_counters.h"
 #include "ops/hook_runner.h"
+#include "rules/rule.h"
 #include "source/writers.h"
 
 namespace trainwatch::ops {
@@ -176,5 +177,9 @@ struct DaemonSnapshot {
   std::vector<RankSnapshot> ranks;         // the job's ranks now (status only; empty: none known)
   std::optional<detect::JobIdentity> job;  // the job the watched processes belong to (status)
 };
+
+// The loaded rules' ids, and the thresholds of the time-judged ones (pace, stall), into the
+// snapshot.
+void AddRules(const std::vector<rules::Rule>& rules, DaemonSnapshot& snapshot);
 
 }  // namespace trainwatch::ops

@@ -280,17 +280,11 @@ class DetectorParser {
       yaml_.Fail(body, label + ": a pace rule tells a slowdown: its kind must be slow");
     }
     PaceDetector detector;
-    const YAML::Node ratio = body["slower_by"];
-    double value = 0;
-    if (!ratio) {
+    if (const YAML::Node ratio = body["slower_by"]; !ratio) {
       yaml_.Fail(body, label + ": pace has no 'slower_by' (e.g. slower_by: 1.5)");
-    } else if (!ratio.IsScalar() || !YAML::convert<double>::decode(ratio, value) ||
-               !(value > 1 && value <= 100)) {  // NaN too
-      yaml_.Fail(ratio, label +
-                            ": pace slower_by must be a number above 1, at most 100 (the step "
-                            "time now over the step time before)");
-    } else {
-      detector.slower_by = value;
+    } else if (auto value = Ratio(ratio, label + ": pace slower_by",
+                                  "the step time now over the step time before")) {
+      detector.slower_by = *value;
     }
     RequiredDuration(body, "pace", "for", "2m", label, detector.hold);
     RequiredDuration(body, "pace", "baseline", "10m", label, detector.baseline);
@@ -338,17 +332,11 @@ class DetectorParser {
     if (const YAML::Node unless = body["unless"]) {
       detector.unless = PatternField(unless, "spread unless");
     }
-    const YAML::Node above = body["above"];
-    double value = 0;
-    if (!above) {
+    if (const YAML::Node above = body["above"]; !above) {
       yaml_.Fail(body, label + ": spread has no 'above' (e.g. above: 1.2)");
-    } else if (!above.IsScalar() || !YAML::convert<double>::decode(above, value) ||
-               !(value > 1 && value <= 100)) {  // NaN too
-      yaml_.Fail(above, label +
-                            ": spread above must be a number above 1, at most 100 (the slowest "
-                            "rank's number over the fastest's)");
-    } else {
-      detector.above = value;
+    } else if (auto value = Ratio(above, label + ": spread above",
+                                  "the slowest rank's number over the fastest's")) {
+      detector.above = *value;
     }
     if (const YAML::Node count = body["for"]) {
       if (auto parsed = config::WholeNumber(yaml_, count, label + ": spread for", 1, 1000)) {
@@ -356,6 +344,19 @@ class DetectorParser {
       }
     }
     rule.detector = detector;
+  }
+
+  // A ratio above 1, at most 100 (NaN refused: it compares false both ways); else recorded as
+  // "<what> must be a number above 1, at most 100 (<meaning>)".
+  std::optional<double> Ratio(const YAML::Node& node, const std::string& what,
+                              const std::string& meaning) {
+    double value = 0;
+    if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) ||
+        !(value > 1 && value <= 100)) {
+      yaml_.Fail(node, what + " must be a number above 1, at most 100 (" + meaning + ")");
+      return std::nullopt;
+    }
+    return value;
   }
 
   // `factor` and `min`: the stall threshold learnt from the bar's own pace.

@@ -131,6 +131,10 @@ TEST(ProgressStep, LinesOfTrainingLoopsAndFrameworks) {
       {"step 120 loss 0.31", "step:|step|120/?"},
       {"[rank0]:step 120 loss 0.31", "step:|step|120/?"},  // torchrun's prefix, glued
       {"[1,0]<stderr>:iteration 7/ 100 |", "step:|step|7/100"},
+      // DeepSpeed's throughput line: the global step, not the micro step.
+      {"epoch=0/micro_step=40/global_step=10, RunningAvgSamplesPerSec=25.3, "
+       "CurrSamplesPerSec=26.1, MemAllocated=1.2GB, MaxMemAllocated=3.4GB",
+       "step:|step|10/?"},
       {"Step 120/1000", "step:|step|120/1000"},
       {"iter 50", "step:|step|50/?"},
       {"iteration 50/1000", "step:|step|50/1000"},
