@@ -71,6 +71,13 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
   cli->wrap_cmd->add_option("--config", cli->wrap.config_path,
                             "Config file (default as for daemon)");
   AddLogFormat(*cli->wrap_cmd, cli->log_format);
+  cli->wrap_cmd
+      ->add_option("--exit-codes", cli->wrap.exit_codes,
+                   "own: exit with the command's status; verdict: a failed command exits 90 "
+                   "(its own failure: do not retry), 91 (retry) or 92 (the node is at fault), "
+                   "by its incident's verdict")
+      ->check(CLI::IsMember({"own", "verdict"}))
+      ->capture_default_str();
   cli->wrap_cmd->add_option("command", cli->wrap.wrap, "The command and its arguments, after --")
       ->required();
   cli->wrap_cmd->prefix_command(false);
@@ -172,6 +179,38 @@ std::unique_ptr<CommandLine> BuildCommandLine() {
   cli->job_cmd->add_option("--shared-dir", cli->job.shared_dir,
                            "The shared directory (instead of the config's)");
   cli->job_cmd->add_flag("--json", cli->job.json, "Print JSON");
+
+  cli->node_verdict_cmd = app.add_subcommand(
+      "node-verdict",
+      "Is this node fit for a job? PASS/WARNING/CRITICAL/UNKNOWN, exit 0/1/2/3 (a Slurm Prolog "
+      "or HealthCheckProgram, a Kubernetes init container)");
+  cli->node_verdict_cmd->add_option("--config", cli->node_verdict.config_path,
+                                    WithConfigDefault("The config naming the state_dir"));
+  cli->node_verdict_cmd->add_flag("--json", cli->node_verdict.json,
+                                  "Print JSON (docs/node-verdict.md)");
+  cli->node_verdict_cmd
+      ->add_option("--timeout", cli->node_verdict.timeout,
+                   "Each device tool's deadline (hl-smi, nvidia-smi, npu-smi)")
+      ->capture_default_str();
+  cli->node_verdict_cmd->add_flag("--no-devices", cli->node_verdict.skip_devices,
+                                  "Run no device tool");
+
+  cli->slurm_epilog_cmd = app.add_subcommand(
+      "slurm-epilog",
+      "For slurm.conf's Epilog: wait for the job's incident here; exit 1 only if it blames the "
+      "node (Slurm drains it)");
+  cli->slurm_epilog_cmd->add_option("--config", cli->slurm_epilog.config_path,
+                                    WithConfigDefault("The config naming the state_dir"));
+  cli->slurm_epilog_cmd->add_option("--job", cli->slurm_epilog.job,
+                                    "The Slurm job id (default: $SLURM_JOB_ID)");
+  cli->slurm_epilog_cmd
+      ->add_option("--wait", cli->slurm_epilog.wait,
+                   "At most this long for the job's incident and its bundle")
+      ->capture_default_str();
+  cli->slurm_epilog_cmd
+      ->add_option("--settle", cli->slurm_epilog.settle,
+                   "How long to look for an incident of the job at all")
+      ->capture_default_str();
 
   cli->scan_cmd = app.add_subcommand(
       "scan", "Run the rules over log files; exit 1 if a crash, hang or device rule fired");

@@ -14,7 +14,9 @@
 #include "cli/control_commands.h"
 #include "cli/incident_commands.h"
 #include "cli/job_command.h"
+#include "cli/node_verdict_command.h"
 #include "cli/report_command.h"
+#include "cli/slurm_epilog_command.h"
 
 namespace trainwatch::cli {
 
@@ -32,6 +34,8 @@ struct CommandLine {
   IncidentsOptions incidents;
   ReportOptions report;
   JobOptions job;
+  NodeVerdictOptions node_verdict;
+  SlurmEpilogOptions slurm_epilog;
   ScanOptions scan;
   std::string scan_format = "text";
 
@@ -49,6 +53,8 @@ struct CommandLine {
   CLI::App* incidents_ack_cmd = nullptr;
   CLI::App* report_cmd = nullptr;
   CLI::App* job_cmd = nullptr;
+  CLI::App* node_verdict_cmd = nullptr;
+  CLI::App* slurm_epilog_cmd = nullptr;
   CLI::App* scan_cmd = nullptr;
   CLI::App* manual_cmd = nullptr;             // hidden: prints trainwatch(1) as Markdown
   CLI::App* compile_prefilter_cmd = nullptr;  // hidden: the daemon's compile helper

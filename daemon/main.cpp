@@ -68,6 +68,12 @@ int main(int argc, char** argv) {
   if (*cli->incidents_show_cmd) {
     return trainwatch::cli::RunIncidentsShow(cli->incidents, std::cout, std::cerr);
   }
+  if (*cli->node_verdict_cmd) {
+    return trainwatch::cli::RunNodeVerdict(cli->node_verdict, std::cout, std::cerr);
+  }
+  if (*cli->slurm_epilog_cmd) {
+    return trainwatch::cli::RunSlurmEpilog(cli->slurm_epilog, std::cout, std::cerr);
+  }
   if (*cli->job_cmd) {
     return trainwatch::cli::RunJob(cli->job, std::cout, std::cerr);
   }

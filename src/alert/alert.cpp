@@ -64,6 +64,15 @@ Alert AlertOf(const detect::Incident& incident, const config::AlertmanagerConfig
   set("cause", std::string(rules::CauseName(incident.verdict.verdict.cause)));
   set("action", std::string(rules::ActionName(incident.verdict.verdict.action)));
   set("fingerprint", incident.fingerprint);
+  // What the retry policy decided from the job's attempts, for a route that acts on it (a
+  // scheduler's webhook cancelling the job's retries, draining the node).
+  if (incident.attempt && !incident.attempt->why.empty()) {
+    set("retry_policy", std::string(rules::ActionName(incident.verdict.verdict.action)));
+    alert.annotations["retry_policy"] = incident.attempt->why;
+  }
+  if (incident.attempt) {
+    alert.annotations["attempt"] = std::to_string(incident.attempt->number);
+  }
   alert.annotations["summary"] = incident.summary;
   alert.annotations["description"] = incident.verdict.why;
   alert.annotations["incident"] = incident.id;

@@ -30,6 +30,7 @@
 #include "ops/service_notify.h"
 #include "ops/state_dir_guard.h"
 #include "ops/status_json.h"
+#include "ops/verdict_exit_code.h"
 #include "rules/configured_rules.h"
 #include "source/wrapped_child.h"
 #include "watch/sources.h"
@@ -198,6 +199,14 @@ void Daemon::StopIfWrapDone() {
     return;
   }
   if (incidents_->idle()) {
+    if (options_.exit_codes == "verdict") {
+      const int own = exit_code_;
+      exit_code_ = ops::VerdictExitCode(incidents_->last_failure_verdict(), own);
+      if (exit_code_ != own) {
+        spdlog::info("wrap: exit status {} for the command's {} (its incident's verdict)",
+                     exit_code_, own);
+      }
+    }
     Stop(exit_code_);  // the command ended and its incident, bundle and hooks are done
   } else if (incidents_->captured() && !said_waiting_) {
     said_waiting_ = true;

@@ -21,6 +21,9 @@ struct DaemonOptions {
   // Compiled rule databases are kept in state_dir/cache, so later starts load them instead of
   // compiling. A test on the fake file system keeps none.
   bool cache_compiled_rules = true;
+  // wrap: "own" exits with the command's status; "verdict" maps a failure's verdict to
+  // ops/verdict_exit_code.h's statuses.
+  std::string exit_codes = "own";
 };
 
 // Runs until SIGTERM/SIGINT (daemon) or the child's end (wrap). Returns the process exit

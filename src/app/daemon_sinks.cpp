@@ -6,6 +6,7 @@
 #include "incident/incident_log_sink.h"
 #include "incident/metrics_sink.h"
 #include "incident/shared_dir_link.h"
+#include "slurm/slurm_drain_sink.h"
 
 namespace trainwatch::app {
 
@@ -25,6 +26,11 @@ void SourcesAsJobProcesses::FillCapture(capture::CaptureRequest& request) {
   }
 }
 
+std::optional<detect::JobStep> SourcesAsJobProcesses::FurthestStep(
+    const detect::Incident& incident) {
+  return sources_ ? sources_->FurthestStep(incident) : std::nullopt;
+}
+
 void AddDaemonSinks(Env& env, incident::IncidentFlow& flow, incident::JobProcesses& processes,
                     const SinkWiring& wiring) {
   // The record first: whatever follows, the incident is on disk.
@@ -37,6 +43,7 @@ void AddDaemonSinks(Env& env, incident::IncidentFlow& flow, incident::JobProcess
   flow.AddSink(std::make_unique<incident::SharedDirLink>(
       env, flow, processes, wiring.state_dir + "/outbox", wiring.may_write));
   flow.AddSink(std::make_unique<incident::HookSink>(env, flow.incidents_file(), wiring.hooks_idle));
+  flow.AddSink(std::make_unique<slurm::SlurmDrainSink>(env, flow));
 }
 
 }  // namespace trainwatch::app

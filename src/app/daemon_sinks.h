@@ -24,6 +24,7 @@ class SourcesAsJobProcesses final : public incident::JobProcesses {
   std::vector<source::WriterProcess> Known() override;
   void Rescan() override;
   void FillCapture(capture::CaptureRequest& request) override;
+  std::optional<detect::JobStep> FurthestStep(const detect::Incident& incident) override;
 
  private:
   const std::unique_ptr<watch::Sources>& sources_;

@@ -23,6 +23,17 @@ bool Uses(const config::CommandConfig& command, const std::string& placeholder) 
 
 }  // namespace
 
+std::string SlurmJobOf(const detect::Incident& incident) {
+  const std::string& id = incident.job.id;
+  if (incident.job.id_from != "SLURM_JOB_ID" || id.empty() || id.size() > 32 || id.front() == '_' ||
+      id.back() == '_' || std::count(id.begin(), id.end(), '_') > 1 ||
+      !std::all_of(id.begin(), id.end(),
+                   [](char c) { return (c >= '0' && c <= '9') || c == '_'; })) {
+    return {};
+  }
+  return id;
+}
+
 std::vector<config::CommandConfig> CommandsFor(const std::vector<config::CommandConfig>& commands,
                                                const detect::Incident& incident,
                                                const std::vector<int>& pids,
@@ -35,11 +46,16 @@ std::vector<config::CommandConfig> CommandsFor(const std::vector<config::Command
     if (Uses(command, "{container}") && container.empty()) {
       continue;  // see SkippedForNoContainer
     }
+    const std::string slurm_job = SlurmJobOf(incident);
+    if (Uses(command, "{slurm_job}") && slurm_job.empty()) {
+      continue;  // see SkippedForNoContainer
+    }
     const bool per_pid = Uses(command, "{pid}");
     for (int pid : per_pid ? pids : std::vector<int>{0}) {
       config::CommandConfig expanded = command;
       for (std::string& arg : expanded.argv) {
-        arg = Replace(Replace(arg, "{pid}", std::to_string(pid)), "{container}", container);
+        arg = Replace(Replace(Replace(arg, "{pid}", std::to_string(pid)), "{container}", container),
+                      "{slurm_job}", slurm_job);
       }
       expanded.as = Replace(expanded.as, "{pid}", std::to_string(pid));
       if (per_pid) {
@@ -56,15 +72,22 @@ std::vector<collect::CollectorResult> SkippedForNoContainer(
     const std::vector<config::CommandConfig>& commands, const detect::Incident& incident,
     const std::string& container) {
   std::vector<collect::CollectorResult> skipped;
-  if (!container.empty()) {
-    return skipped;
-  }
+  const bool slurm_job = !SlurmJobOf(incident).empty();
   for (const config::CommandConfig& command : commands) {
-    if (Uses(command, "{container}") && WantedFor(command.when, incident)) {
+    if (!WantedFor(command.when, incident)) {
+      continue;
+    }
+    std::string why;
+    if (Uses(command, "{container}") && container.empty()) {
+      why = "no container known for this job";
+    } else if (Uses(command, "{slurm_job}") && !slurm_job) {
+      why = "no Slurm job known for this incident (no SLURM_JOB_ID in its job's processes)";
+    }
+    if (!why.empty()) {
       collect::CollectorResult result;
       result.name = command.name;
       result.status = collect::CollectorStatus::kSkipped;
-      result.detail = "no container known for this job";
+      result.detail = std::move(why);
       skipped.push_back(std::move(result));
     }
   }

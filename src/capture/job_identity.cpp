@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "collect/rank_identity.h"
+#include "core/proc_files.h"
 
 namespace trainwatch::capture {
 namespace {
@@ -53,7 +54,42 @@ std::size_t FindJobId(const std::vector<std::string_view>& environs,
   return at;
 }
 
+bool IsSlurmId(std::string_view text) {
+  return !text.empty() && text.size() <= 32 &&
+         text.find_first_not_of("0123456789_") == std::string_view::npos && text.front() != '_';
+}
+
 }  // namespace
+
+std::string JobEnvironOf(const source::WriterProcess& writer, const std::string& proc_root) {
+  constexpr std::string_view kTitle = "slurmstepd: [";
+  std::string live;
+  if (writer.uid == 0 && writer.comm == "slurmstepd" && !proc_root.empty() &&
+      !std::string_view(writer.cmdline).starts_with(kTitle)) {
+    if (Result<ProcText> title = ReadProcCmdline(writer.pid, proc_root, 256)) {
+      live = std::move(title->text);
+    }
+  }
+  const std::string_view cmdline(live.empty() ? writer.cmdline : live);
+  if (writer.uid != 0 || !cmdline.starts_with(kTitle)) {
+    return writer.environ;
+  }
+  const std::size_t end = cmdline.find(']');
+  if (end == std::string_view::npos) {
+    return writer.environ;
+  }
+  const std::string_view step = cmdline.substr(kTitle.size(), end - kTitle.size());
+  const std::size_t dot = step.find('.');
+  const std::string_view job = step.substr(0, dot);
+  if (!IsSlurmId(job)) {
+    return writer.environ;
+  }
+  std::string environ = "SLURM_JOB_ID=" + std::string(job) + '\0';
+  if (dot != std::string_view::npos && step.size() - dot - 1 <= 32) {
+    environ += "SLURM_STEP_ID=" + std::string(step.substr(dot + 1)) + '\0';
+  }
+  return environ + writer.environ;
+}
 
 std::string Hostname() {
   char name[256] = {};
@@ -94,6 +130,22 @@ detect::JobIdentity IdentifyJob(const std::vector<std::string_view>& environs,
     }
   }
   job.ranks.assign(ranks.begin(), ranks.end());
+  // The attempt: the id's own process says first (another job's restart count is not this
+  // one's), then any.
+  for (const char* variable : {"TORCHELASTIC_RESTART_COUNT", "SLURM_RESTART_COUNT"}) {
+    std::string value =
+        from < environs.size() ? collect::EnvironVariable(environs[from], variable) : "";
+    if (value.empty()) {
+      value = FirstSet(environs, variable);
+    }
+    if (!value.empty() && value.size() <= 16) {
+      job.restart = std::string(variable) + "=" + value;
+      break;
+    }
+  }
+  if (job.id_from == "SLURM_JOB_ID" && from < environs.size()) {
+    job.slurm_step = collect::EnvironVariable(environs[from], "SLURM_STEP_ID").substr(0, 32);
+  }
   return job;
 }
 

@@ -17,6 +17,7 @@
 
 #include "config/daemon_config.h"
 #include "detect/incident.h"
+#include "source/writers.h"
 
 namespace trainwatch::capture {
 
@@ -31,6 +32,14 @@ inline constexpr const char* kJobIdVariables[] = {"TRAINWATCH_JOB_ID", "TORCHELA
 detect::JobIdentity IdentifyJob(const std::vector<std::string_view>& environs,
                                 const config::ClusterConfig& cluster, std::string_view hostname,
                                 const std::vector<std::optional<uid_t>>& uids = {});
+
+// The environment that names `writer`'s job: its own, or, for Slurm's step daemon — root's
+// slurmstepd, titled "slurmstepd: [JOB.STEP]", which holds a batch job's output file open for
+// the whole job while the job's own processes may come and go unseen — SLURM_JOB_ID and
+// SLURM_STEP_ID as its title names them, before its own. A title of any other owner, or not of
+// that shape, adds nothing. slurmstepd titles itself after it starts: when the title read with
+// the writer is not there yet, it is read again under `proc_root` (when given).
+std::string JobEnvironOf(const source::WriterProcess& writer, const std::string& proc_root = "");
 
 // This machine's hostname ("unknown-host" when it cannot be read).
 std::string Hostname();

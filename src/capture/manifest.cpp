@@ -137,6 +137,9 @@ std::string ManifestJson(const CaptureRequest& request,
   if (incident.peer) {
     manifest["incident"]["peer"] = detect::PeerJson(*incident.peer);
   }
+  if (incident.attempt) {
+    manifest["incident"]["attempt"] = detect::AttemptJson(*incident.attempt);
+  }
   if (!request.job_incidents.empty()) {
     json job_incidents = json::array();
     for (const cluster::PeerRecord& other : request.job_incidents) {

@@ -10,6 +10,7 @@
 #include "config/daemon_config.h"
 #include "core/printable.h"
 #include "core/split.h"
+#include "detect/attempt_text.h"
 #include "ops/control_server.h"
 #include "ops/incident_log.h"
 
@@ -263,6 +264,14 @@ int RunIncidentsShow(const IncidentsOptions& options, std::ostream& out, std::os
       << "fingerprint " << Text(record, "fingerprint");
   if (const std::string again = Recurrence(record); !again.empty()) {
     out << " (" << again << ")";
+  }
+  if (const auto found = record.find("attempt"); found != record.end()) {
+    if (const std::optional<detect::AttemptPlace> attempt = detect::AttemptOfJson(*found)) {
+      out << "\nattempt    " << Printable(detect::AttemptText(*attempt));
+      if (!attempt->why.empty()) {
+        out << "\nretry      " << Printable(attempt->why);
+      }
+    }
   }
   out << "\nfiring lines:\n";
   for (const json& firing : record.value("firings", json::array())) {

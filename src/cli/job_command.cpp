@@ -17,6 +17,7 @@
 #include "cluster/shared_listing.h"
 #include "core/printable.h"
 #include "core/time_format.h"
+#include "detect/attempt_text.h"
 
 namespace trainwatch::cli {
 namespace {
@@ -252,11 +253,28 @@ void PrintJob(const std::vector<PeerRecord>& records, const std::string& id, std
     }
   }
   PrintSlowness(records, claimed, out);
+  // The job's attempts as each node counts them: how many runs failed, and the latest's word.
+  const PeerRecord* latest_attempt = nullptr;
+  for (const PeerRecord& record : records) {
+    // The first in time of the latest attempt: the node that failed it, not those that followed.
+    if (!claimed(record) && record.attempt &&
+        (latest_attempt == nullptr || *record.attempt > *latest_attempt->attempt)) {
+      latest_attempt = &record;
+    }
+  }
+  if (latest_attempt != nullptr) {
+    out << "attempts   " << *latest_attempt->attempt << " failed on " << latest_attempt->node
+        << ", the latest at " << detect::StepText(latest_attempt->step)
+        << (latest_attempt->retry_why.empty() ? "" : "; " + latest_attempt->retry_why) << "\n";
+  }
   out << "incidents:\n";
   for (const PeerRecord& record : records) {
     out << "  " << Clock(record.opened_ms) << "  " << record.node
         << (record.node_rank ? " (node rank " + std::to_string(*record.node_rank) + ")" : "")
         << "  " << record.kind << "  " << record.incident_id
+        << (record.attempt ? "  attempt " + std::to_string(*record.attempt) + " (" +
+                                 detect::StepText(record.step) + ")"
+                           : "")
         << (record.uid ? "  uid " + std::to_string(*record.uid) : "")
         << (claimed(record) ? "  (another user's claim)" : "") << "\n    " << record.summary
         << "\n    bundle " << (record.bundle.empty() ? "(not yet, or none)" : record.bundle)

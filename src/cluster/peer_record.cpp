@@ -1,5 +1,6 @@
 #include "cluster/peer_record.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -108,6 +109,9 @@ Result<PeerRecord> RecordOf(const json& in) {
   record.opened_ms =
       opened != in.end() && opened->is_number_integer() ? opened->get<std::int64_t>() : 0;
   record.first_rank = RankOr(in, "first_rank");
+  if (const auto primary = in.find("primary"); primary != in.end() && primary->is_boolean()) {
+    record.primary = primary->get<bool>();
+  }
   record.bundle = TextOr(in, "bundle");
   const auto suspects = in.find("suspects");
   for (const json& suspect : suspects != in.end() && suspects->is_array() ? *suspects : no_ranks) {
@@ -131,6 +135,21 @@ Result<PeerRecord> RecordOf(const json& in) {
     }
     record.waiting = sum;
   }
+  if (const std::optional<int> attempt = IntOr(in, "attempt")) {
+    if (*attempt < 1 || *attempt > kMaxRank) {
+      throw SchemaError{"attempt " + std::to_string(*attempt) + " is out of range"};
+    }
+    record.attempt = attempt;
+  }
+  record.restart = TextOr(in, "restart", kMaxIdBytes);
+  if (const auto step = in.find("step"); step != in.end() && step->is_object()) {
+    const auto count = step->find("count");
+    if (count == step->end() || !count->is_number_integer()) {
+      throw SchemaError{"step " + step->dump().substr(0, 64) + " has no count"};
+    }
+    record.step = detect::JobStep{TextOr(*step, "label", kMaxIdBytes), count->get<std::int64_t>()};
+  }
+  record.retry_why = TextOr(in, "retry_why");
   const auto published = in.find("published_ms");
   record.published_ms =
       published != in.end() && published->is_number_integer() ? published->get<std::int64_t>() : 0;
@@ -158,7 +177,14 @@ PeerRecord PeerRecordOf(const detect::Incident& incident) {
   record.fingerprint = incident.fingerprint;
   record.opened_ms = EpochMillis(incident.opened);
   record.first_rank = FirstFailingRank(incident);
+  record.primary = !incident.peer && detect::RootError(incident.firings) != nullptr;
   record.straggler_rank = detect::ReportedStraggler(incident);
+  record.restart = incident.job.restart;
+  if (incident.attempt) {
+    record.attempt = static_cast<int>(std::min<std::uint32_t>(incident.attempt->number, kMaxRank));
+    record.step = incident.attempt->step;
+    record.retry_why = incident.attempt->why;
+  }
   return record;
 }
 
@@ -176,29 +202,36 @@ std::string PeerRecordJson(const PeerRecord& record) {
     suspects.push_back(
         {{"rank", Optional(suspect.rank)}, {"label", suspect.label}, {"reason", suspect.reason}});
   }
-  const json out = {{"version", kPeerRecordVersion},
-                    {"job_id", record.job_id},
-                    {"node", record.node},
-                    {"node_rank", Optional(record.node_rank)},
-                    {"ranks", record.ranks},
-                    {"uid", Optional(record.uid)},
-                    {"incident_id", record.incident_id},
-                    {"kind", record.kind},
-                    {"summary", record.summary},
-                    {"cause", record.cause},
-                    {"action", record.action},
-                    {"verdict", record.verdict},
-                    {"fingerprint", record.fingerprint},
-                    {"opened_ms", record.opened_ms},
-                    {"first_rank", Optional(record.first_rank)},
-                    {"bundle", record.bundle},
-                    {"suspects", std::move(suspects)},
-                    {"straggler_rank", Optional(record.straggler_rank)},
-                    {"waiting", record.waiting ? json{{"samples", record.waiting->samples},
-                                                      {"peer_waits", record.waiting->peer_waits},
-                                                      {"ranks", record.waiting->ranks}}
-                                               : json()},
-                    {"published_ms", record.published_ms}};
+  const json out = {
+      {"version", kPeerRecordVersion},
+      {"job_id", record.job_id},
+      {"node", record.node},
+      {"node_rank", Optional(record.node_rank)},
+      {"ranks", record.ranks},
+      {"uid", Optional(record.uid)},
+      {"incident_id", record.incident_id},
+      {"kind", record.kind},
+      {"summary", record.summary},
+      {"cause", record.cause},
+      {"action", record.action},
+      {"verdict", record.verdict},
+      {"fingerprint", record.fingerprint},
+      {"opened_ms", record.opened_ms},
+      {"first_rank", Optional(record.first_rank)},
+      {"primary", record.primary},
+      {"bundle", record.bundle},
+      {"suspects", std::move(suspects)},
+      {"straggler_rank", Optional(record.straggler_rank)},
+      {"waiting", record.waiting ? json{{"samples", record.waiting->samples},
+                                        {"peer_waits", record.waiting->peer_waits},
+                                        {"ranks", record.waiting->ranks}}
+                                 : json()},
+      {"attempt", Optional(record.attempt)},
+      {"restart", record.restart},
+      {"step",
+       record.step ? json{{"label", record.step->label}, {"count", record.step->count}} : json()},
+      {"retry_why", record.retry_why},
+      {"published_ms", record.published_ms}};
   return out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

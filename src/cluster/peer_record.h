@@ -42,13 +42,22 @@ struct PeerRecord {
   std::string fingerprint;
   std::int64_t opened_ms = 0;     // on that node's clock
   std::optional<int> first_rank;  // the rank whose line fired first, where its line said so
-  std::string bundle;             // its path on that node, once written
+  // A rank there printed an error of its own (detect::RootError): that node failed, rather than
+  // suffered another's failure.
+  bool primary = false;
+  std::string bundle;  // its path on that node, once written
   std::vector<PeerSuspect> suspects;
   // A slow incident: the rank the job's own straggler report names slowest.
   std::optional<int> straggler_rank;
   // Where the node's ranks waited during its capture, when it sampled them (a slow incident's,
   // or a peer capture for one): how the job's nodes are compared.
   std::optional<diagnose::NodeWaits> waiting;
+  // Its attempt of the job as that node counts them (detect::AttemptPlace), the furthest step
+  // reached, and why the retry policy decided its action, where it did.
+  std::optional<int> attempt;
+  std::string restart;  // the launcher's restart count ("TORCHELASTIC_RESTART_COUNT=2")
+  std::optional<detect::JobStep> step;
+  std::string retry_why;
   std::int64_t published_ms = 0;  // when it was (re)written, on that node's clock
 };
 

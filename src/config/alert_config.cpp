@@ -10,8 +10,8 @@ namespace {
 
 // The labels trainwatch sets itself: a config label of the same name would change what an
 // alert means.
-constexpr const char* kOwnLabels[] = {"alertname", "job_id", "node",   "rank",
-                                      "kind",      "cause",  "action", "fingerprint"};
+constexpr const char* kOwnLabels[] = {"alertname", "job_id", "node",        "rank",        "kind",
+                                      "cause",     "action", "fingerprint", "retry_policy"};
 
 std::optional<Duration> Within(YamlReader& yaml, const YAML::Node& node, const std::string& what,
                                Duration least, Duration most) {

@@ -377,6 +377,9 @@ std::vector<CommandConfig> DefaultCommands() {
       Command("docker-ps", {"docker", "ps", "--no-trunc"}, "docker/ps.txt"),
       Command("docker-stats", {"docker", "stats", "--no-stream", "--no-trunc"}, "docker/stats.txt"),
       Command("docker-inspect", {"docker", "inspect", "{container}"}, "docker/inspect.json"),
+      // The job as Slurm has it (its nodes, restarts, requeue and exit state), for an incident
+      // of a Slurm job.
+      Command("slurm-job", {"scontrol", "show", "job", "{slurm_job}"}, "slurm/job.txt"),
   };
   for (CommandConfig& command : commands) {
     if (command.name == "dmesg") {

@@ -51,7 +51,7 @@ class DaemonConfigParser {
     if (map) {
       yaml_.CheckKeys(root,
                       {"state_dir", "rules", "incident", "watch", "wrap", "sources", "capture",
-                       "metrics", "on_incident", "cluster", "alertmanager"},
+                       "metrics", "on_incident", "cluster", "alertmanager", "retry", "slurm"},
                       "the config");
     }
     if (map && root["state_dir"]) {
@@ -66,6 +66,7 @@ class DaemonConfigParser {
     }
     config_.capture.commands = DefaultCommands();
     config_.cluster.node_name_env = env_("NODE_NAME").value_or("");
+    config_.slurm.slurmd_nodename_env = env_("SLURMD_NODENAME").value_or("");
     if (!map) {
       FillCaptureDefaults();
       return std::move(config_);
@@ -105,6 +106,12 @@ class DaemonConfigParser {
     }
     if (const YAML::Node node = root["alertmanager"]) {
       ParseAlertmanager(node, yaml_, config_.alertmanager);
+    }
+    if (const YAML::Node node = root["retry"]) {
+      ParseRetry(node, yaml_, config_.retry);
+    }
+    if (const YAML::Node node = root["slurm"]) {
+      ParseSlurm(node, yaml_, config_.slurm);
     }
     FillCaptureDefaults();
     return std::move(config_);

@@ -15,6 +15,8 @@
 //     follow_up: 30m      # a stall or silence of a job this soon after its crash, a death or
 //                         # a peer's incident joins that one, no second capture (0s: off; <=24h)
 //     context_lines: 20   # lines before an event kept with it (0..1000)
+//   retry: {same_failure_budget: 3}   # the retry policy (config/act_config.h)
+//   slurm: {drain: true}               # what is done in Slurm (config/act_config.h)
 //   watch:
 //     mode: auto              # auto (inotify, else polling) | inotify | poll
 //     poll_interval: 1s       # how often polling stats files (at least 100ms)
@@ -68,6 +70,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/act_config.h"
 #include "config/alert_config.h"
 #include "config/capture_config.h"
 #include "config/path_expand.h"
@@ -129,6 +132,8 @@ struct DaemonConfig {
   std::vector<std::string> rule_paths;  // expanded, absolute; empty: the caller uses the shipped
                                         // packs
   IncidentConfig incident;
+  RetryConfig retry;
+  SlurmConfig slurm;
   WatchConfig watch;
   std::string wrap_log_file;  // expanded, absolute, "{pid}" kept; empty: wrap tees nowhere
   // wrap: load the Python hook into the command (its stacks on a signal, no debugger).

@@ -67,6 +67,10 @@ struct JobIdentity {
   // The owner of the process the id was read from: only that user's processes elsewhere are
   // acted on for this job (a peer record of another uid is another user's claim).
   std::optional<uid_t> uid;
+  // Which attempt of the job its processes are, as their launcher counts them:
+  // "TORCHELASTIC_RESTART_COUNT=2", "SLURM_RESTART_COUNT=1"; empty when none says.
+  std::string restart;
+  std::string slurm_step;  // SLURM_STEP_ID, for a job id from SLURM_JOB_ID
 };
 
 // What a peer incident answers: another node's incident of the same job, read from the shared
@@ -84,6 +88,30 @@ struct PeerLink {
   std::optional<int> uid;         // the job's owner there, checked to be this node's job's
 };
 
+// A step the job reached: its latest bar's label and count (detect/progress_tracker.h).
+struct JobStep {
+  std::string label;
+  std::int64_t count = 0;
+  bool operator==(const JobStep&) const = default;
+};
+
+// The incident's place among its job's attempts (incident/attempt_ledger.h) and what the retry
+// policy made of them (incident/retry_policy.h), which its verdict's action says too.
+struct AttemptPlace {
+  std::uint32_t number = 1;     // 1: the first attempt of the job this node saw fail
+  std::string marker;           // what tells it from the one before (AttemptMarker)
+  std::optional<JobStep> step;  // the furthest step it reached
+  std::string why;              // the policy's reason, in words
+  // The earlier attempts that failed the same way (fingerprint), oldest first.
+  std::vector<std::uint32_t> same_as;
+  bool remedy_failed = false;  // a device failure came back after a reboot
+  // This node printed the attempt's root error (a rank here failed first, or its device did),
+  // and no other node of the job had told of a failure before it.
+  bool failed_first = false;
+  std::string boot_id;    // the node's boot when it failed (/proc/sys/kernel/random/boot_id)
+  std::vector<int> pids;  // its ranks' processes here (or its writers'), sorted
+};
+
 struct Incident {
   std::string id;
   rules::RuleKind kind = rules::RuleKind::kCrash;
@@ -96,7 +124,8 @@ struct Incident {
   IncidentVerdict verdict;         // its firings' cause and action (VerdictTally), when settled
   std::string fingerprint;         // detect/fingerprint.h, when written
   Recurrence recurrence;
-  JobIdentity job;  // when written
+  JobIdentity job;                      // when written
+  std::optional<AttemptPlace> attempt;  // when written, for a failure of the job (not manual)
   WallTime opened{};
   WallTime closed{};
 };

@@ -96,6 +96,9 @@ std::string IncidentJson(const Incident& incident) {
   if (!incident.job.node.empty()) {
     record["job"] = JobJson(incident.job);
   }
+  if (incident.attempt) {
+    record["attempt"] = AttemptJson(*incident.attempt);
+  }
   if (incident.more_firings > 0) {
     record["more_firings"] = incident.more_firings;
   }
@@ -103,12 +106,33 @@ std::string IncidentJson(const Incident& incident) {
 }
 
 nlohmann::ordered_json JobJson(const JobIdentity& job) {
-  return {{"id", job.id.empty() ? json(nullptr) : json(job.id)},
-          {"id_from", job.id_from},
-          {"node", job.node},
-          {"node_from", job.node_from},
-          {"node_rank", job.node_rank ? json(*job.node_rank) : json(nullptr)},
-          {"ranks", job.ranks}};
+  json record = {{"id", job.id.empty() ? json(nullptr) : json(job.id)},
+                 {"id_from", job.id_from},
+                 {"node", job.node},
+                 {"node_from", job.node_from},
+                 {"node_rank", job.node_rank ? json(*job.node_rank) : json(nullptr)},
+                 {"ranks", job.ranks}};
+  if (!job.restart.empty()) {
+    record["restart"] = job.restart;
+  }
+  if (!job.slurm_step.empty()) {
+    record["slurm_step"] = job.slurm_step;
+  }
+  return record;
+}
+
+nlohmann::ordered_json AttemptJson(const AttemptPlace& attempt) {
+  return {
+      {"number", attempt.number},
+      {"marker", attempt.marker},
+      {"step", attempt.step ? json{{"label", attempt.step->label}, {"count", attempt.step->count}}
+                            : json(nullptr)},
+      {"same_as", attempt.same_as},
+      {"why", attempt.why},
+      {"remedy_failed", attempt.remedy_failed},
+      {"failed_first", attempt.failed_first},
+      {"boot_id", attempt.boot_id},
+      {"pids", attempt.pids}};
 }
 
 nlohmann::ordered_json PeerJson(const PeerLink& peer) {

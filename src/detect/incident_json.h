@@ -17,8 +17,13 @@ std::string IncidentJson(const Incident& incident);
 // JSON, without its newline.
 std::string FollowUpJson(const std::string& id, const Firing& firing, const std::string& why);
 
-// {"id" (null when unknown), "id_from", "node", "node_from", "node_rank", "ranks"}.
+// {"id" (null when unknown), "id_from", "node", "node_from", "node_rank", "ranks"}, and
+// "restart" and "slurm_step" where known.
 nlohmann::ordered_json JobJson(const JobIdentity& job);
+
+// {"number", "marker", "step" ({"label", "count"} or null), "same_as", "why", "remedy_failed",
+//  "failed_first", "boot_id", "pids"} (incident/attempt_ledger.h reads it back).
+nlohmann::ordered_json AttemptJson(const AttemptPlace& attempt);
 
 // {"job", "node", "incident", "kind", "summary", "cause", "action", "first_rank", "opened_ms"}.
 nlohmann::ordered_json PeerJson(const PeerLink& peer);

@@ -43,6 +43,7 @@ ops::IncidentHistory IncidentFlow::LoadHistory() {
     return {};
   }
   recurrences_.Restore(history->fingerprints);
+  attempts_.Restore(history->attempts);
   const WallTime wall_now = env_.WallNow();
   for (const auto& [rule, opened] : history->rule_last_opened) {
     builder_.RestoreCooldown(rule, env_.SteadyNow() - (wall_now - opened));
@@ -203,6 +204,12 @@ void IncidentFlow::OpenPeerIncident(detect::PeerLink link) {
   Write(incident, {}, nullptr);
 }
 
+void IncidentFlow::TellActed(const ops::SchedulerAction& action) {
+  for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+    sink->Acted(action);
+  }
+}
+
 bool IncidentFlow::idle() const {
   return !builder_.open() && capturing_.empty() &&
          std::all_of(sinks_.begin(), sinks_.end(),
@@ -225,6 +232,11 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
   }
   if (incident.peer && incident.peer->uid && *incident.peer->uid >= 0) {
     incident.job.uid = static_cast<uid_t>(*incident.peer->uid);  // whose ranks it may capture
+  }
+  PlaceAttempt(incident);
+  if (!incident.peer && incident.reason.empty() && incident.kind != rules::RuleKind::kWarning &&
+      incident.kind != rules::RuleKind::kSlow) {
+    last_failure_verdict_ = incident.verdict.verdict;
   }
   // Open from the moment it opened: an advance during its settle time resolves it at once.
   const auto ago = std::max(WallTime::duration::zero(), env_.WallNow() - incident.opened);

@@ -21,6 +21,7 @@
 #include "incident/follow_ups.h"
 #include "incident/incident_sink.h"
 #include "incident/job_processes.h"
+#include "ops/attempt_ledger.h"
 #include "ops/daemon_snapshot.h"
 #include "ops/incident_lifecycle.h"
 #include "ops/incident_log.h"
@@ -112,16 +113,31 @@ class IncidentFlow final : public Pipeline {
   const std::string& incidents_file() const { return incidents_file_; }
   std::uint64_t written() const { return incidents_written_; }
   const std::string& last_incident() const { return last_incident_; }
+  // The verdict of the last failure recorded (a crash, hang, device failure, a loss gone NaN;
+  // not a slowdown, a warning, a manual snapshot or a peer's capture), once decided.
+  const std::optional<rules::Verdict>& last_failure_verdict() const {
+    return last_failure_verdict_;
+  }
+  // The job's attempts as this node saw them fail, oldest first.
+  std::vector<ops::AttemptEntry> AttemptsOf(const std::string& job_id) const {
+    return attempts_.Of(job_id);
+  }
 
   // Pipeline, for the sinks.
   bool Follows(const std::string& id) const override { return lifecycle_.IsOpen(id); }
   const detect::Incident* Settling() const override;
   void OpenPeerIncident(detect::PeerLink link) override;
+  void TellActed(const ops::SchedulerAction& action) override;
 
  private:
   void ScheduleSettle();
   void WriteSettled();
   void Write(detect::Incident& incident, const ManualOptions& options, const Done& done);
+  // The incident's place among its job's attempts, and the retry policy's decision, which
+  // becomes its action (incident_flow_attempt.cpp).
+  void PlaceAttempt(detect::Incident& incident);
+  // The pids of `incident`'s job's processes here: its ranks (or its writers).
+  std::vector<int> AttemptPids(const detect::Incident& incident) const;
   void Capture(const detect::Incident& incident, const ManualOptions& options, const Done& done);
   std::unique_ptr<capture::Capturer> MakeCapturer();
   void Conclude(const detect::Incident& facts, const capture::CaptureOutcome& outcome,
@@ -137,6 +153,8 @@ class IncidentFlow final : public Pipeline {
   detect::IncidentBuilder builder_{{}};
   FollowUps follow_ups_;
   ops::RecurrenceBook recurrences_;
+  ops::AttemptLedger attempts_;
+  std::string boot_id_;  // read at the first incident
   ops::IncidentLifecycle lifecycle_;
   std::string host_;
   std::unique_ptr<capture::Capturer> capturer_;  // MakeCapturer: its early bundles to the sinks
@@ -146,6 +164,7 @@ class IncidentFlow final : public Pipeline {
   bool aborted_ = false;
   std::uint64_t incidents_written_ = 0;
   std::string last_incident_;
+  std::optional<rules::Verdict> last_failure_verdict_;
 };
 
 }  // namespace trainwatch::incident

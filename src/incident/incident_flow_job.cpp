@@ -2,6 +2,7 @@
 // writers, a firing's, or the processes the sources know. Split from incident_flow.cpp; the
 // same IncidentFlow, loop thread only.
 #include <algorithm>
+#include <deque>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -12,26 +13,44 @@
 
 namespace trainwatch::incident {
 
-std::string IncidentFlow::JobIdOf(const detect::Firing& firing) const {
-  std::vector<std::string_view> environs;
-  std::vector<std::optional<uid_t>> uids;
-  for (const source::WriterProcess& writer : firing.writers) {
-    environs.push_back(writer.environ);
-    uids.push_back(writer.uid);
+namespace {
+
+// The environments that name the processes' jobs (capture::JobEnvironOf), kept while the views
+// of them are used.
+class JobEnvirons {
+ public:
+  explicit JobEnvirons(const std::string& proc_root) : proc_root_(proc_root) {}
+  void Add(const source::WriterProcess& process) {
+    texts_.push_back(capture::JobEnvironOf(process, proc_root_));
+    uids_.push_back(process.uid);
   }
-  return capture::IdentifyJob(environs, config_.cluster, host_, uids).id;
+  std::vector<std::string_view> views() const { return {texts_.begin(), texts_.end()}; }
+  const std::vector<std::optional<uid_t>>& uids() const { return uids_; }
+
+ private:
+  const std::string& proc_root_;
+  std::deque<std::string> texts_;
+  std::vector<std::optional<uid_t>> uids_;
+};
+
+}  // namespace
+
+std::string IncidentFlow::JobIdOf(const detect::Firing& firing) const {
+  JobEnvirons environs(env_.proc_root());
+  for (const source::WriterProcess& writer : firing.writers) {
+    environs.Add(writer);
+  }
+  return capture::IdentifyJob(environs.views(), config_.cluster, host_, environs.uids()).id;
 }
 
 std::string IncidentFlow::OwnJobId(const detect::Incident& incident) const {
   // Its firings' writers, and those that exited before it was judged (looked up in what the
   // sources remember): never another job's processes that happen to write here too.
-  std::vector<std::string_view> environs;
-  std::vector<std::optional<uid_t>> uids;
+  JobEnvirons environs(env_.proc_root());
   std::vector<int> departed;
   for (const detect::Firing& firing : incident.firings) {
     for (const source::WriterProcess& writer : firing.writers) {
-      environs.push_back(writer.environ);
-      uids.push_back(writer.uid);
+      environs.Add(writer);
     }
     departed.insert(departed.end(), firing.departed_writers.begin(), firing.departed_writers.end());
   }
@@ -39,17 +58,15 @@ std::string IncidentFlow::OwnJobId(const detect::Incident& incident) const {
       departed.empty() ? std::vector<source::WriterProcess>{} : processes_.Known();
   for (const source::WriterProcess& process : known) {
     if (std::find(departed.begin(), departed.end(), process.pid) != departed.end()) {
-      environs.push_back(process.environ);
-      uids.push_back(process.uid);
+      environs.Add(process);
     }
   }
-  return capture::IdentifyJob(environs, config_.cluster, host_, uids).id;
+  return capture::IdentifyJob(environs.views(), config_.cluster, host_, environs.uids()).id;
 }
 
 detect::JobIdentity IncidentFlow::JobOf(const detect::Incident* incident) const {
   // The incident's own writers first: on a node running two jobs, it is theirs.
-  std::vector<std::string_view> environs;
-  std::vector<std::optional<uid_t>> uids;
+  JobEnvirons environs(env_.proc_root());
   // Who raised it: a user's log speaks for that user's job alone (its id is looked up in their
   // processes only, and its record carries their uid, so that no peer acts on another user's
   // job for it). The kernel's lines and root's logs speak for any job here.
@@ -63,8 +80,7 @@ detect::JobIdentity IncidentFlow::JobOf(const detect::Incident* incident) const 
     for (const detect::Firing& firing : incident->firings) {
       for (const source::WriterProcess& writer : firing.writers) {
         if (may_speak(writer)) {
-          environs.push_back(writer.environ);
-          uids.push_back(writer.uid);
+          environs.Add(writer);
         }
       }
     }
@@ -72,11 +88,11 @@ detect::JobIdentity IncidentFlow::JobOf(const detect::Incident* incident) const 
   const std::vector<source::WriterProcess> others = processes_.Known();
   for (const source::WriterProcess& writer : others) {
     if (may_speak(writer)) {
-      environs.push_back(writer.environ);
-      uids.push_back(writer.uid);
+      environs.Add(writer);
     }
   }
-  detect::JobIdentity job = capture::IdentifyJob(environs, config_.cluster, host_, uids);
+  detect::JobIdentity job =
+      capture::IdentifyJob(environs.views(), config_.cluster, host_, environs.uids());
   if (!speakers.empty()) {
     // One user (the usual case) or several, or one not known: a uid no peer's job runs as
     // where it is not exactly one known user.

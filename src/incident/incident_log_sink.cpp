@@ -62,6 +62,16 @@ void IncidentLogSink::Resolved(const ops::Resolution& resolution) {
   }
 }
 
+void IncidentLogSink::Acted(const ops::SchedulerAction& action) {
+  if (!may_write_()) {
+    return;
+  }
+  if (Status recorded = log_.AppendSchedulerAction(action); !recorded) {
+    spdlog::error("cannot record what was done about incident {} in the scheduler: {}",
+                  action.incident_id, recorded.error().message);
+  }
+}
+
 void IncidentLogSink::Stopping() {
   if (Status flushed = log_.Flush(); !flushed) {
     spdlog::error("at the stop, {}: lost", flushed.error().message);

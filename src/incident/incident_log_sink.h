@@ -27,6 +27,7 @@ class IncidentLogSink final : public IncidentSink {
   void FollowedUp(const std::string& incident_id, const detect::Firing& firing,
                   const std::string& why) override;
   void Resolved(const ops::Resolution& resolution) override;
+  void Acted(const ops::SchedulerAction& action) override;
   // What a full disk refused is tried once more.
   void Stopping() override;
 

@@ -17,6 +17,7 @@
 #include "ops/firing_log.h"
 #include "ops/incident_lifecycle.h"
 #include "ops/incident_log.h"
+#include "ops/scheduler_action.h"
 
 namespace trainwatch::incident {
 
@@ -31,6 +32,9 @@ class Pipeline {
   virtual const detect::Incident* Settling() const = 0;
   // Records and captures an incident for another node's failure of a job that runs here.
   virtual void OpenPeerIncident(detect::PeerLink link) = 0;
+  // A sink did something about an incident in the scheduler (or decided not to): every sink
+  // hears of it (Acted), the log records it.
+  virtual void TellActed(const ops::SchedulerAction& action) = 0;
 };
 
 class IncidentSink {
@@ -52,6 +56,13 @@ class IncidentSink {
   virtual void Recorded(const detect::Incident& /*incident*/) {}
   // No incident settles any more (the one settling was recorded, or came to nothing).
   virtual void SettleEnded() {}
+  // A node of `incident`'s job (its job identity set) that told of a failure of the job after
+  // `since` and before this one opened, if this sink knows of one (the shared directory's
+  // records): this node was not the first to fail. Empty: none known.
+  virtual std::string EarlierFailureElsewhere(const detect::Incident& /*incident*/,
+                                              detect::WallTime /*since*/) const {
+    return {};
+  }
   // What the sink adds to a capture's request before it starts.
   virtual void AddToCapture(capture::CaptureRequest& /*request*/) const {}
   // The capture's early bundle is on disk (`early.error` says what it still lacks); the
@@ -70,6 +81,8 @@ class IncidentSink {
   // incident instead of opening one (incident/follow_ups.h); `why` says so in words.
   virtual void FollowedUp(const std::string& /*incident_id*/, const detect::Firing& /*firing*/,
                           const std::string& /*why*/) {}
+  // What was done about an incident in the scheduler (Pipeline::TellActed).
+  virtual void Acted(const ops::SchedulerAction& /*action*/) {}
   // A followed incident resolved (progress, a restart, an ack).
   virtual void Resolved(const ops::Resolution& /*resolution*/) {}
   // The daemon stops: what runs is killed, what waits is dropped.

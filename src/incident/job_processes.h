@@ -4,6 +4,7 @@
 // remembered processes, bars). The daemon's Sources answer; tests give a fake. Loop thread only.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "capture/capture_types.h"
@@ -20,6 +21,11 @@ class JobProcesses {
   virtual void Rescan() = 0;
   // Adds what the sources know (log files, processes, watched dirs, bars) to a capture.
   virtual void FillCapture(capture::CaptureRequest& request) = 0;
+  // The furthest step the job of `incident` reached (the attempt's, for the retry policy);
+  // none when no bar of it is known.
+  virtual std::optional<detect::JobStep> FurthestStep(const detect::Incident& /*incident*/) {
+    return std::nullopt;
+  }
 };
 
 }  // namespace trainwatch::incident

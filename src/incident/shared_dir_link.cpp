@@ -72,6 +72,30 @@ void SharedDirLink::Recorded(const detect::Incident& incident) {
   }
 }
 
+std::string SharedDirLink::EarlierFailureElsewhere(const detect::Incident& incident,
+                                                   WallTime since) const {
+  if (config_.cluster.shared_dir.empty() || incident.job.id.empty()) {
+    return {};
+  }
+  auto ms = [](WallTime time) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+  };
+  const std::int64_t opened = ms(incident.opened);
+  // Within the attempt: after the last one ended here, and close before this one (the ranks'
+  // own errors of one attempt come within seconds of each other; an older one is another
+  // attempt's).
+  const std::int64_t from = std::max(ms(since), opened - ms(WallTime{} + kSameFailureWindow));
+  for (const cluster::PeerRecord& record : jobs_.RecordsOf(incident.job.id)) {
+    if (record.node == incident.job.node || !record.primary ||
+        (record.kind != "crash" && record.kind != "device") || record.opened_ms >= opened ||
+        record.opened_ms <= from || !cluster::UntrustedBecause(record, job_uids_).empty()) {
+      continue;
+    }
+    return record.node;
+  }
+  return {};
+}
+
 void SharedDirLink::AddToCapture(capture::CaptureRequest& request) const {
   request.job_incidents = jobs_.RecordsOf(request.incident.job.id);
 }
@@ -138,8 +162,8 @@ std::vector<std::string> SharedDirLink::JobsHere() {
   std::set<int> without_job;
   job_uids_.clear();
   for (const source::WriterProcess& writer : processes_.Known()) {
-    detect::JobIdentity job =
-        capture::IdentifyJob({writer.environ}, config_.cluster, host_, {writer.uid});
+    detect::JobIdentity job = capture::IdentifyJob(
+        {capture::JobEnvironOf(writer, env_.proc_root())}, config_.cluster, host_, {writer.uid});
     if (job.id.empty()) {
       without_job.insert(writer.pid);
       continue;

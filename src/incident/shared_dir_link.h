@@ -24,6 +24,8 @@ namespace trainwatch::incident {
 
 class SharedDirLink final : public IncidentSink {
  public:
+  // Another node's own error at most this long before this node's is of the same attempt.
+  static constexpr std::chrono::minutes kSameFailureWindow{2};
   // `outbox`: where records wait for the shared directory (in the state_dir); `may_write`:
   // false once the state_dir is another daemon's.
   SharedDirLink(Env& env, Pipeline& pipeline, JobProcesses& processes, const std::string& outbox,
@@ -34,6 +36,8 @@ class SharedDirLink final : public IncidentSink {
   void Restore(const ops::IncidentHistory& history) override;
   void Recorded(const detect::Incident& incident) override;
   void SettleEnded() override;
+  std::string EarlierFailureElsewhere(const detect::Incident& incident,
+                                      WallTime since) const override;
   void AddToCapture(capture::CaptureRequest& request) const override;
   void Captured(const capture::CaptureOutcome& outcome) override;
   void Resolved(const ops::Resolution& resolution) override;

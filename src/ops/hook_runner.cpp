@@ -19,18 +19,20 @@ void HookRunner::Run(const detect::Incident& incident, const std::string& bundle
       "TRAINWATCH_INCIDENT_ID=" + incident.id,
       "TRAINWATCH_INCIDENT_KIND=" + detect::IncidentKindName(incident),
       "TRAINWATCH_INCIDENT_RULE=" + (incident.rules.empty() ? "" : incident.rules.front()),
-      "TRAINWATCH_INCIDENT_RULES=" + rules,
-      "TRAINWATCH_INCIDENT_SUMMARY=" + incident.summary,
+      "TRAINWATCH_INCIDENT_RULES=" + rules, "TRAINWATCH_INCIDENT_SUMMARY=" + incident.summary,
       "TRAINWATCH_INCIDENT_CAUSE=" + std::string(rules::CauseName(incident.verdict.verdict.cause)),
       "TRAINWATCH_INCIDENT_ACTION=" +
           std::string(rules::ActionName(incident.verdict.verdict.action)),
       "TRAINWATCH_INCIDENT_VERDICT=" + incident.verdict.why,
       "TRAINWATCH_INCIDENT_FINGERPRINT=" + incident.fingerprint,
       "TRAINWATCH_INCIDENT_RECURRENCE=" + std::to_string(incident.recurrence.count),
-      "TRAINWATCH_JOB_ID=" + incident.job.id,
-      "TRAINWATCH_NODE=" + incident.job.node,
-      "TRAINWATCH_BUNDLE=" + bundle,
-      "TRAINWATCH_BUNDLE_ERROR=" + bundle_error,
+      // Which attempt of the job it ended, and why the retry policy chose the action (if it
+      // did): a hook that cancels a job's retries or excludes the node says why.
+      "TRAINWATCH_INCIDENT_ATTEMPT=" +
+          (incident.attempt ? std::to_string(incident.attempt->number) : std::string()),
+      "TRAINWATCH_INCIDENT_RETRY_POLICY=" + (incident.attempt ? incident.attempt->why : ""),
+      "TRAINWATCH_JOB_ID=" + incident.job.id, "TRAINWATCH_NODE=" + incident.job.node,
+      "TRAINWATCH_BUNDLE=" + bundle, "TRAINWATCH_BUNDLE_ERROR=" + bundle_error,
       "TRAINWATCH_INCIDENTS_FILE=" + incidents_file};
   for (const config::CommandConfig& hook : hooks_) {
     if (capture::WantedFor(hook.when, incident)) {

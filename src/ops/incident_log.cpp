@@ -94,6 +94,10 @@ bool ReadsOneByte(const ReadableFile& file, std::uint64_t offset, char& byte) {
 
 }  // namespace
 
+Status IncidentLog::AppendSchedulerAction(const SchedulerAction& action) {
+  return AppendLine(SchedulerActionJson(action));
+}
+
 Status IncidentLog::AppendLine(const std::string& text) {
   if (unwritten_.size() >= kMaxUnwritten) {
     unwritten_.pop_front();
@@ -307,6 +311,9 @@ IncidentHistory ParseIncidentHistory(std::string_view text) {
           last = std::max(last, opened);
         }
       }
+    }
+    if (std::optional<AttemptEntry> attempt = AttemptEntryOf(record)) {
+      history.attempts.push_back(std::move(*attempt));
     }
     if (const auto fingerprint = record.find("fingerprint");
         fingerprint != record.end() && fingerprint->is_string()) {

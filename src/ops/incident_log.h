@@ -15,8 +15,10 @@
 #include "core/file_system.h"
 #include "core/result.h"
 #include "detect/incident.h"
+#include "ops/attempt_ledger.h"
 #include "ops/incident_lifecycle.h"
 #include "ops/recurrence_book.h"
+#include "ops/scheduler_action.h"
 
 namespace trainwatch::capture {
 struct CaptureOutcome;
@@ -35,6 +37,7 @@ struct IncidentHistory {
   std::multimap<std::string, FiredThrough> fired;
   std::map<std::string, detect::WallTime> rule_last_opened;
   std::map<std::string, FingerprintSeen> fingerprints;  // for the RecurrenceBook
+  std::vector<AttemptEntry> attempts;                   // for the AttemptLedger, oldest first
   // Incidents with no resolution record, oldest first (a resolved one's rules are out of
   // rule_last_opened too: its cooldown ended with it).
   std::vector<OpenIncident> open;
@@ -71,6 +74,8 @@ class IncidentLog {
   //  "time", "why"}.
   Status AppendFollowUp(const std::string& id, const detect::Firing& firing,
                         const std::string& why);
+  // What was done about an incident in the scheduler (ops/scheduler_action.h).
+  Status AppendSchedulerAction(const SchedulerAction& action);
   // Reads the last kTailBytes of the log (older incidents are past every cooldown and far
   // behind every saved offset).
   Result<IncidentHistory> ReadHistory() const;

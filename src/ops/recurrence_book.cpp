@@ -8,7 +8,6 @@
 #include "detect/fingerprint.h"
 
 namespace trainwatch::ops {
-namespace {
 
 std::string Ordinal(std::uint32_t n) {
   const std::uint32_t tens = n % 100;
@@ -19,8 +18,6 @@ std::string Ordinal(std::uint32_t n) {
                                                   : "th";
   return std::to_string(n) + suffix;
 }
-
-}  // namespace
 
 void RecurrenceBook::Stamp(detect::Incident& incident) {
   incident.fingerprint = detect::Fingerprint(incident);
@@ -38,14 +35,6 @@ void RecurrenceBook::Stamp(detect::Incident& incident) {
   }
   ++seen.count;
   seen.last = std::max(seen.last, incident.opened);
-  rules::Verdict& verdict = incident.verdict.verdict;
-  if (incident.recurrence.count > 1 && verdict.cause == rules::Cause::kApplication &&
-      (verdict.action == rules::Action::kInspect || verdict.action == rules::Action::kRetry)) {
-    verdict.action = rules::Action::kCancelRetries;
-    incident.verdict.why +=
-        fmt::format("; the same application failure for the {} time: retrying repeats it",
-                    Ordinal(incident.recurrence.count));
-  }
 }
 
 std::string RecurrenceText(const detect::Recurrence& recurrence) {

@@ -4,6 +4,7 @@
 
 #include "cluster/first_failure.h"
 #include "core/time_format.h"
+#include "detect/attempt_text.h"
 #include "report/html_text.h"
 #include "report/json_fields.h"
 #include "report/timeline_svg.h"
@@ -216,6 +217,14 @@ std::string Header(const json& manifest) {
                   count > 1 ? fmt::format("Seen {} times on this node, this one included", count)
                             : std::string("The first time this failure was seen here"),
                   Escape(TextOf(incident, "fingerprint")));
+  if (const std::optional<detect::AttemptPlace> attempt =
+          detect::AttemptOfJson(ObjectField(incident, "attempt"))) {
+    // Which run of the job this was, and what its earlier ones say about retrying.
+    std::string text = detect::AttemptText(*attempt);
+    text.front() = 'A';
+    html += fmt::format("<p id=\"attempt\">{}{}</p>\n", Escape(text),
+                        attempt->why.empty() ? "" : ". Retry policy: " + Escape(attempt->why));
+  }
   if (!TextOf(incident, "reason").empty()) {
     html += "<p id=\"reason\">Manual snapshot: " + Escape(TextOf(incident, "reason")) + "</p>\n";
   }

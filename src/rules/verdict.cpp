@@ -61,6 +61,8 @@ std::string_view ActionName(Action action) {
       return "reboot_node";
     case Action::kExcludeNode:
       return "exclude_node";
+    case Action::kRestartStorm:
+      return "restart_storm";
   }
   return "inspect";
 }

@@ -11,7 +11,9 @@
 namespace trainwatch::rules {
 
 enum class Cause { kUnknown, kApplication, kInfrastructure, kDriver, kHardware };
-enum class Action { kInspect, kRetry, kCancelRetries, kRebootNode, kExcludeNode };
+// kRestartStorm is the retry policy's alone (incident/retry_policy.h: the job's attempts come
+// faster than it can be helped); a rule file cannot state it.
+enum class Action { kInspect, kRetry, kCancelRetries, kRebootNode, kExcludeNode, kRestartStorm };
 
 std::string_view CauseName(Cause cause);
 std::optional<Cause> ParseCause(std::string_view name);

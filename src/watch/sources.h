@@ -93,6 +93,9 @@ class Sources {
   void LookForRanks();
   // What a capture needs to know of the jobs: log files, their processes, watched dirs.
   void FillCapture(capture::CaptureRequest& request);
+  // The furthest step the job of `incident` reached: on the streams it fired on, else on the
+  // stream whose bars moved last (a kernel log's failure has none of its own).
+  std::optional<detect::JobStep> FurthestStep(const detect::Incident& incident);
   std::vector<ops::SourceSnapshot> Snapshot(SteadyTime now, WallTime wall_now);
   // Moves whenever anything Snapshot's metrics show may have.
   std::uint64_t Activity() const;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "capture/job_facts.h"
+#include "ops/incident_lifecycle.h"
 #include "ops/source_snapshot.h"
 #include "watch/sources.h"
 
@@ -30,6 +31,55 @@ void Sources::FillCapture(capture::CaptureRequest& request) {
       same->exit_cause = process.exit_cause;
     }
   }
+}
+
+namespace {
+
+// A stream's furthest step: its step lines' count (a global step, comparable across restarts
+// that resume from a checkpoint), else its latest bar's, by the bar's desc as printed ("Epoch
+// 3"): a bar of another epoch is another bar.
+std::optional<detect::JobStep> StepOf(const detect::ProgressTracker& progress) {
+  std::optional<detect::JobStep> step;
+  for (const auto& [key, bar] : progress.bars()) {
+    if (key.starts_with("step:") && (!step || bar.count > step->count)) {
+      step = detect::JobStep{"step", bar.count};
+    }
+  }
+  if (!step) {
+    if (const detect::Bar* latest = progress.Latest()) {
+      step = detect::JobStep{latest->label, latest->count};
+    }
+  }
+  return step;
+}
+
+}  // namespace
+
+std::optional<detect::JobStep> Sources::FurthestStep(const detect::Incident& incident) {
+  std::set<std::string, std::less<>> streams;
+  for (const detect::Firing& firing : incident.firings) {
+    streams.insert(ops::StreamKey(firing.source, firing.stream));
+  }
+  std::optional<detect::JobStep> own;
+  std::optional<detect::JobStep> latest;
+  SteadyTime latest_at{};
+  ForEachSource([&](WatchedSource& source) {
+    source.ForEachStream([&](detect::StreamDetector& stream, source::TailedFile*) {
+      const std::optional<detect::JobStep> step = StepOf(stream.progress());
+      if (!step) {
+        return;
+      }
+      if (streams.contains(ops::StreamKey(stream.identity().source, stream.identity().name))) {
+        if (!own || (own->label == step->label && step->count > own->count)) {
+          own = step;
+        }
+      } else if (!latest || stream.progress().last_advance() > latest_at) {
+        latest = step;
+        latest_at = stream.progress().last_advance();
+      }
+    });
+  });
+  return own ? own : latest;
 }
 
 std::vector<source::WriterProcess> Sources::KnownWriters() {

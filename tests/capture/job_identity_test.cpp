@@ -32,6 +32,43 @@ TEST(IdentifyJob, TorchrunsDefaultRunIdIsNoneAndTheMasterIsTheLastResort) {
   EXPECT_TRUE(IdentifyJob({}, {}, "h").id.empty());
 }
 
+TEST(IdentifyJob, TheAttemptAndTheSlurmStepFromTheLauncher) {
+  const std::string launcher = "TORCHELASTIC_RUN_ID=llama-7\0"s;  // torchrun's agent: no count
+  const std::string worker = "RANK=0\0TORCHELASTIC_RUN_ID=llama-7\0TORCHELASTIC_RESTART_COUNT=2\0"s;
+  EXPECT_EQ(IdentifyJob({launcher, worker}, {}, "h").restart, "TORCHELASTIC_RESTART_COUNT=2");
+  const std::string task =
+      "SLURM_JOB_ID=4242\0SLURM_STEP_ID=3\0SLURM_RESTART_COUNT=1\0SLURM_PROCID=0\0"s;
+  const detect::JobIdentity job = IdentifyJob({task}, {}, "h");
+  EXPECT_EQ(job.restart, "SLURM_RESTART_COUNT=1");
+  EXPECT_EQ(job.slurm_step, "3");
+  // A first run says nothing; a count too long to be one is not taken.
+  EXPECT_EQ(IdentifyJob({"SLURM_JOB_ID=1\0"s}, {}, "h").restart, "");
+  EXPECT_EQ(IdentifyJob({"SLURM_RESTART_COUNT=" + std::string(40, '9') + "\0"s}, {}, "h").restart,
+            "");
+}
+
+TEST(IdentifyJob, SlurmsStepDaemonNamesItsJobByItsTitle) {
+  source::WriterProcess stepd;
+  stepd.pid = 31459;
+  stepd.uid = 0;
+  stepd.cmdline = "slurmstepd: [4242.batch]\0"s;
+  stepd.environ = "SLURM_CONF=/etc/slurm/slurm.conf\0"s;
+  const std::string environ = JobEnvironOf(stepd);
+  EXPECT_EQ(environ, "SLURM_JOB_ID=4242\0SLURM_STEP_ID=batch\0SLURM_CONF=/etc/slurm/slurm.conf\0"s);
+  const detect::JobIdentity job = IdentifyJob({environ}, {}, "h");
+  EXPECT_EQ(job.id, "4242");
+  EXPECT_EQ(job.slurm_step, "batch");
+  // Another user's process of that title, or a title of another shape, names nothing.
+  stepd.uid = 1000;
+  EXPECT_EQ(JobEnvironOf(stepd), stepd.environ);
+  stepd.uid = 0;
+  for (const std::string& title :
+       {"slurmstepd: [42 --all.0]\0"s, "slurmstepd: [4242\0"s, "python slurmstepd: [1.0]\0"s}) {
+    stepd.cmdline = title;
+    EXPECT_EQ(JobEnvironOf(stepd), stepd.environ) << title;
+  }
+}
+
 TEST(IdentifyJob, TheConfigComesFirstAndNamesTheNode) {
   config::ClusterConfig cluster;
   cluster.job_id_variables = {"MY_RUN"};

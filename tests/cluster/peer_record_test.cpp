@@ -21,7 +21,7 @@ TEST(PeerRecord, AnIncidentsRecordReadsBackWhole) {
   incident.verdict.why = "python.traceback (application)";
   incident.fingerprint = "0123456789abcdef";
   incident.opened = detect::WallTime(std::chrono::milliseconds(1764061920000));
-  incident.job = {"llama-7", "TORCHELASTIC_RUN_ID", "gpu-17", "hostname", 1, {2, 3}, {}};
+  incident.job = {"llama-7", "TORCHELASTIC_RUN_ID", "gpu-17", "hostname", 1, {2, 3}, {}, "", ""};
   detect::Firing warning;
   warning.event.kind = rules::RuleKind::kWarning;
   warning.event.text = "[rank0]: UserWarning: deprecated";
@@ -56,7 +56,7 @@ TEST(PeerRecord, ASlowIncidentsStragglerAndItsRanksWaitsReadBack) {
   detect::Incident incident;
   incident.id = "20261125T091200Z-ab12000002";
   incident.kind = rules::RuleKind::kSlow;
-  incident.job = {"llama-7", "TORCHELASTIC_RUN_ID", "gpu-17", "hostname", 0, {0, 1}, {}};
+  incident.job = {"llama-7", "TORCHELASTIC_RUN_ID", "gpu-17", "hostname", 0, {0, 1}, {}, "", ""};
   detect::Firing report;
   report.event.kind = rules::RuleKind::kSlow;
   report.event.rank = 5;  // the rank the job's own report names

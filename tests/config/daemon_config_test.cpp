@@ -200,6 +200,38 @@ TEST(DaemonConfig, ParsesTheAlertmanagerSection) {
   }
 }
 
+TEST(DaemonConfig, ParsesTheRetryAndSlurmSections) {
+  const ConfigLoad load = Parse(
+      "retry: {same_failure_budget: 2, first_failure_budget: 0, storm_attempts: 8, "
+      "storm_window: 1h}\n"
+      "slurm: {drain: true, node_name: gpu-17, timeout: 30s}\n",
+      MapEnv({{"HOME", "/home/ada"}, {"SLURMD_NODENAME", "node-a"}}));
+  ASSERT_TRUE(load.config) << Errors(load);
+  EXPECT_EQ(load.config->retry.same_failure_budget, 2u);
+  EXPECT_EQ(load.config->retry.first_failure_budget, 0u);
+  EXPECT_EQ(load.config->retry.storm_attempts, 8u);
+  EXPECT_EQ(load.config->retry.storm_window, std::chrono::hours(1));
+  EXPECT_TRUE(load.config->slurm.drain);
+  EXPECT_EQ(load.config->slurm.node_name, "gpu-17");
+  EXPECT_EQ(load.config->slurm.timeout, std::chrono::seconds(30));
+  EXPECT_EQ(load.config->slurm.slurmd_nodename_env, "node-a");
+  const ConfigLoad defaults = Parse("");
+  EXPECT_EQ(defaults.config->retry.same_failure_budget, 3u);
+  EXPECT_FALSE(defaults.config->slurm.drain);
+
+  const ConfigLoad bad = Parse(
+      "retry: {same_failure_budget: 101, storm_window: 10s, budget: 1}\n"
+      "slurm: {drain: yes, node_name: 'a b', timeout: 5m}\n");
+  ASSERT_FALSE(bad.config);
+  const std::string errors = Errors(bad);
+  for (const char* expected :
+       {"retry same_failure_budget must be a whole number from 0 to 100",
+        "retry storm_window must be between 1m and 7d", "unknown key 'budget'",
+        "slurm node_name: 'a b' is not a node name", "slurm timeout must be between 1s and 2m"}) {
+    EXPECT_NE(errors.find(expected), std::string::npos) << expected << "\n" << errors;
+  }
+}
+
 TEST(DaemonConfig, DefaultsForAnEmptyFile) {
   for (const std::string text : {"", "# nothing but a comment\n", "sources:\n"}) {
     const ConfigLoad load = Parse(text);
@@ -276,7 +308,8 @@ TEST(DaemonConfig, ReportsEachProblemAtItsPosition) {
   const std::vector<Case> cases = {
       {"unknown top key", "state_dir: /s\nsource: []\n",
        "2:1: unknown key 'source' in the config (expected one of: alertmanager, capture, "
-       "cluster, incident, metrics, on_incident, rules, sources, state_dir, watch, wrap)"},
+       "cluster, incident, metrics, on_incident, retry, rules, slurm, sources, state_dir, watch, "
+       "wrap)"},
       {"fast metrics", "metrics: {interval: 100ms}\n",
        "1:21: metrics interval must be at least 1000ms"},
       {"metrics enabled", "metrics: {enabled: yes}\n",

@@ -460,6 +460,97 @@ TEST_F(ClusterTest, AWholeNodeSlowerThanTheOthersIsNamed) {
   job.node1->KillGroup();
 }
 
+// Three nodes sharing a directory; in three attempts in a row node1 prints the job's failure
+// (not the job's own error) and the others only suffer it: node1's third incident says
+// exclude_node (the retry policy, from node1's attempts and the others' records), the others'
+// never do, `trainwatch job` counts the attempts, and node1's node verdict is CRITICAL.
+TEST_F(ClusterTest, TheNodeFirstToFailThreeAttemptsInARowIsExcluded) {
+  const std::string rules =
+      "  - id: test.infra\n"
+      "    kind: crash\n"
+      "    cause: infrastructure\n"
+      "    action: retry\n"
+      "    tags: [train]\n"
+      "    description: A failure that is not the job's own\n"
+      "    pattern: 'INFRA DOWN \\d+'\n"
+      "    examples: {fires: ['INFRA DOWN 1'], quiet: ['ok']}\n"
+      "  - id: test.peer_closed\n"
+      "    kind: crash\n"
+      "    cause: unknown\n"
+      "    action: retry\n"
+      "    role: consequence\n"
+      "    tags: [train]\n"
+      "    description: What a peer's failure does to a rank\n"
+      "    pattern: 'PEER CLOSED \\d+'\n"
+      "    examples: {fires: ['PEER CLOSED 1'], quiet: ['ok']}\n";
+  StartNodes(
+      "cluster: {node_name: node0, job_id: jobA, shared_dir: shared, poll_interval: 500ms, "
+      "peer_capture: false}\n",
+      "0s", "", rules);
+  std::string text = ReadFile(Dir("node1.yaml"));
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"state_dir: state1", "state_dir: state2"},
+        {"logs1/**/*.log", "logs2/**/*.log"},
+        {"node_name: node1", "node_name: node2"}}) {
+    const std::size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  std::ofstream(Dir("node2.yaml")) << text;
+  fs::create_directories(Dir("logs2"));
+  DaemonProcess node2({"daemon", "--config", Dir("node2.yaml")}, Dir("node2.log"));
+  ASSERT_TRUE(node2.WaitReady(Dir("state2"))) << node2.Log();
+
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    const std::string n = std::to_string(attempt);
+    Append(Dir("logs1/job.log"), "[rank4]: INFRA DOWN " + n + "\n");
+    ASSERT_TRUE(
+        WaitUntil([&] { return ReadIncidents(Dir("state1")).size() == std::size_t(attempt); }, 10s))
+        << node1_->Log();
+    std::this_thread::sleep_for(1s);  // the others suffer it after, and their records follow
+    Append(Dir("logs/job.log"), "[rank0]: PEER CLOSED " + n + "\n");
+    Append(Dir("logs2/job.log"), "[rank8]: PEER CLOSED " + n + "\n");
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          return ReadIncidents(state()).size() == std::size_t(attempt) &&
+                 ReadIncidents(Dir("state2")).size() == std::size_t(attempt);
+        },
+        10s))
+        << daemon_->Log() << node2.Log();
+    std::this_thread::sleep_for(1500ms);  // every node reads the others' records
+  }
+  const std::vector<Json> first = ReadIncidents(Dir("state1"));
+  EXPECT_EQ(first[0]["action"], "retry") << first[0].dump(1);
+  EXPECT_EQ(first[1]["action"], "retry") << first[1].dump(1);
+  EXPECT_EQ(first[2]["action"], "exclude_node") << first[2].dump(1);
+  EXPECT_EQ(first[2]["attempt"]["number"], 3);
+  EXPECT_TRUE(first[2]["attempt"]["failed_first"].get<bool>());
+  EXPECT_NE(first[2]["verdict"].get<std::string>().find(
+                "this node failed first in attempts 1, 2 and 3 in a row"),
+            std::string::npos)
+      << first[2].dump(1);
+  for (const std::string& state : {state(), Dir("state2")}) {
+    for (const Json& incident : ReadIncidents(state)) {
+      EXPECT_NE(incident["action"], "exclude_node") << incident.dump(1);
+      EXPECT_FALSE(incident["attempt"]["failed_first"].get<bool>()) << incident.dump(1);
+    }
+  }
+  ASSERT_TRUE(WaitUntil([&] { return Published().size() == 9; }, 20s));
+  const RunResult merged =
+      RunBinary({TrainwatchBinary(), "job", "jobA", "--shared-dir", Dir("shared")});
+  EXPECT_NE(merged.out.find("attempts   3 failed on node1, the latest at no step; this node "
+                            "failed first in attempts 1, 2 and 3"),
+            std::string::npos)
+      << merged.out;
+  const RunResult verdict = RunBinary(
+      {TrainwatchBinary(), "node-verdict", "--config", Dir("node1.yaml"), "--no-devices"});
+  EXPECT_EQ(verdict.exit_code, 2) << verdict.out << verdict.err;
+  EXPECT_NE(verdict.out.find("excluded: this node failed first"), std::string::npos) << verdict.out;
+  const RunResult other =
+      RunBinary({TrainwatchBinary(), "node-verdict", "--config", config(), "--no-devices"});
+  EXPECT_EQ(other.exit_code, 0) << other.out << other.err;
+}
+
 TEST_F(ClusterTest, ThroughSshfsPeersSeeEachOtherAndADeadMountLosesNoIncident) {
   if (!CanMountSshfs()) {
     GTEST_SKIP() << "needs root, /dev/fuse, sshfs and /usr/lib/openssh/sftp-server "

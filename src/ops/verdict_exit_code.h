@@ -1,0 +1,26 @@
+// `trainwatch wrap --exit-codes verdict`: a failed command's exit status says what its
+// incident's verdict says, so that a scheduler's own policy can act on it without reading
+// anything — Slurm's RequeueExit/RequeueExitHold, Kubernetes' podFailurePolicy.onExitCodes:
+//   kExitDoNotRetry (90)  the job's own failure, or the retry policy says stop (cancel_retries,
+//                         restart_storm): retrying repeats it;
+//   kExitRetry (91)       infrastructure or an unknown cause: another attempt may pass;
+//   kExitBadNode (92)     the node is at fault (exclude_node, reboot_node, a device or driver
+//                         failure): retry, elsewhere.
+// A command that succeeded exits 0, and one with no failure incident keeps its own status.
+// Pure; any thread.
+#pragma once
+
+#include <optional>
+
+#include "rules/verdict.h"
+
+namespace trainwatch::ops {
+
+inline constexpr int kExitDoNotRetry = 90;
+inline constexpr int kExitRetry = 91;
+inline constexpr int kExitBadNode = 92;
+
+// `verdict`: the command's last failure incident's, if any; `status`: the command's own.
+int VerdictExitCode(const std::optional<rules::Verdict>& verdict, int status);
+
+}  // namespace trainwatch::ops
