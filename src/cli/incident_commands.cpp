@@ -265,8 +265,8 @@ int RunIncidentsShow(const IncidentsOptions& options, std::ostream& out, std::os
   if (const std::string again = Recurrence(record); !again.empty()) {
     out << " (" << again << ")";
   }
-  if (const auto found = record.find("attempt"); found != record.end()) {
-    if (const std::optional<detect::AttemptPlace> attempt = detect::AttemptOfJson(*found)) {
+  if (const auto attempt_json = record.find("attempt"); attempt_json != record.end()) {
+    if (const std::optional<detect::AttemptPlace> attempt = detect::AttemptOfJson(*attempt_json)) {
       out << "\nattempt    " << Printable(detect::AttemptText(*attempt));
       if (!attempt->why.empty()) {
         out << "\nretry      " << Printable(attempt->why);
