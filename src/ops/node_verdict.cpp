@@ -72,8 +72,20 @@ void JudgeIncidents(const NodeFacts& facts, NodeVerdict& verdict) {
           "exclude_node", incident.id);
       continue;
     }
-    if (IsDevice(incident.cause) && since_boot &&
-        (incident.kind == "device" || incident.kind == "crash" || incident.kind == "hang")) {
+    const bool failure =
+        incident.kind == "device" || incident.kind == "crash" || incident.kind == "hang";
+    if (IsDevice(incident.cause) && failure && !since_boot &&
+        facts.now - incident.opened <= kRebootedWarnFor) {
+      // The remedy was applied; whether it worked, the next jobs tell.
+      Add(verdict, Readiness::kWarning, "incidents",
+          fmt::format("a {} failure before the last boot: {} (incident {}{}, {}); the reboot may "
+                      "have fixed it, and if it comes back the node is excluded",
+                      rules::CauseName(incident.cause), incident.summary, incident.id, job,
+                      When(incident.opened)),
+          "", incident.id);
+      continue;
+    }
+    if (IsDevice(incident.cause) && since_boot && failure) {
       ++device_since_boot;
       Add(verdict, Readiness::kCritical, "incidents",
           fmt::format("a {} failure since the last boot, not acknowledged: {} (incident {}{}, "

@@ -5,7 +5,8 @@
 //    exclude_node), as is the retry policy's exclude_node for this node within kExclusionFor
 //    (it failed first attempt after attempt, or its device failures came back) — a reboot does
 //    not clear that, an ack does; a device failure the policy found back after a reboot says
-//    the remedy did not work;
+//    the remedy did not work; a device failure of the day before the last boot is a WARNING
+//    (the reboot may have fixed it);
 //  - quick checks made now: the device tools answer within their deadline (one that hangs or
 //    fails is CRITICAL: a wedged device or a lost driver), and no rank of a job is stuck in
 //    the kernel (D state at every sample over two seconds: CRITICAL).
@@ -30,6 +31,8 @@ int ExitCodeOf(Readiness readiness);                  // 0, 1, 2, 3
 
 // How long the policy's exclude_node keeps a node CRITICAL without an ack.
 inline constexpr std::chrono::hours kExclusionFor{7 * 24};
+// How long a device failure the last reboot answered keeps the node at WARNING.
+inline constexpr std::chrono::hours kRebootedWarnFor{24};
 
 // One incident of the node, as the verdict needs it (its resolution joined).
 struct NodeIncident {

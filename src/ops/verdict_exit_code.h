@@ -6,7 +6,8 @@
 //   kExitRetry (91)       infrastructure or an unknown cause: another attempt may pass;
 //   kExitBadNode (92)     the node is at fault (exclude_node, reboot_node, a device or driver
 //                         failure): retry, elsewhere.
-// A command that succeeded exits 0, and one with no failure incident keeps its own status.
+// A command that succeeded exits 0, and one with no failure incident keeps its own status (in
+// wrap, the exit.failed rule records one for every other non-zero exit: cause unknown, 91).
 // Pure; any thread.
 #pragma once
 

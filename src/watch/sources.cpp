@@ -21,6 +21,9 @@ constexpr auto kRosterLookEvery = std::chrono::seconds(3);
 constexpr auto kWriterScanEvery = std::chrono::seconds(30);
 // While an incident is unresolved, unknown writers are looked for this often.
 constexpr auto kUrgentScanEvery = std::chrono::seconds(2);
+// A Slurm step daemon found untitled is looked at again after this (it titles itself at once).
+constexpr auto kRetitleScanAfter = std::chrono::milliseconds(300);
+constexpr std::size_t kMaxUntitledStepds = 256;
 // Scans asked for by writers closing their files (IN_CLOSE_WRITE) come at most this often.
 constexpr auto kCloseScanEvery = std::chrono::seconds(1);
 
@@ -288,6 +291,20 @@ void Sources::OnWritersFound(const source::WriterScan::Found& found) {
     source->WritersNotFound(unheld, now);
   }
   LookForRanks();  // a new writer may be a launcher whose ranks have just started
+  // A batch job's output file is held by its slurmstepd, whose title names the job, but only
+  // once it has set it: one found before is looked at again, once.
+  for (const auto& [id, writers] : found) {
+    for (const source::WriterProcess& writer : writers) {
+      if (writer.uid == 0 && writer.comm == "slurmstepd" &&
+          !writer.cmdline.starts_with("slurmstepd: [") &&
+          untitled_stepds_.insert(writer.pid).second && writer_soon_ && !writer_soon_->active()) {
+        writer_soon_->Start(kRetitleScanAfter, {});
+      }
+    }
+  }
+  if (untitled_stepds_.size() > kMaxUntitledStepds) {
+    untitled_stepds_.clear();
+  }
 }
 
 void Sources::Close() {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,9 @@ class Sources {
   // latest few only (a victim's writer is judged within a second or two of its kill).
   std::map<int, std::string> oom_killed_;
   std::vector<int> oom_order_;
+  // Slurm step daemons found before they titled themselves ("slurmstepd: [JOB.STEP]", which
+  // names a batch job: capture::JobEnvironOf), each looked at once more.
+  std::set<int> untitled_stepds_;
   source::WriterScan writer_scan_;
   SteadyTime last_writer_scan_{};
   // The jobs' processes, kept after they exit, and how they ended.

@@ -34,8 +34,9 @@ class ClusterTest : public DaemonTest {
   void StartNodes(const std::string& cluster =
                       "cluster: {node_name: node0, job_id: jobA, shared_dir: shared}\n",
                   const std::string& cooldown = "0s", const std::string& node1_shared = "",
-                  const std::string& extra_rules = "") {
+                  const std::string& extra_rules = "", const std::string& follow_up = "") {
     WriteConfig({.cooldown = cooldown,
+                 .follow_up = follow_up,
                  .extra_rules = extra_rules,
                  .capture = "capture: {commands: [], habana_logs: none}\n" + cluster});
     std::string text = ReadFile(config());
@@ -486,7 +487,7 @@ TEST_F(ClusterTest, TheNodeFirstToFailThreeAttemptsInARowIsExcluded) {
   StartNodes(
       "cluster: {node_name: node0, job_id: jobA, shared_dir: shared, poll_interval: 500ms, "
       "peer_capture: false}\n",
-      "0s", "", rules);
+      "0s", "", rules, /*follow_up=*/"0s");  // each attempt's consequence an incident of its own
   std::string text = ReadFile(Dir("node1.yaml"));
   for (const auto& [from, to] :
        {std::pair<std::string, std::string>{"state_dir: state1", "state_dir: state2"},

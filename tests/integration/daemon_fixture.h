@@ -20,6 +20,7 @@ namespace trainwatch::testing {
 struct DaemonSettings {
   std::string settle = "300ms";
   std::string cooldown = "1m";
+  std::string follow_up = "";  // empty: the default
   std::string paths = "logs/**/*.log";
   std::string extra_rules = {};  // appended to the test pack
   std::string watch_mode = "auto";
@@ -62,6 +63,8 @@ class DaemonTest : public ::testing::Test {
                                ", test-rules.yaml]\n"
                                "incident: {settle: "
                             << settings.settle << ", cooldown: " << settings.cooldown
+                            << (settings.follow_up.empty() ? ""
+                                                           : ", follow_up: " + settings.follow_up)
                             << ", context_lines: 5}\n"
                             << "watch: {mode: " << settings.watch_mode
                             << ", poll_interval: 200ms, rescan_interval: " << settings.rescan

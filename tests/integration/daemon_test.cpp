@@ -77,20 +77,20 @@ TEST_F(DaemonTest, TheSameApplicationFailureThreeTimesAcrossARestartSaysCancelRe
                               "    action: inspect\n"
                               "    tags: [train]\n"
                               "    description: The job's own error\n"
-                              "    pattern: 'OOPS in step \\d+'\n"
-                              "    examples: {fires: ['OOPS in step 1'], quiet: ['ok']}\n"});
+                              "    pattern: 'OOPS at item \\d+'\n"
+                              "    examples: {fires: ['OOPS at item 1'], quiet: ['ok']}\n"});
   StartDaemon();
   const std::string log = Dir("logs/job.log");
-  Append(log, "[rank1]: OOPS in step 10\n");
+  Append(log, "[rank1]: OOPS at item 10\n");
   ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.oops").size() == 1; }, 10s))
       << daemon_->Log();
-  Append(log, "[rank3]: OOPS in step 12\n");
+  Append(log, "[rank3]: OOPS at item 12\n");
   ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.oops").size() == 2; }, 10s))
       << daemon_->Log();
   daemon_->Signal(SIGTERM);
   ASSERT_EQ(daemon_->Wait(10s), 0);
   StartDaemon();
-  Append(log, "[rank0]: OOPS in step 7\n");
+  Append(log, "[rank0]: OOPS at item 7\n");
   ASSERT_TRUE(WaitUntil([&] { return IncidentsOf("test.oops").size() == 3; }, 10s))
       << daemon_->Log();
   const std::vector<Json> incidents = IncidentsOf("test.oops");
@@ -338,6 +338,31 @@ TEST_F(DaemonTest, WrapBesideARunningDaemonRunsItsCommandAndSharesTheIncidentLog
   EXPECT_EQ(incidents[0]["firings"][0]["stream"], "wrap:stdout");
   EXPECT_TRUE(daemon_->running());  // and its socket is still its own
   EXPECT_FALSE(daemon_->Status(state()).is_null());
+}
+
+// `wrap --exit-codes verdict`: a failed command exits by its failure's verdict, for a
+// scheduler's requeue policy; one that succeeded exits 0.
+TEST_F(DaemonTest, WrapsVerdictExitCodes) {
+  WriteConfig({.settle = "100ms", .cooldown = "0s"});
+  struct Case {
+    const char* script;
+    int own;
+    int expected;
+  };
+  const Case cases[] = {
+      {"echo 'MARK 5 FIRE'; exit 4", 4, 90},  // test.marker: application, cancel_retries
+      {"echo 'RuntimeError: CUDA error: uncorrectable ECC error encountered'; exit 1", 1, 92},
+      // Only the exit rule says anything: cause unknown, worth another attempt.
+      {"echo fine; exit 3", 3, 91},
+      {"echo 'MARK 6 FIRE'; exit 0", 0, 0},
+  };
+  for (const Case& c : cases) {
+    std::filesystem::remove_all(state());
+    DaemonProcess wrap(
+        {"wrap", "--config", config(), "--exit-codes", "verdict", "--", "/bin/sh", "-c", c.script},
+        Dir("wrap.out"));
+    EXPECT_EQ(wrap.Wait(30s), c.expected) << c.script << "\n" << wrap.Log();
+  }
 }
 
 // A reload of a wrap beside the daemon keeps the sources the host daemon's: both following

@@ -52,8 +52,11 @@ TEST(NodeVerdict, ADeviceFailureSinceBootIsCriticalUntilAcknowledged) {
                     Record("since", "device", "hardware", "reboot_node", kBoot + hours(2));
   NodeVerdict verdict = JudgeNode(FactsOf(log));
   EXPECT_EQ(verdict.level, Readiness::kCritical);
-  ASSERT_EQ(verdict.reasons.size(), 1u);  // the one before the boot was answered by the reboot
+  ASSERT_EQ(verdict.reasons.size(), 2u);
   EXPECT_EQ(verdict.reasons[0].incident, "since");
+  // The one before the boot was answered by the reboot: a warning, after the worse.
+  EXPECT_EQ(verdict.reasons[1].incident, "before");
+  EXPECT_EQ(verdict.reasons[1].level, Readiness::kWarning);
   EXPECT_EQ(verdict.reasons[0].action, "reboot_node");
   const nlohmann::json json = nlohmann::json::parse(NodeVerdictJson(verdict));
   EXPECT_EQ(json["schema"], "trainwatch.node-verdict/1");
@@ -66,6 +69,12 @@ TEST(NodeVerdict, ADeviceFailureSinceBootIsCriticalUntilAcknowledged) {
          "\n";
   EXPECT_EQ(JudgeNode(FactsOf(log)).level, Readiness::kCritical);
   log += R"({"resolved":"since","how":"ack"})"
+         "\n";
+  verdict = JudgeNode(FactsOf(log));
+  EXPECT_EQ(verdict.level, Readiness::kWarning);
+  EXPECT_EQ(ExitCodeOf(verdict.level), 1);
+  EXPECT_NE(NodeVerdictText(verdict).find("WARNING: node gpu-17 may run a job"), std::string::npos);
+  log += R"({"resolved":"before","how":"ack"})"
          "\n";
   EXPECT_EQ(JudgeNode(FactsOf(log)).level, Readiness::kPass);
 }
