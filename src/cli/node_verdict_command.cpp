@@ -4,7 +4,6 @@
 
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 #include "capture/job_identity.h"
@@ -121,31 +120,6 @@ std::optional<detect::WallTime> BootTime(const std::string& proc_root) {
   return std::nullopt;
 }
 
-// The last IncidentLog::kTailBytes of the log (what the daemon reads back too); a missing log
-// is no incident yet.
-Result<std::string> ReadIncidentsTail(const std::string& path) {
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) {
-      return std::string();
-    }
-    return Error{"cannot open " + path};
-  }
-  const std::streamoff size = file.tellg();
-  const std::streamoff from =
-      std::max<std::streamoff>(0, size - static_cast<std::streamoff>(ops::IncidentLog::kTailBytes));
-  file.seekg(from);
-  std::ostringstream text;
-  text << file.rdbuf();
-  std::string tail = text.str();
-  if (from > 0) {
-    const std::size_t line = tail.find('\n');
-    tail.erase(0, line == std::string::npos ? tail.size() : line + 1);  // a partial first line
-  }
-  return tail;
-}
-
 }  // namespace
 
 int RunNodeVerdict(const NodeVerdictOptions& options, std::ostream& out, std::ostream& err) {
@@ -165,7 +139,7 @@ int RunNodeVerdict(const NodeVerdictOptions& options, std::ostream& out, std::os
   facts.now = std::chrono::system_clock::now();
   facts.booted = BootTime(options.proc_root);
   facts.incidents_file = config->state_dir + "/incidents.jsonl";
-  if (Result<std::string> text = ReadIncidentsTail(facts.incidents_file)) {
+  if (Result<std::string> text = ops::ReadIncidentLogTail(facts.incidents_file)) {
     facts.incidents = ops::NodeIncidentsOf(*text);
   } else {
     facts.incidents_error = text.error().message;

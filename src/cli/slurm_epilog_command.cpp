@@ -2,8 +2,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "cli/cli_config.h"
@@ -15,21 +13,6 @@ namespace trainwatch::cli {
 namespace {
 
 constexpr std::chrono::milliseconds kPoll{250};
-
-// The end of the incident log (what the daemon reads back too); empty when there is none.
-std::string ReadTail(const std::string& path) {
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) {
-    return {};
-  }
-  const std::streamoff size = file.tellg();
-  const std::streamoff from =
-      std::max<std::streamoff>(0, size - static_cast<std::streamoff>(ops::IncidentLog::kTailBytes));
-  file.seekg(from);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 bool IsSlurmJobId(const std::string& id) {
   return !id.empty() && id.size() <= 32 && id.find_first_not_of("0123456789_") == std::string::npos;
@@ -64,7 +47,12 @@ int RunSlurmEpilog(const SlurmEpilogOptions& options, std::ostream& out, std::os
   const auto start = std::chrono::steady_clock::now();
   slurm::JobOutcome outcome;
   while (true) {
-    outcome = slurm::JobOutcomeOf(ReadTail(path), job);
+    Result<std::string> text = ops::ReadIncidentLogTail(path);
+    if (!text) {
+      err << "trainwatch slurm-epilog: " << text.error().message << "\n";
+      return 2;
+    }
+    outcome = slurm::JobOutcomeOf(*text, job);
     if (!config->capture.enabled) {
       outcome.concluded = outcome.found;  // no bundle is ever written
     }

@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <type_traits>
 
 #include "capture/capture_types.h"
@@ -276,6 +279,29 @@ void Resolved(IncidentHistory& history, const std::string& id) {
 }
 
 }  // namespace
+
+Result<std::string> ReadIncidentLogTail(const std::string& path) {
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec) && !ec) {
+      return std::string();
+    }
+    return Error{"cannot open " + path};
+  }
+  const std::streamoff size = file.tellg();
+  const std::streamoff from =
+      std::max<std::streamoff>(0, size - static_cast<std::streamoff>(IncidentLog::kTailBytes));
+  file.seekg(from);
+  std::ostringstream text;
+  text << file.rdbuf();
+  std::string tail = text.str();
+  if (from > 0) {
+    const std::size_t line = tail.find('\n');
+    tail.erase(0, line == std::string::npos ? tail.size() : line + 1);  // a partial first line
+  }
+  return tail;
+}
 
 IncidentHistory ParseIncidentHistory(std::string_view text) {
   IncidentHistory history;

@@ -52,6 +52,11 @@ struct IncidentHistory {
 // as are lines that are not incidents). Never throws on any input. Pure; any thread.
 IncidentHistory ParseIncidentHistory(std::string_view text);
 
+// The last IncidentLog::kTailBytes of the log at `path` from its first whole line (what the
+// daemon reads back too), for the commands that read it without a daemon: node-verdict, the
+// Slurm Epilog. A log not written yet is empty; one that cannot be read fails, saying why.
+Result<std::string> ReadIncidentLogTail(const std::string& path);
+
 // The resolution record, one line of JSON without its newline.
 std::string ResolutionJson(const Resolution& resolution);
 
