@@ -361,9 +361,16 @@ TEST_F(ClusterTest, AnErrorAndItsConsequencesOnTwoNodesAreOneAnswer) {
   EXPECT_EQ(consequence["job"]["id"], run_id) << consequence.dump(1);
   EXPECT_EQ(consequence.value("summary", "").find("ValueError"), std::string::npos)
       << consequence.dump(1);
-  // One answer for the job: node1's rank 3 and its ValueError, from either node's view.
-  const RunResult merged =
-      RunBinary({TrainwatchBinary(), "job", run_id, "--shared-dir", Dir("shared")});
+  // One answer for the job: node1's rank 3 and its ValueError, from either node's view. The
+  // suspects come with node1's bundle: its capture (the ranks' stacks) may take a while on a
+  // loaded machine.
+  RunResult merged;
+  WaitUntil(
+      [&] {
+        merged = RunBinary({TrainwatchBinary(), "job", run_id, "--shared-dir", Dir("shared")});
+        return merged.out.find("suspect    node1") != std::string::npos;
+      },
+      60s);
   ASSERT_EQ(merged.exit_code, 0) << merged.err;
   EXPECT_NE(merged.out.find("first      node1 rank 3 at "), std::string::npos) << merged.out;
   EXPECT_NE(merged.out.find("ValueError: bad batch at step 5"), std::string::npos) << merged.out;
