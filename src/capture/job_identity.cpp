@@ -7,7 +7,6 @@
 #include <tuple>
 
 #include "collect/rank_identity.h"
-#include "core/proc_files.h"
 
 namespace trainwatch::capture {
 namespace {
@@ -61,16 +60,9 @@ bool IsSlurmId(std::string_view text) {
 
 }  // namespace
 
-std::string JobEnvironOf(const source::WriterProcess& writer, const std::string& proc_root) {
+std::string JobEnvironOf(const source::WriterProcess& writer) {
   constexpr std::string_view kTitle = "slurmstepd: [";
-  std::string live;
-  if (writer.uid == 0 && writer.comm == "slurmstepd" && !proc_root.empty() &&
-      !std::string_view(writer.cmdline).starts_with(kTitle)) {
-    if (Result<ProcText> title = ReadProcCmdline(writer.pid, proc_root, 256)) {
-      live = std::move(title->text);
-    }
-  }
-  const std::string_view cmdline(live.empty() ? writer.cmdline : live);
+  const std::string_view cmdline(writer.cmdline);
   if (writer.uid != 0 || !cmdline.starts_with(kTitle)) {
     return writer.environ;
   }

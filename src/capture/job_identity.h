@@ -37,9 +37,9 @@ detect::JobIdentity IdentifyJob(const std::vector<std::string_view>& environs,
 // slurmstepd, titled "slurmstepd: [JOB.STEP]", which holds a batch job's output file open for
 // the whole job while the job's own processes may come and go unseen — SLURM_JOB_ID and
 // SLURM_STEP_ID as its title names them, before its own. A title of any other owner, or not of
-// that shape, adds nothing. slurmstepd titles itself after it starts: when the title read with
-// the writer is not there yet, it is read again under `proc_root` (when given).
-std::string JobEnvironOf(const source::WriterProcess& writer, const std::string& proc_root = "");
+// that shape, adds nothing. (slurmstepd titles itself after it starts: the sources look at one
+// found untitled again, watch/sources.cpp.)
+std::string JobEnvironOf(const source::WriterProcess& writer);
 
 // This machine's hostname ("unknown-host" when it cannot be read).
 std::string Hostname();

@@ -2,7 +2,7 @@
 
 #include <uv.h>
 
-#include <fstream>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -11,6 +11,7 @@
 #include "collect/command_runner.h"
 #include "collect/stuck_ranks.h"
 #include "core/posix_env.h"
+#include "core/proc_files.h"
 #include "core/quantity.h"
 #include "ops/incident_log.h"
 #include "ops/node_verdict.h"
@@ -106,18 +107,21 @@ std::vector<ops::DeviceCheck> AskDevices(Duration timeout) {
 
 // When the node booted, from the kernel's btime.
 std::optional<detect::WallTime> BootTime(const std::string& proc_root) {
-  std::ifstream stat(proc_root + "/stat");
-  std::string line;
-  while (std::getline(stat, line)) {
-    if (line.rfind("btime ", 0) == 0) {
-      try {
-        return detect::WallTime{} + std::chrono::seconds(std::stoll(line.substr(6)));
-      } catch (const std::exception&) {
-        return std::nullopt;
-      }
-    }
+  const Result<ProcText> stat = ReadProcFile(proc_root + "/stat");
+  if (!stat) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  const std::size_t at = stat->text.find("\nbtime ");
+  if (at == std::string::npos) {
+    return std::nullopt;
+  }
+  const char* digits = stat->text.c_str() + at + 7;
+  char* end = nullptr;
+  const long long seconds = std::strtoll(digits, &end, 10);
+  if (end == digits || seconds <= 0) {
+    return std::nullopt;
+  }
+  return detect::WallTime{} + std::chrono::seconds(seconds);
 }
 
 }  // namespace
@@ -139,7 +143,7 @@ int RunNodeVerdict(const NodeVerdictOptions& options, std::ostream& out, std::os
   facts.now = std::chrono::system_clock::now();
   facts.booted = BootTime(options.proc_root);
   facts.incidents_file = config->state_dir + "/incidents.jsonl";
-  if (Result<std::string> text = ops::ReadIncidentLogTail(facts.incidents_file)) {
+  if (Result<std::string> text = ops::IncidentLog(facts.incidents_file).ReadTail()) {
     facts.incidents = ops::NodeIncidentsOf(*text);
   } else {
     facts.incidents_error = text.error().message;

@@ -47,7 +47,7 @@ int RunSlurmEpilog(const SlurmEpilogOptions& options, std::ostream& out, std::os
   const auto start = std::chrono::steady_clock::now();
   slurm::JobOutcome outcome;
   while (true) {
-    Result<std::string> text = ops::ReadIncidentLogTail(path);
+    Result<std::string> text = ops::IncidentLog(path).ReadTail();
     if (!text) {
       err << "trainwatch slurm-epilog: " << text.error().message << "\n";
       return 2;

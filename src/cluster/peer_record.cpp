@@ -7,6 +7,7 @@
 
 #include "core/printable.h"
 #include "core/untrusted_file.h"
+#include "detect/attempt_text.h"
 #include "detect/incident_json.h"
 #include "detect/incident_root.h"
 #include "diagnose/suspects.h"
@@ -202,36 +203,34 @@ std::string PeerRecordJson(const PeerRecord& record) {
     suspects.push_back(
         {{"rank", Optional(suspect.rank)}, {"label", suspect.label}, {"reason", suspect.reason}});
   }
-  const json out = {
-      {"version", kPeerRecordVersion},
-      {"job_id", record.job_id},
-      {"node", record.node},
-      {"node_rank", Optional(record.node_rank)},
-      {"ranks", record.ranks},
-      {"uid", Optional(record.uid)},
-      {"incident_id", record.incident_id},
-      {"kind", record.kind},
-      {"summary", record.summary},
-      {"cause", record.cause},
-      {"action", record.action},
-      {"verdict", record.verdict},
-      {"fingerprint", record.fingerprint},
-      {"opened_ms", record.opened_ms},
-      {"first_rank", Optional(record.first_rank)},
-      {"primary", record.primary},
-      {"bundle", record.bundle},
-      {"suspects", std::move(suspects)},
-      {"straggler_rank", Optional(record.straggler_rank)},
-      {"waiting", record.waiting ? json{{"samples", record.waiting->samples},
-                                        {"peer_waits", record.waiting->peer_waits},
-                                        {"ranks", record.waiting->ranks}}
-                                 : json()},
-      {"attempt", Optional(record.attempt)},
-      {"restart", record.restart},
-      {"step",
-       record.step ? json{{"label", record.step->label}, {"count", record.step->count}} : json()},
-      {"retry_why", record.retry_why},
-      {"published_ms", record.published_ms}};
+  const json out = {{"version", kPeerRecordVersion},
+                    {"job_id", record.job_id},
+                    {"node", record.node},
+                    {"node_rank", Optional(record.node_rank)},
+                    {"ranks", record.ranks},
+                    {"uid", Optional(record.uid)},
+                    {"incident_id", record.incident_id},
+                    {"kind", record.kind},
+                    {"summary", record.summary},
+                    {"cause", record.cause},
+                    {"action", record.action},
+                    {"verdict", record.verdict},
+                    {"fingerprint", record.fingerprint},
+                    {"opened_ms", record.opened_ms},
+                    {"first_rank", Optional(record.first_rank)},
+                    {"primary", record.primary},
+                    {"bundle", record.bundle},
+                    {"suspects", std::move(suspects)},
+                    {"straggler_rank", Optional(record.straggler_rank)},
+                    {"waiting", record.waiting ? json{{"samples", record.waiting->samples},
+                                                      {"peer_waits", record.waiting->peer_waits},
+                                                      {"ranks", record.waiting->ranks}}
+                                               : json()},
+                    {"attempt", Optional(record.attempt)},
+                    {"restart", record.restart},
+                    {"step", detect::StepJson(record.step)},
+                    {"retry_why", record.retry_why},
+                    {"published_ms", record.published_ms}};
   return out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -62,6 +62,22 @@ std::string AttemptText(const AttemptPlace& attempt) {
   return text;
 }
 
+nlohmann::ordered_json StepJson(const std::optional<JobStep>& step) {
+  return step ? nlohmann::ordered_json{{"label", step->label}, {"count", step->count}}
+              : nlohmann::ordered_json(nullptr);
+}
+
+std::optional<JobStep> StepOfJson(const nlohmann::ordered_json& json) {
+  if (!json.is_object()) {
+    return std::nullopt;
+  }
+  const auto count = json.find("count");
+  if (count == json.end() || !count->is_number_integer()) {
+    return std::nullopt;
+  }
+  return JobStep{TextOf(json, "label"), count->get<std::int64_t>()};
+}
+
 std::optional<AttemptPlace> AttemptOfJson(const nlohmann::ordered_json& json) {
   if (!json.is_object()) {
     return std::nullopt;
@@ -78,11 +94,8 @@ std::optional<AttemptPlace> AttemptOfJson(const nlohmann::ordered_json& json) {
   place.boot_id = TextOf(json, "boot_id");
   place.remedy_failed = FlagOf(json, "remedy_failed");
   place.failed_first = FlagOf(json, "failed_first");
-  if (const auto step = json.find("step"); step != json.end() && step->is_object()) {
-    const auto count = step->find("count");
-    if (count != step->end() && count->is_number_integer()) {
-      place.step = JobStep{TextOf(*step, "label"), count->get<std::int64_t>()};
-    }
+  if (const auto step = json.find("step"); step != json.end()) {
+    place.step = StepOfJson(*step);
   }
   if (const auto pids = json.find("pids"); pids != json.end() && pids->is_array()) {
     for (const auto& pid : *pids) {

@@ -18,6 +18,11 @@ std::string StepText(const std::optional<JobStep>& step);
 // of the job (no step reached)".
 std::string AttemptText(const AttemptPlace& attempt);
 
+// {"label", "count"}, or null for none: how a step is written everywhere.
+nlohmann::ordered_json StepJson(const std::optional<JobStep>& step);
+// The step in `json` (StepJson's form); none when it is not one.
+std::optional<JobStep> StepOfJson(const nlohmann::ordered_json& json);
+
 // The attempt in `json` (an incident record's "attempt"); none when it is not one (no number
 // from 1 up). Lists are capped (pids at 64, same_as at 32), texts taken as they are.
 std::optional<AttemptPlace> AttemptOfJson(const nlohmann::ordered_json& json);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/time_format.h"
+#include "detect/attempt_text.h"
 #include "detect/incident_root.h"
 
 namespace trainwatch::detect {
@@ -122,17 +123,15 @@ nlohmann::ordered_json JobJson(const JobIdentity& job) {
 }
 
 nlohmann::ordered_json AttemptJson(const AttemptPlace& attempt) {
-  return {
-      {"number", attempt.number},
-      {"marker", attempt.marker},
-      {"step", attempt.step ? json{{"label", attempt.step->label}, {"count", attempt.step->count}}
-                            : json(nullptr)},
-      {"same_as", attempt.same_as},
-      {"why", attempt.why},
-      {"remedy_failed", attempt.remedy_failed},
-      {"failed_first", attempt.failed_first},
-      {"boot_id", attempt.boot_id},
-      {"pids", attempt.pids}};
+  return {{"number", attempt.number},
+          {"marker", attempt.marker},
+          {"step", StepJson(attempt.step)},
+          {"same_as", attempt.same_as},
+          {"why", attempt.why},
+          {"remedy_failed", attempt.remedy_failed},
+          {"failed_first", attempt.failed_first},
+          {"boot_id", attempt.boot_id},
+          {"pids", attempt.pids}};
 }
 
 nlohmann::ordered_json PeerJson(const PeerLink& peer) {

@@ -19,16 +19,14 @@ namespace {
 // of them are used.
 class JobEnvirons {
  public:
-  explicit JobEnvirons(const std::string& proc_root) : proc_root_(proc_root) {}
   void Add(const source::WriterProcess& process) {
-    texts_.push_back(capture::JobEnvironOf(process, proc_root_));
+    texts_.push_back(capture::JobEnvironOf(process));
     uids_.push_back(process.uid);
   }
   std::vector<std::string_view> views() const { return {texts_.begin(), texts_.end()}; }
   const std::vector<std::optional<uid_t>>& uids() const { return uids_; }
 
  private:
-  const std::string& proc_root_;
   std::deque<std::string> texts_;
   std::vector<std::optional<uid_t>> uids_;
 };
@@ -36,7 +34,7 @@ class JobEnvirons {
 }  // namespace
 
 std::string IncidentFlow::JobIdOf(const detect::Firing& firing) const {
-  JobEnvirons environs(env_.proc_root());
+  JobEnvirons environs;
   for (const source::WriterProcess& writer : firing.writers) {
     environs.Add(writer);
   }
@@ -46,7 +44,7 @@ std::string IncidentFlow::JobIdOf(const detect::Firing& firing) const {
 std::string IncidentFlow::OwnJobId(const detect::Incident& incident) const {
   // Its firings' writers, and those that exited before it was judged (looked up in what the
   // sources remember): never another job's processes that happen to write here too.
-  JobEnvirons environs(env_.proc_root());
+  JobEnvirons environs;
   std::vector<int> departed;
   for (const detect::Firing& firing : incident.firings) {
     for (const source::WriterProcess& writer : firing.writers) {
@@ -66,7 +64,7 @@ std::string IncidentFlow::OwnJobId(const detect::Incident& incident) const {
 
 detect::JobIdentity IncidentFlow::JobOf(const detect::Incident* incident) const {
   // The incident's own writers first: on a node running two jobs, it is theirs.
-  JobEnvirons environs(env_.proc_root());
+  JobEnvirons environs;
   // Who raised it: a user's log speaks for that user's job alone (its id is looked up in their
   // processes only, and its record carries their uid, so that no peer acts on another user's
   // job for it). The kernel's lines and root's logs speak for any job here.

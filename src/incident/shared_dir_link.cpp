@@ -84,7 +84,8 @@ std::string SharedDirLink::EarlierFailureElsewhere(const detect::Incident& incid
   // Within the attempt: after the last one ended here, and close before this one (the ranks'
   // own errors of one attempt come within seconds of each other; an older one is another
   // attempt's).
-  const std::int64_t from = std::max(ms(since), opened - ms(WallTime{} + kSameFailureWindow));
+  const std::int64_t from =
+      std::max(ms(since), opened - std::chrono::milliseconds(kSameFailureWindow).count());
   for (const cluster::PeerRecord& record : jobs_.RecordsOf(incident.job.id)) {
     if (record.node == incident.job.node || !record.primary ||
         (record.kind != "crash" && record.kind != "device") || record.opened_ms >= opened ||
@@ -162,8 +163,8 @@ std::vector<std::string> SharedDirLink::JobsHere() {
   std::set<int> without_job;
   job_uids_.clear();
   for (const source::WriterProcess& writer : processes_.Known()) {
-    detect::JobIdentity job = capture::IdentifyJob(
-        {capture::JobEnvironOf(writer, env_.proc_root())}, config_.cluster, host_, {writer.uid});
+    detect::JobIdentity job =
+        capture::IdentifyJob({capture::JobEnvironOf(writer)}, config_.cluster, host_, {writer.uid});
     if (job.id.empty()) {
       without_job.insert(writer.pid);
       continue;

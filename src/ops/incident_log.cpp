@@ -164,11 +164,11 @@ Status IncidentLog::Trim(const ReadableFile& file, std::uint64_t size) {
   return fs_.ReplaceWhole(path_, tail, 0600);
 }
 
-Result<IncidentHistory> IncidentLog::ReadHistory() const {
+Result<std::string> IncidentLog::ReadTail() const {
   Result<std::unique_ptr<ReadableFile>> file = fs_.OpenForReading(path_);
   if (!file) {
     if (!fs_.Stat(path_)) {
-      return IncidentHistory{};  // none yet
+      return std::string();  // none yet
     }
     return file.error();
   }
@@ -178,12 +178,38 @@ Result<IncidentHistory> IncidentLog::ReadHistory() const {
   std::string text(size - start, '\0');
   Result<std::size_t> n = (*file)->ReadAt(start, text);
   text.resize(n ? *n : 0);
-  std::size_t pos = 0;
   char before = '\n';
   if (start > 0 && (!ReadsOneByte(**file, start - 1, before) || before != '\n')) {
-    pos = text.find('\n') + 1;  // the tail begins mid-line: skip to the next whole one
+    // The tail begins mid-line: skip to the next whole one.
+    const std::size_t line = text.find('\n');
+    text.erase(0, line == std::string::npos ? text.size() : line + 1);
   }
-  return ParseIncidentHistory(std::string_view(text).substr(std::min(pos, text.size())));
+  return text;
+}
+
+Result<IncidentHistory> IncidentLog::ReadHistory() const {
+  Result<std::string> text = ReadTail();
+  if (!text) {
+    return text.error();
+  }
+  return ParseIncidentHistory(*text);
+}
+
+void ForEachRecord(std::string_view text, const std::function<void(const json& record)>& visit) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) {
+      break;  // an unfinished last line (a crash mid-append): ignore it
+    }
+    const json record = json::parse(text.begin() + static_cast<std::ptrdiff_t>(pos),
+                                    text.begin() + static_cast<std::ptrdiff_t>(end), nullptr,
+                                    /*allow_exceptions=*/false);
+    pos = end + 1;
+    if (record.is_object()) {
+      visit(record);
+    }
+  }
 }
 
 namespace {
@@ -280,52 +306,17 @@ void Resolved(IncidentHistory& history, const std::string& id) {
 
 }  // namespace
 
-Result<std::string> ReadIncidentLogTail(const std::string& path) {
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec) && !ec) {
-      return std::string();
-    }
-    return Error{"cannot open " + path};
-  }
-  const std::streamoff size = file.tellg();
-  const std::streamoff from =
-      std::max<std::streamoff>(0, size - static_cast<std::streamoff>(IncidentLog::kTailBytes));
-  file.seekg(from);
-  std::ostringstream text;
-  text << file.rdbuf();
-  std::string tail = text.str();
-  if (from > 0) {
-    const std::size_t line = tail.find('\n');
-    tail.erase(0, line == std::string::npos ? tail.size() : line + 1);  // a partial first line
-  }
-  return tail;
-}
-
 IncidentHistory ParseIncidentHistory(std::string_view text) {
   IncidentHistory history;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string::npos) {
-      break;  // an unfinished last line (a crash mid-append): ignore it
-    }
-    const json record = json::parse(text.begin() + static_cast<std::ptrdiff_t>(pos),
-                                    text.begin() + static_cast<std::ptrdiff_t>(end), nullptr,
-                                    /*allow_exceptions=*/false);
-    pos = end + 1;
-    if (!record.is_object()) {
-      continue;
-    }
+  ForEachRecord(text, [&](const json& record) {
     if (const auto resolved = record.find("resolved"); resolved != record.end()) {
       if (resolved->is_string()) {
         Resolved(history, resolved->get<std::string>());
       }
-      continue;
+      return;
     }
     if (!record.contains("firings")) {
-      continue;  // not an incident (a bundle record)
+      return;  // not an incident (a bundle record)
     }
     ++history.incidents;
     const detect::WallTime opened = OpenedAt(record);
@@ -374,7 +365,7 @@ IncidentHistory ParseIncidentHistory(std::string_view text) {
         history.fired.emplace(id, fired);
       }
     }
-  }
+  });
   return history;
 }
 

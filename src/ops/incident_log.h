@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,10 +54,10 @@ struct IncidentHistory {
 // as are lines that are not incidents). Never throws on any input. Pure; any thread.
 IncidentHistory ParseIncidentHistory(std::string_view text);
 
-// The last IncidentLog::kTailBytes of the log at `path` from its first whole line (what the
-// daemon reads back too), for the commands that read it without a daemon: node-verdict, the
-// Slurm Epilog. A log not written yet is empty; one that cannot be read fails, saying why.
-Result<std::string> ReadIncidentLogTail(const std::string& path);
+// Each whole record of `text` (incidents.jsonl lines: incidents, bundles, resolutions...),
+// in order; lines that are not JSON objects, and an unfinished last line, are skipped.
+void ForEachRecord(std::string_view text,
+                   const std::function<void(const nlohmann::ordered_json& record)>& visit);
 
 // The resolution record, one line of JSON without its newline.
 std::string ResolutionJson(const Resolution& resolution);
@@ -84,6 +86,10 @@ class IncidentLog {
   // Reads the last kTailBytes of the log (older incidents are past every cooldown and far
   // behind every saved offset).
   Result<IncidentHistory> ReadHistory() const;
+  // Those bytes, from their first whole line: what ReadHistory parses, and what the commands
+  // that read the log without a daemon (node-verdict, the Slurm Epilog) read. A log not written
+  // yet is empty.
+  Result<std::string> ReadTail() const;
   const std::string& path() const { return path_; }
 
   static constexpr std::size_t kTailBytes = 4 << 20;

@@ -8,6 +8,8 @@
 
 #include "core/printable.h"
 #include "core/time_format.h"
+#include "ops/incident_log.h"
+#include "ops/verdict_exit_code.h"
 
 namespace trainwatch::ops {
 namespace {
@@ -17,10 +19,6 @@ using json = nlohmann::ordered_json;
 std::string TextOf(const json& object, const char* key) {
   const auto found = object.find(key);
   return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
-}
-
-bool IsDevice(rules::Cause cause) {
-  return cause == rules::Cause::kHardware || cause == rules::Cause::kDriver;
 }
 
 std::string When(detect::WallTime time) { return FormatUtc(time, TimeFormat::kIsoSeconds); }
@@ -74,7 +72,7 @@ void JudgeIncidents(const NodeFacts& facts, NodeVerdict& verdict) {
     }
     const bool failure =
         incident.kind == "device" || incident.kind == "crash" || incident.kind == "hang";
-    if (IsDevice(incident.cause) && failure && !since_boot &&
+    if (IsDeviceCause(incident.cause) && failure && !since_boot &&
         facts.now - incident.opened <= kRebootedWarnFor) {
       // The remedy was applied; whether it worked, the next jobs tell.
       Add(verdict, Readiness::kWarning, "incidents",
@@ -85,7 +83,7 @@ void JudgeIncidents(const NodeFacts& facts, NodeVerdict& verdict) {
           "", incident.id);
       continue;
     }
-    if (IsDevice(incident.cause) && since_boot && failure) {
+    if (IsDeviceCause(incident.cause) && since_boot && failure) {
       ++device_since_boot;
       Add(verdict, Readiness::kCritical, "incidents",
           fmt::format("a {} failure since the last boot, not acknowledged: {} (incident {}{}, "
@@ -193,26 +191,15 @@ int ExitCodeOf(Readiness readiness) {
 std::vector<NodeIncident> NodeIncidentsOf(std::string_view text) {
   std::vector<NodeIncident> incidents;
   std::map<std::string, std::size_t> by_id;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) {
-      break;  // an unfinished last line
-    }
-    const json record = json::parse(text.substr(pos, end - pos), nullptr,
-                                    /*allow_exceptions=*/false);
-    pos = end + 1;
-    if (!record.is_object()) {
-      continue;
-    }
+  ForEachRecord(text, [&](const json& record) {
     if (const std::string resolved = TextOf(record, "resolved"); !resolved.empty()) {
       if (auto found = by_id.find(resolved); found != by_id.end()) {
         incidents[found->second].resolved_how = TextOf(record, "how");
       }
-      continue;
+      return;
     }
     if (!record.contains("firings")) {
-      continue;
+      return;
     }
     NodeIncident incident;
     incident.id = TextOf(record, "id");
@@ -235,11 +222,11 @@ std::vector<NodeIncident> NodeIncidentsOf(std::string_view text) {
       incident.opened = detect::WallTime{} + std::chrono::milliseconds(opened->get<std::int64_t>());
     }
     if (incident.id.empty()) {
-      continue;
+      return;
     }
     by_id[incident.id] = incidents.size();
     incidents.push_back(std::move(incident));
-  }
+  });
   if (incidents.size() > kMaxNodeIncidents) {
     incidents.erase(incidents.begin(),
                     incidents.end() - static_cast<std::ptrdiff_t>(kMaxNodeIncidents));

@@ -7,13 +7,10 @@
 #include "core/quantity.h"
 #include "detect/attempt_text.h"
 #include "ops/recurrence_book.h"
+#include "ops/verdict_exit_code.h"
 
 namespace trainwatch::ops {
 namespace {
-
-bool IsDevice(rules::Cause cause) {
-  return cause == rules::Cause::kHardware || cause == rules::Cause::kDriver;
-}
 
 // "attempts 2, 3 and 4"
 std::string AttemptList(const std::vector<std::uint32_t>& numbers) {
@@ -67,9 +64,9 @@ RetryDecision DecideRetry(const std::vector<AttemptEntry>& earlier, const Attemp
   const std::uint32_t number = current.place.number;
 
   // The node's devices: a failure that comes back is the node's, whatever the job does.
-  if (IsDevice(current.cause)) {
+  if (IsDeviceCause(current.cause)) {
     auto before = std::find_if(failed.begin(), failed.end(), [](const AttemptEntry* entry) {
-      return EndsAttempt(entry->kind) && IsDevice(entry->cause);
+      return EndsAttempt(entry->kind) && IsDeviceCause(entry->cause);
     });
     if (before != failed.end()) {
       const AttemptEntry& last = **before;
@@ -110,7 +107,7 @@ RetryDecision DecideRetry(const std::vector<AttemptEntry>& earlier, const Attemp
   }
 
   // The same failure, none of the attempts getting further: the job fails this way for good.
-  if (!IsDevice(current.cause) && config.same_failure_budget > 0) {
+  if (!IsDeviceCause(current.cause) && config.same_failure_budget > 0) {
     std::vector<std::uint32_t> streak = {number};
     const AttemptEntry* later = &current;
     for (const AttemptEntry* entry : failed) {
@@ -155,7 +152,7 @@ RetryDecision DecideRetry(const std::vector<AttemptEntry>& earlier, const Attemp
   }
 
   // Progress: retrying pays while each attempt gets further.
-  if (!failed.empty() && !IsDevice(current.cause) &&
+  if (!failed.empty() && !IsDeviceCause(current.cause) &&
       GotFurther(failed.front()->place.step, current.place.step) &&
       current.action != rules::Action::kExcludeNode &&
       current.action != rules::Action::kRebootNode) {

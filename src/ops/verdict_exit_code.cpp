@@ -2,14 +2,23 @@
 
 namespace trainwatch::ops {
 
+bool IsDeviceCause(rules::Cause cause) {
+  return cause == rules::Cause::kHardware || cause == rules::Cause::kDriver;
+}
+
+bool BlamesTheNode(const rules::Verdict& verdict) {
+  return verdict.cause != rules::Cause::kApplication &&
+         (verdict.action == rules::Action::kExcludeNode ||
+          verdict.action == rules::Action::kRebootNode);
+}
+
 int VerdictExitCode(const std::optional<rules::Verdict>& verdict, int status) {
   if (status == 0 || !verdict) {
     return status;
   }
   using rules::Action;
   using rules::Cause;
-  if (verdict->action == Action::kExcludeNode || verdict->action == Action::kRebootNode ||
-      verdict->cause == Cause::kHardware || verdict->cause == Cause::kDriver) {
+  if (BlamesTheNode(*verdict)) {
     return kExitBadNode;
   }
   if (verdict->action == Action::kCancelRetries || verdict->action == Action::kRestartStorm) {

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/printable.h"
+#include "ops/incident_log.h"
+#include "ops/verdict_exit_code.h"
 
 namespace trainwatch::slurm {
 namespace {
@@ -21,23 +23,13 @@ JobOutcome JobOutcomeOf(std::string_view incidents, const std::string& job_id) {
   std::map<std::string, JobOutcome> seen;  // the job's incidents, by id
   std::string latest;
   std::string blaming;
-  std::size_t pos = 0;
-  while (pos < incidents.size()) {
-    const std::size_t end = incidents.find('\n', pos);
-    if (end == std::string_view::npos) {
-      break;
-    }
-    const json record = json::parse(incidents.substr(pos, end - pos), nullptr, false);
-    pos = end + 1;
-    if (!record.is_object()) {
-      continue;
-    }
+  ops::ForEachRecord(incidents, [&](const json& record) {
     if (const std::string id = TextOf(record, "bundle_for"); !id.empty()) {
       if (auto it = seen.find(id); it != seen.end()) {
         it->second.concluded = true;
         it->second.bundle = Printable(TextOf(record, "bundle"));
       }
-      continue;
+      return;
     }
     if (const std::string id = TextOf(record, "scheduler_for"); !id.empty()) {
       if (auto it = seen.find(id); it != seen.end()) {
@@ -47,12 +39,12 @@ JobOutcome JobOutcomeOf(std::string_view incidents, const std::string& job_id) {
                                                                              : "not drained: ") +
             Printable(TextOf(record, "why"));
       }
-      continue;
+      return;
     }
     const auto job = record.find("job");
     if (!record.contains("firings") || job == record.end() || !job->is_object() ||
         TextOf(*job, "id") != job_id) {
-      continue;
+      return;
     }
     JobOutcome outcome;
     outcome.found = true;
@@ -62,16 +54,18 @@ JobOutcome JobOutcomeOf(std::string_view incidents, const std::string& job_id) {
     outcome.action = TextOf(record, "action");
     outcome.summary = Printable(TextOf(record, "summary").substr(0, 300));
     if (outcome.kind == "manual" || outcome.kind == "warning" || outcome.kind == "slow") {
-      continue;  // no failure of the job
+      return;  // no failure of the job
     }
-    outcome.node_fault = outcome.kind != "peer" && outcome.cause != "application" &&
-                         (outcome.action == "exclude_node" || outcome.action == "reboot_node");
+    outcome.node_fault =
+        outcome.kind != "peer" &&
+        ops::BlamesTheNode({rules::ParseCause(outcome.cause).value_or(rules::Cause::kUnknown),
+                            rules::ParseAction(outcome.action).value_or(rules::Action::kInspect)});
     latest = outcome.incident_id;
     if (outcome.node_fault) {
       blaming = outcome.incident_id;
     }
     seen[outcome.incident_id] = std::move(outcome);
-  }
+  });
   const std::string& chosen = blaming.empty() ? latest : blaming;
   return chosen.empty() ? JobOutcome{} : seen[chosen];
 }

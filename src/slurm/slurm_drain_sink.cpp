@@ -5,6 +5,7 @@
 #include "capture/job_identity.h"
 #include "config/yaml_shapes.h"
 #include "detect/incident_json.h"
+#include "ops/verdict_exit_code.h"
 
 namespace trainwatch::slurm {
 namespace {
@@ -42,15 +43,14 @@ std::string NoDrainBecause(const detect::Incident& incident) {
   if (incident.peer) {
     return "a capture for another node's failure: that node is the one at fault";
   }
+  if (ops::BlamesTheNode(verdict)) {
+    return {};
+  }
   if (verdict.cause == rules::Cause::kApplication) {
     return "the job's own failure (cause application) never drains a node";
   }
-  if (verdict.action != rules::Action::kExcludeNode &&
-      verdict.action != rules::Action::kRebootNode) {
-    return "its action is " + std::string(rules::ActionName(verdict.action)) +
-           ", not exclude_node or reboot_node";
-  }
-  return {};
+  return "its action is " + std::string(rules::ActionName(verdict.action)) +
+         ", not exclude_node or reboot_node";
 }
 
 std::string SlurmNodeName(const config::DaemonConfig& config, const std::string& hostname) {

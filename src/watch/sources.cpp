@@ -23,6 +23,7 @@ constexpr auto kWriterScanEvery = std::chrono::seconds(30);
 constexpr auto kUrgentScanEvery = std::chrono::seconds(2);
 // A Slurm step daemon found untitled is looked at again after this (it titles itself at once).
 constexpr auto kRetitleScanAfter = std::chrono::milliseconds(300);
+constexpr int kRetitleLooks = 3;
 constexpr std::size_t kMaxUntitledStepds = 256;
 // Scans asked for by writers closing their files (IN_CLOSE_WRITE) come at most this often.
 constexpr auto kCloseScanEvery = std::chrono::seconds(1);
@@ -292,12 +293,13 @@ void Sources::OnWritersFound(const source::WriterScan::Found& found) {
   }
   LookForRanks();  // a new writer may be a launcher whose ranks have just started
   // A batch job's output file is held by its slurmstepd, whose title names the job, but only
-  // once it has set it: one found before is looked at again, once.
+  // once it has set it: one found before is looked at again, a few times.
   for (const auto& [id, writers] : found) {
     for (const source::WriterProcess& writer : writers) {
       if (writer.uid == 0 && writer.comm == "slurmstepd" &&
           !writer.cmdline.starts_with("slurmstepd: [") &&
-          untitled_stepds_.insert(writer.pid).second && writer_soon_ && !writer_soon_->active()) {
+          ++untitled_stepds_[writer.pid] <= kRetitleLooks && writer_soon_ &&
+          !writer_soon_->active()) {
         writer_soon_->Start(kRetitleScanAfter, {});
       }
     }

@@ -149,8 +149,8 @@ class Sources {
   std::map<int, std::string> oom_killed_;
   std::vector<int> oom_order_;
   // Slurm step daemons found before they titled themselves ("slurmstepd: [JOB.STEP]", which
-  // names a batch job: capture::JobEnvironOf), each looked at once more.
-  std::set<int> untitled_stepds_;
+  // names a batch job: capture::JobEnvironOf), and how often each was looked at again.
+  std::map<int, int> untitled_stepds_;
   source::WriterScan writer_scan_;
   SteadyTime last_writer_scan_{};
   // The jobs' processes, kept after they exit, and how they ended.

@@ -277,8 +277,16 @@ TEST_F(SlurmTest, OnlyANodeVerdictDrainsTheNode) {
   // unacknowledged. Slurm drains it again and requeues the job.
   ASSERT_EQ(Slurm({"/usr/bin/scontrol", "update", "nodename=" + host_, "state=resume"}).exit_code,
             0);
+  // Submitted while the node still showed drained, the job would wait for sched/builtin's next
+  // periodic pass (a minute): submit once the node is idle.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Trimmed(Slurm({"/usr/bin/sinfo", "-h", "-o", "%t"}).out) == "idle";
+      },
+      30s))
+      << Slurm({"/usr/bin/sinfo", "-R"}).out;
   const std::string next = Submit("next", "echo hello");
-  ASSERT_TRUE(WaitUntil([&] { return DrainReason().find("Prolog") != std::string::npos; }, 30s))
+  ASSERT_TRUE(WaitUntil([&] { return DrainReason().find("Prolog") != std::string::npos; }, 90s))
       << DrainReason() << Slurm({"/usr/bin/squeue"}).out << ReadFile(Dir("slurm/slurmd.log"));
   const std::string prolog = ReadFile(Dir("slurm/out/prolog-" + next + ".txt"));
   EXPECT_NE(prolog.find("CRITICAL: node "), std::string::npos) << prolog;

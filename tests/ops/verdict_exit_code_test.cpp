@@ -22,7 +22,16 @@ TEST(VerdictExitCode, MapsEachVerdictToWhatASchedulerDoesWithIt) {
             kExitRetry);
   EXPECT_EQ(VerdictExitCode(rules::Verdict{Cause::kUnknown, Action::kExcludeNode}, 1),
             kExitBadNode);
-  EXPECT_EQ(VerdictExitCode(rules::Verdict{Cause::kHardware, Action::kInspect}, 134), kExitBadNode);
+  EXPECT_EQ(VerdictExitCode(rules::Verdict{Cause::kHardware, Action::kRebootNode}, 134),
+            kExitBadNode);
+  // The same test as the drain's: a device cause whose rule only says inspect blames no node,
+  // and the job's own failure never does, whatever its action.
+  EXPECT_EQ(VerdictExitCode(rules::Verdict{Cause::kDriver, Action::kInspect}, 1), kExitRetry);
+  EXPECT_EQ(VerdictExitCode(rules::Verdict{Cause::kApplication, Action::kExcludeNode}, 1),
+            kExitDoNotRetry);
+  EXPECT_TRUE(BlamesTheNode({Cause::kUnknown, Action::kExcludeNode}));
+  EXPECT_FALSE(BlamesTheNode({Cause::kApplication, Action::kRebootNode}));
+  EXPECT_FALSE(BlamesTheNode({Cause::kHardware, Action::kInspect}));
 }
 
 }  // namespace
