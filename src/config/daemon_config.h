@@ -58,8 +58,13 @@
 //     - name: kernel
 //       tags: [kmsg]
 //       kmsg: true            # the kernel log (/dev/kmsg) instead of paths
+//     - name: processes
+//       tags: [processes]
+//       processes: true       # the jobs' processes: a line for each one stuck in the kernel
+//       blocked_after: 30s    # in uninterruptible sleep, never woken, this long (4s..1h)
 //
-// A source has `paths` (a non-empty list) or `kmsg: true`, never both. Paths may use ~,
+// A source has `paths` (a non-empty list), `kmsg: true` or `processes: true`, one of them. Paths
+// may use ~,
 // ${VAR} and ${VAR:-default} (config/path_expand.h); relative ones resolve against the
 // config file's directory.
 #pragma once
@@ -82,11 +87,19 @@ namespace trainwatch::config {
 enum class StartAt { kEnd, kBeginning };
 enum class WatchMode { kAuto, kInotify, kPoll };
 
+// A `processes` source's threshold: a look every 2 s (watch/blocked_watch.h), so at least two.
+inline constexpr Duration kMinBlockedAfter{4000};
+inline constexpr Duration kMaxBlockedAfter{3600LL * 1000};
+
 struct SourceConfig {
   std::string name;
   std::vector<std::string> tags;
   std::vector<std::string> paths;  // glob patterns, expanded and absolute; empty for kmsg
   bool kmsg = false;
+  // The watched jobs' processes (watch/blocked_watch.h): a line for each thread stuck in the
+  // kernel, `blocked_after` in uninterruptible sleep without being woken once.
+  bool processes = false;
+  Duration blocked_after{30000};
   StartAt start_at = StartAt::kEnd;
   SourceLocation where;  // the source's entry in the file
 };

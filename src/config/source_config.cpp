@@ -46,11 +46,15 @@ class SourcesParser {
   // still returned, so a duplicate name is caught even in a broken entry.
   std::optional<SourceConfig> ParseSource(const YAML::Node& node) {
     if (!node.IsMap()) {
-      yaml_.Fail(node, "each entry of 'sources' must be a mapping with name, tags, paths or kmsg");
+      yaml_.Fail(node,
+                 "each entry of 'sources' must be a mapping with name, tags, paths, kmsg or "
+                 "processes");
       return std::nullopt;
     }
     yaml_.ForgetKeys();
-    yaml_.CheckKeys(node, {"name", "tags", "paths", "kmsg", "start_at"}, "a source");
+    yaml_.CheckKeys(node,
+                    {"name", "tags", "paths", "kmsg", "processes", "blocked_after", "start_at"},
+                    "a source");
     SourceConfig source;
     source.where = yaml_.Where(node);
     const YAML::Node name = node["name"];
@@ -88,9 +92,17 @@ class SourcesParser {
     if (const YAML::Node kmsg = node["kmsg"]) {
       source.kmsg = yaml_.BoolField(kmsg, label + ": kmsg").value_or(false);
     }
+    const YAML::Node processes = node["processes"];
+    if (processes) {
+      source.processes = yaml_.BoolField(processes, label + ": processes").value_or(false);
+    }
     const YAML::Node paths = node["paths"];
-    if (paths && source.kmsg) {
-      yaml_.Fail(paths, label + " has both 'paths' and 'kmsg: true'; make them two sources");
+    if (source.kmsg && source.processes) {
+      yaml_.Fail(processes,
+                 label + " has both 'kmsg: true' and 'processes: true'; make them two sources");
+    } else if (paths && (source.kmsg || source.processes)) {
+      yaml_.Fail(paths, label + " has both 'paths' and '" + (source.kmsg ? "kmsg" : "processes") +
+                            ": true'; make them two sources");
     } else if (paths) {
       if (IsNonEmptyList(yaml_, paths, label + " paths", "[\"~/logs/**/*.log\"]")) {
         for (const auto& path : paths) {
@@ -99,8 +111,21 @@ class SourcesParser {
           }
         }
       }
-    } else if (!source.kmsg) {
-      yaml_.Fail(node, label + " has neither 'paths' nor 'kmsg: true'");
+    } else if (!source.kmsg && !source.processes) {
+      yaml_.Fail(node, label + " has neither 'paths' nor 'kmsg: true' nor 'processes: true'");
+    }
+    if (const YAML::Node after = node["blocked_after"]) {
+      if (!source.processes) {
+        yaml_.Fail(after, label + ": 'blocked_after' is for a source with 'processes: true'");
+      } else if (const std::optional<Duration> value =
+                     yaml_.DurationField(after, label + " blocked_after")) {
+        if (value->count() < kMinBlockedAfter.count() ||
+            value->count() > kMaxBlockedAfter.count()) {
+          yaml_.Fail(after, label + ": blocked_after must be between 4s and 1h");
+        } else {
+          source.blocked_after = *value;
+        }
+      }
     }
 
     if (const YAML::Node start = node["start_at"]) {

@@ -12,6 +12,14 @@ void WatchedSource::Start(Env& env, Outlet outlet, std::size_t context_lines, Pr
   outlet_ = std::move(outlet);
   context_lines_ = context_lines;
   silence_ = SilenceWatch(env.SteadyNow());
+  if (config_.processes) {
+    // Its lines come from the owner's look at the jobs' processes (OnProcessLines).
+    processes_stream_ = MakeStream("processes", nullptr);
+    if (processes_stream_) {
+      processes_stream_->MarkLive();
+    }
+    return;
+  }
   if (config_.kmsg) {
     kmsg_stream_ = MakeStream("kmsg", nullptr);
     kmsg_ = std::make_unique<source::KmsgReader>();
@@ -227,7 +235,7 @@ void WatchedSource::CheckTime(SteadyTime now) {
       }
     });
   }
-  if (rules_.silence.empty() || config_.kmsg) {
+  if (rules_.silence.empty() || config_.kmsg || config_.processes) {
     return;
   }
   // Silence means something only where output was expected: a stream exists and its job has
@@ -377,6 +385,19 @@ bool WatchedSource::StartWrap(Env& env, Outlet outlet, std::size_t context_lines
     wrap_streams_.back()->set_may_catch(false);
   }
   return true;
+}
+
+void WatchedSource::OnProcessLine(const source::WriterProcess* writer, const std::string& line) {
+  if (!processes_stream_) {
+    return;
+  }
+  processes_stream_->set_writers(writer != nullptr ? std::vector<source::WriterProcess>{*writer}
+                                                   : std::vector<source::WriterProcess>{});
+  source::LineBatch batch;
+  batch.text = line;
+  batch.ends.push_back(static_cast<std::uint32_t>(line.size()));
+  batch.first_line = processes_stream_->last_line() + 1;
+  OnBatch(*processes_stream_, batch, 0);
 }
 
 void WatchedSource::OnWrapBatch(std::size_t index, const source::LineBatch& batch) {

@@ -85,6 +85,9 @@ class WatchedSource {
   // Stops reading; files are closed without a flush (the next start reads on from the offsets).
   void Close();
 
+  // A `processes` source's line (watch/blocked_watch.h), without its newline, about `writer`
+  // (null when unknown): its firing names that process, and so its job.
+  void OnProcessLine(const source::WriterProcess* writer, const std::string& line);
   void OnWrapBatch(std::size_t index, const source::LineBatch& batch);
   void OnWrapPending(std::size_t index, std::string_view pending);
   // The wrapped command ended: its tracebacks close, `exit` rules judge its end.
@@ -124,6 +127,9 @@ class WatchedSource {
     }
     if (kmsg_stream_) {
       visit(*kmsg_stream_, nullptr);
+    }
+    if (processes_stream_) {
+      visit(*processes_stream_, nullptr);
     }
     for (auto& stream : wrap_streams_) {
       visit(*stream, nullptr);
@@ -165,6 +171,7 @@ class WatchedSource {
   std::map<source::FileId, std::unique_ptr<StreamDetector>> file_streams_;
   std::unique_ptr<source::KmsgReader> kmsg_;
   std::unique_ptr<StreamDetector> kmsg_stream_;
+  std::unique_ptr<StreamDetector> processes_stream_;
   std::vector<std::unique_ptr<StreamDetector>> wrap_streams_;  // stdout, stderr
   SilenceWatch silence_{SteadyTime{}};                         // from when the source starts
   bool hang_told_ = false;   // a stall or silence was reported, and no line came since

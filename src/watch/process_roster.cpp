@@ -135,6 +135,16 @@ std::vector<source::WriterProcess> ProcessRoster::Remembered(
   return remembered;
 }
 
+std::vector<ProcessRoster::Alive> ProcessRoster::AliveProcesses() const {
+  std::vector<Alive> alive;
+  for (const auto& [pid, entry] : entries_) {
+    if (!entry.gone) {
+      alive.push_back({entry.process, entry.start_ticks});
+    }
+  }
+  return alive;
+}
+
 void ProcessRoster::Trim() {
   const SteadyTime now = env_.SteadyNow();
   std::erase_if(entries_, [&](const auto& item) {

@@ -50,6 +50,13 @@ class ProcessRoster {
   std::vector<source::WriterProcess> Remembered(
       const std::function<std::string(int pid)>& oom_line) const;
   std::size_t size() const { return entries_.size(); }
+  // A remembered process not known to have ended, with its start time (since boot, in clock
+  // ticks: a later process with its pid has another).
+  struct Alive {
+    source::WriterProcess process;
+    std::uint64_t start_ticks = 0;
+  };
+  std::vector<Alive> AliveProcesses() const;
   // How `pid` ended, when it is remembered and the kernel told.
   std::optional<int> WaitStatusOf(pid_t pid) const {
     auto found = entries_.find(pid);

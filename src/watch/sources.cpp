@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <set>
+
+#include "collect/rank_identity.h"
 
 namespace trainwatch::watch {
 namespace {
@@ -90,6 +93,7 @@ Sources::Sources(Env& env, uv_loop_t* kmsg_loop, std::string kmsg_device, OnFiri
           },
           [this](const source::WriterScan::Found& found) { OnWritersFound(found); }),
       roster_(env),
+      blocked_(env, [this](std::vector<BlockedWatch::Report> reports) { OnBlocked(reports); }),
       writer_soon_(env.NewTimer([this] { writer_scan_.Request(); })),
       traceback_timer_(env.NewTimer([this] { CloseQuietTracebacks(); })) {
   if (kmsg_loop_ != nullptr) {
@@ -118,7 +122,8 @@ void Sources::Apply(PreparedSources prepared, const config::DaemonConfig& config
   sources_.clear();
   for (auto& source : prepared.sources) {
     auto kept = old.find(source->config().name);
-    if (kept != old.end() && kept->second->config().kmsg == source->config().kmsg) {
+    if (kept != old.end() && kept->second->config().kmsg == source->config().kmsg &&
+        kept->second->config().processes == source->config().processes) {
       kept->second->Reconfigure(source->config(), source->TakeRules(), watch_, context_lines_);
       sources_.push_back(std::move(kept->second));
       old.erase(kept);
@@ -263,6 +268,55 @@ void Sources::Tick(SteadyTime now) {
   ForEachSource([&](WatchedSource& source) { source.CheckTime(now); });
   if (now - last_roster_look_ >= kRosterLookEvery) {
     LookForRanks();
+  }
+  LookForBlocked(now);
+}
+
+void Sources::LookForBlocked(SteadyTime now) {
+  std::optional<std::chrono::milliseconds> after;
+  for (const auto& source : sources_) {
+    if (source->config().processes) {
+      after =
+          std::min(after.value_or(source->config().blocked_after), source->config().blocked_after);
+    }
+  }
+  if (!after || !blocked_.Due(now)) {
+    return;
+  }
+  std::vector<WatchedProcess> processes;
+  std::set<pid_t> seen;
+  auto add = [&](const source::WriterProcess& process, std::uint64_t start_ticks) {
+    if (seen.insert(process.pid).second) {
+      processes.push_back(
+          {process.pid, start_ticks, process.comm, collect::RankInEnviron(process.environ)});
+    }
+  };
+  for (const ProcessRoster::Alive& alive : roster_.AliveProcesses()) {
+    add(alive.process, alive.start_ticks);
+  }
+  // A job of one process has no launcher to walk: its writer is the rank.
+  for (const source::WriterProcess& writer : KnownWriters()) {
+    add(writer, 0);
+  }
+  blocked_.set_after(*after);
+  blocked_.Tick(now, std::move(processes));
+}
+
+void Sources::OnBlocked(const std::vector<BlockedWatch::Report>& reports) {
+  std::map<pid_t, source::WriterProcess> known;
+  for (const ProcessRoster::Alive& alive : roster_.AliveProcesses()) {
+    known.emplace(alive.process.pid, alive.process);
+  }
+  for (const source::WriterProcess& writer : KnownWriters()) {
+    known.emplace(writer.pid, writer);
+  }
+  for (const BlockedWatch::Report& report : reports) {
+    auto writer = known.find(report.pid);
+    for (auto& source : sources_) {
+      if (source->config().processes) {
+        source->OnProcessLine(writer == known.end() ? nullptr : &writer->second, report.line);
+      }
+    }
   }
 }
 

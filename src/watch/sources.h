@@ -25,6 +25,7 @@
 #include "source/process_exits.h"
 #include "source/tail_state.h"
 #include "source/writer_scan.h"
+#include "watch/blocked_watch.h"
 #include "watch/process_roster.h"
 
 namespace trainwatch::watch {
@@ -118,6 +119,9 @@ class Sources {
   WatchedSource::Outlet OutletFor();
   void CloseQuietTracebacks();
   void OnWritersFound(const source::WriterScan::Found& found);
+  // The `processes` sources' look at the jobs' processes, when one is configured.
+  void LookForBlocked(SteadyTime now);
+  void OnBlocked(const std::vector<BlockedWatch::Report>& reports);
   template <typename F>
   void ForEachSource(F&& visit) {
     for (auto& source : sources_) {
@@ -157,6 +161,7 @@ class Sources {
   ProcessRoster roster_;
   SteadyTime last_roster_look_{};
   source::ProcessExitWatch exits_;
+  BlockedWatch blocked_;                        // its lines go to the `processes` sources
   std::unique_ptr<LoopTimer> writer_soon_;      // a scan soon after new files appear
   std::unique_ptr<LoopTimer> traceback_timer_;  // closes tracebacks whose writer went quiet
 };

@@ -52,6 +52,10 @@ sources:
   - name: kernel
     tags: [kmsg]
     kmsg: true
+  - name: processes
+    tags: [processes]
+    processes: true
+    blocked_after: 45s
 )";
 
 TEST(DaemonConfig, ParsesAFullConfig) {
@@ -69,7 +73,7 @@ TEST(DaemonConfig, ParsesAFullConfig) {
   EXPECT_EQ(config.watch.poll_interval, milliseconds(500));
   EXPECT_EQ(config.watch.rescan_interval, seconds(10));
   EXPECT_EQ(config.wrap_log_file, "/home/ada/trainwatch-logs/wrap-{pid}.log");
-  ASSERT_EQ(config.sources.size(), 3u);
+  ASSERT_EQ(config.sources.size(), 4u);
 
   const SourceConfig& train = config.sources[0];
   EXPECT_EQ(train.name, "train");
@@ -91,6 +95,14 @@ TEST(DaemonConfig, ParsesAFullConfig) {
   EXPECT_TRUE(kernel.kmsg);
   EXPECT_TRUE(kernel.paths.empty());
   EXPECT_EQ(kernel.where.line, 14);
+  EXPECT_FALSE(kernel.processes);
+
+  const SourceConfig& processes = config.sources[3];
+  EXPECT_TRUE(processes.processes);
+  EXPECT_FALSE(processes.kmsg);
+  EXPECT_TRUE(processes.paths.empty());
+  EXPECT_EQ(processes.blocked_after, seconds(45));
+  EXPECT_EQ(kernel.blocked_after, seconds(30));
 }
 
 TEST(DaemonConfig, ParsesMetricsAndHooks) {
@@ -340,8 +352,9 @@ TEST(DaemonConfig, ReportsEachProblemAtItsPosition) {
        "1:15: 'alertmanager' must be a mapping {urls, resend, timeout, labels}"},
       {"unknown nested key", "incident: {setle: 2s}\n", "1:12: unknown key 'setle' in incident"},
       {"unknown source key", src + "    path: [/x]\n",
-       "4:5: unknown key 'path' in a source (expected one of: kmsg, name, paths, start_at, "
-       "tags)\n2:5: source 'a' has neither 'paths' nor 'kmsg: true'"},
+       "4:5: unknown key 'path' in a source (expected one of: blocked_after, kmsg, name, paths, "
+       "processes, start_at, tags)\n2:5: source 'a' has neither 'paths' nor 'kmsg: true' nor "
+       "'processes: true'"},
       {"bad duration", "incident:\n  settle: 2\n",
        "2:11: incident settle: duration '2' needs a unit"},
       {"settle too long", "incident: {settle: 1h}\n", "1:20: incident settle must be at most 10m"},
@@ -393,9 +406,18 @@ TEST(DaemonConfig, ReportsEachProblemAtItsPosition) {
        "2:22: a tag must be a single value"},
       {"paths and kmsg", src + "    paths: [/x]\n    kmsg: true\n",
        "4:12: source 'a' has both 'paths' and 'kmsg: true'; make them two sources"},
-      {"neither paths nor kmsg", src, "2:5: source 'a' has neither 'paths' nor 'kmsg: true'"},
+      {"neither paths nor kmsg", src,
+       "2:5: source 'a' has neither 'paths' nor 'kmsg: true' nor 'processes: true'"},
       {"kmsg false alone", src + "    kmsg: false\n",
-       "2:5: source 'a' has neither 'paths' nor 'kmsg: true'"},
+       "2:5: source 'a' has neither 'paths' nor 'kmsg: true' nor 'processes: true'"},
+      {"paths and processes", src + "    paths: [/x]\n    processes: true\n",
+       "4:12: source 'a' has both 'paths' and 'processes: true'; make them two sources"},
+      {"kmsg and processes", src + "    kmsg: true\n    processes: true\n",
+       "5:16: source 'a' has both 'kmsg: true' and 'processes: true'; make them two sources"},
+      {"blocked_after without processes", src + "    kmsg: true\n    blocked_after: 10s\n",
+       "5:20: source 'a': 'blocked_after' is for a source with 'processes: true'"},
+      {"blocked_after too short", src + "    processes: true\n    blocked_after: 1s\n",
+       "5:20: source 'a': blocked_after must be between 4s and 1h"},
       {"bad kmsg", src + "    kmsg: yes please\n", "4:11: source 'a': kmsg must be true or false"},
       // YAML 1.1's yes/on/y are not booleans here, as everywhere else in the config.
       {"loose kmsg", src + "    kmsg: yes\n", "4:11: source 'a': kmsg must be true or false"},

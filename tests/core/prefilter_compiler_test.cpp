@@ -71,7 +71,9 @@ TEST_F(PrefilterCompilerTest, TheHelperCompilesWhatThisProcessWould) {
   options.cache_dir = dir.PathOf("cache");
   const MultiRegex helped = BuildSet({"boom", "err\\d+", "^fatal"}, options);
   CompilePrefiltersWith({});
-  const MultiRegex here = BuildSet({"boom", "err\\d+", "^fatal"}, MultiRegexOptions{true});
+  MultiRegexOptions uncached;
+  uncached.segmented = true;
+  const MultiRegex here = BuildSet({"boom", "err\\d+", "^fatal"}, uncached);
   const std::string text = "a boom\nerr7\nfatal: x\nnot fatal";
   EXPECT_EQ(Proposed(helped, text), Proposed(here, text));
   EXPECT_EQ(Proposed(helped, text), (std::set<std::uint32_t>{0, 1, 2}));

@@ -27,6 +27,7 @@ struct DaemonSettings {
   std::string rescan = "1s";
   // The config's capture section; off unless a test is about bundles (captures cost time).
   std::string capture = "capture: {enabled: false}\n";
+  std::string extra_sources = {};  // appended to the sources (entries of the list)
 };
 
 class DaemonTest : public ::testing::Test {
@@ -79,7 +80,8 @@ class DaemonTest : public ::testing::Test {
                                "    start_at: beginning\n"
                                "  - name: quiet\n"
                                "    tags: [quiet]\n"
-                               "    paths: [\"quiet/*.log\"]\n";
+                               "    paths: [\"quiet/*.log\"]\n"
+                            << settings.extra_sources;
   }
 
   // Whether the daemon hears how processes end (the kernel's process events: root with
