@@ -18,13 +18,18 @@
 
 #include "support/file_text.h"
 
-#define TRAINWATCH_FUZZ_TARGETS(X)                                                   \
-  X(rule_loader)                                                                     \
-  X(config_loader)                                                                   \
-  X(line_framer)                                                                     \
-  X(progress_parser)                                                                 \
-  X(traceback_grouper) X(redactor) X(incident_log) X(bundle_manifest) X(kmsg_record) \
-      X(peer_record) X(hook_dump)
+#define TRAINWATCH_FUZZ_TARGETS(X) \
+  X(rule_loader)                   \
+  X(config_loader)                 \
+  X(line_framer)                   \
+  X(progress_parser)               \
+  X(traceback_grouper)             \
+  X(redactor)                      \
+  X(incident_log)                  \
+  X(bundle_manifest)               \
+  X(kmsg_record)                   \
+  X(peer_record)                   \
+  X(hook_dump)
 
 #define TRAINWATCH_DECLARE_TARGET(name) \
   extern "C" int FuzzReplay_##name(const std::uint8_t* data, std::size_t size);
