@@ -301,7 +301,12 @@ void Daemon::Start(DaemonStart start) {
                                                         *job_processes_, owner);
   AddDaemonSinks(
       *env_, *incidents_, *job_processes_,
-      {state_dir, owner.may_record, owner.settled, [this] { return host_->NewHttpClient(); }});
+      {state_dir, owner.may_record, owner.settled, [this] { return host_->NewHttpClient(); },
+       [this](const std::vector<std::string>& lines) {
+         if (sources_) {
+           sources_->TellProcessesSources(lines);
+         }
+       }});
   sources_ = std::make_unique<watch::Sources>(
       *env_, host_->uv_loop(), options_.kmsg_device,
       [this](std::vector<detect::Firing>& firings, detect::StreamDetector* stream) {

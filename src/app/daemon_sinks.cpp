@@ -1,5 +1,6 @@
 #include "app/daemon_sinks.h"
 
+#include "app/device_tool_sink.h"
 #include "incident/alertmanager_sink.h"
 #include "incident/daemon_log_sink.h"
 #include "incident/hook_sink.h"
@@ -44,6 +45,7 @@ void AddDaemonSinks(Env& env, incident::IncidentFlow& flow, incident::JobProcess
       env, flow, processes, wiring.state_dir + "/outbox", wiring.may_write));
   flow.AddSink(std::make_unique<incident::HookSink>(env, flow.incidents_file(), wiring.hooks_idle));
   flow.AddSink(std::make_unique<slurm::SlurmDrainSink>(env, flow));
+  flow.AddSink(std::make_unique<DeviceToolSink>(env, wiring.tell_processes_sources));
 }
 
 }  // namespace trainwatch::app

@@ -37,6 +37,8 @@ struct SinkWiring {
   // The last hook ended (the daemon may be waiting to stop).
   std::function<void()> hooks_idle;
   alert::AlertOutput::MakeClient make_http_client;
+  // Lines for the `processes` sources (a device tool that does not answer).
+  std::function<void(const std::vector<std::string>& lines)> tell_processes_sources;
 };
 
 // Plugs every sink into `flow`, in the order they hear of an incident.

@@ -1,6 +1,10 @@
 #include "capture/capture_job.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <utility>
+
+#include "collect/device_utilization.h"
 
 namespace trainwatch::capture {
 
@@ -53,6 +57,23 @@ CaptureOutcome OutcomeOf(const CaptureJob& job, SteadyTime now, WallTime wall_no
         result.status == collect::CollectorStatus::kAbandoned) {
       outcome.timed_out.push_back(result.name);
     }
+    const auto command =
+        std::find_if(job.config.commands.begin(), job.config.commands.end(),
+                     [&](const config::CommandConfig& each) { return each.name == result.name; });
+    if (command == job.config.commands.end() || command->argv.empty()) {
+      continue;
+    }
+    const std::string tool = std::filesystem::path(command->argv.front()).filename().string();
+    if (!collect::IsDeviceTool(tool) || result.status == collect::CollectorStatus::kSkipped ||
+        result.status == collect::CollectorStatus::kMissing) {
+      continue;  // not run: says nothing of the device
+    }
+    outcome.device_tools.push_back({tool, result.name,
+                                    result.status == collect::CollectorStatus::kOk ||
+                                        result.status == collect::CollectorStatus::kFailed,
+                                    result.status == collect::CollectorStatus::kTimedOut,
+                                    result.status == collect::CollectorStatus::kAbandoned,
+                                    std::chrono::duration<double>(command->timeout).count()});
   }
   if (job.early_written && outcome.since_first_firing > 0) {
     outcome.early_since_first_firing =

@@ -55,6 +55,17 @@ struct CaptureRequest {
   bool pause_ranks = true;
 };
 
+// A device management tool (hl-smi, nvidia-smi, npu-smi) a capture ran, and whether it
+// answered: one that does not is evidence of a wedged device (watch/device_tool_watch.h).
+struct DeviceToolRun {
+  std::string tool;  // "hl-smi"
+  std::string name;  // the collector: "hl-smi-q"
+  bool answered = false;
+  bool timed_out = false;  // killed at its deadline
+  bool stuck = false;      // would not die even of SIGKILL: in uninterruptible sleep
+  double deadline_seconds = 0;
+};
+
 struct CaptureOutcome {
   std::string incident_id;
   std::string path;  // empty when no bundle was written
@@ -66,8 +77,9 @@ struct CaptureOutcome {
   // The same to the early bundle (written while the ranks' stacks were still being taken,
   // under the same name, and replaced by the complete one); 0 when there was none.
   double early_since_first_firing = 0;
-  std::vector<std::string> deleted;    // old bundles removed to make room
-  std::vector<std::string> timed_out;  // collectors killed at their deadline or abandoned
+  std::vector<std::string> deleted;         // old bundles removed to make room
+  std::vector<std::string> timed_out;       // collectors killed at their deadline or abandoned
+  std::vector<DeviceToolRun> device_tools;  // the device tools it ran, in order
   // The ranks (capture.stacks): where each group of ranks is, and the suspects.
   std::string ranks_summary;  // "ranks 0-2: all_reduce at train.py:88; rank 3: sleep at ..."
   std::vector<diagnose::Suspect> suspects;

@@ -119,6 +119,10 @@ std::map<int, double> ParseNpuSmiInfo(std::string_view text) {
   return percent;
 }
 
+bool IsDeviceTool(std::string_view tool) {
+  return tool == "hl-smi" || tool == "nvidia-smi" || tool == "npu-smi";
+}
+
 std::map<int, double> ParseUtilization(std::string_view tool, std::string_view text) {
   return tool == "npu-smi" ? ParseNpuSmiInfo(text) : ParseUtilizationCsv(text);
 }

@@ -26,6 +26,10 @@ std::map<int, double> ParseUtilizationCsv(std::string_view text);
 // Phy-ID or Device column where the table has one (two dies per NPU on A3), else its NPU.
 std::map<int, double> ParseNpuSmiInfo(std::string_view text);
 
+// Whether `tool` (a command's file name) is one of the device management tools: hl-smi,
+// nvidia-smi, npu-smi.
+bool IsDeviceTool(std::string_view tool);
+
 // The output of the query named "<tool>-utilization" read by that tool's parser.
 std::map<int, double> ParseUtilization(std::string_view tool, std::string_view text);
 

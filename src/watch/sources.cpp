@@ -320,6 +320,16 @@ void Sources::OnBlocked(const std::vector<BlockedWatch::Report>& reports) {
   }
 }
 
+void Sources::TellProcessesSources(const std::vector<std::string>& lines) {
+  for (const std::string& line : lines) {
+    for (auto& source : sources_) {
+      if (source->config().processes) {
+        source->OnProcessLine(nullptr, line);
+      }
+    }
+  }
+}
+
 void Sources::LookForRanks() {
   last_roster_look_ = env_.SteadyNow();
   std::vector<pid_t> seeds;

@@ -111,6 +111,9 @@ class Sources {
   void OnWrapPending(int index, std::string_view pending);
   // The command ended: its tracebacks close, `exit` rules judge its end.
   void OnWrapEnded(const source::ChildEnd& end, const std::string& who);
+  // Lines about no one process (a device tool that does not answer, watch/device_tool_watch.h)
+  // for the `processes` sources; dropped where none is configured.
+  void TellProcessesSources(const std::vector<std::string>& lines);
   // Never tail `path` (the copy of the wrapped command's output: it comes through the pipe).
   void Exclude(const std::string& path);
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "integration/daemon_fixture.h"
 #include "support/file_text.h"
@@ -103,6 +104,46 @@ TEST_F(BlockedProcessTest, ARankStuckReadingFromADeadFileSystemIsAStorageHang) {
   EXPECT_EQ(rank.Wait(20s), 0);
   EXPECT_NE(ReadFile(Dir("logs/rank3.log")).find("checkpoint read"), std::string::npos);
   EXPECT_EQ(ReadIncidents(state()).size(), 1U);
+}
+
+// A device tool that never answers (a wedged device) is an incident of its own: killed at its
+// deadline in two captures in a row, it is told on the `processes` source as a device failure.
+TEST_F(BlockedProcessTest, ADeviceToolThatTwiceDoesNotAnswerIsADeviceIncident) {
+  fs::create_directories(Dir("bin"));
+  std::ofstream(Dir("bin/hl-smi")) << "#!/bin/sh\nexec sleep 60\n";
+  fs::permissions(Dir("bin/hl-smi"), fs::perms::owner_all);
+  WriteConfig({.cooldown = "0s",
+               .capture = "capture: {habana_logs: none, stacks: false, commands: [{name: "
+                          "hl-smi-q, argv: [hl-smi, -q], as: device/hl-smi-q.txt, timeout: "
+                          "1s}]}\n",
+               .extra_sources = "  - name: processes\n"
+                                "    tags: [processes]\n"
+                                "    processes: true\n"});
+  StartDaemon({"PATH=" + Dir("bin") + ":/usr/bin:/bin"});
+  for (int mark = 1; mark <= 2; ++mark) {
+    Append(Dir("logs/train.log"), "MARK " + std::to_string(mark) + " FIRE\n");
+    ASSERT_TRUE(
+        WaitUntil([&] { return BundleRecords().size() >= static_cast<std::size_t>(mark); }, 30s))
+        << daemon_->Log();
+  }
+  ASSERT_TRUE(WaitUntil([&] { return ReadIncidents(state()).size() >= 3; }, 20s)) << daemon_->Log();
+  const std::vector<Json> incidents = ReadIncidents(state());
+  const Json& device = incidents[2];
+  EXPECT_EQ(device["kind"], "device") << device.dump(1);
+  EXPECT_EQ(device["cause"], "driver");
+  // The rule says reboot; the retry policy may say more (this node's third failure in a row).
+  EXPECT_EQ(device["firings"][0]["action"], "reboot_node");
+  EXPECT_TRUE(device["action"] == "reboot_node" || device["action"] == "exclude_node")
+      << device.dump(1);
+  EXPECT_EQ(device["firings"][0]["rule"], "blocked.device_tool");
+  EXPECT_EQ(device["firings"][0]["text"],
+            "trainwatch: hl-smi (collector hl-smi-q) did not answer within its 1 s deadline, 2 "
+            "captures in a row: the device management tool does not answer: the device or its "
+            "driver may be wedged");
+  // Told once: its own capture's timeout adds nothing.
+  ASSERT_TRUE(WaitUntil([&] { return BundleRecords().size() >= 3; }, 30s)) << daemon_->Log();
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(ReadIncidents(state()).size(), 3U);
 }
 
 }  // namespace
