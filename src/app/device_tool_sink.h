@@ -30,8 +30,12 @@ class DeviceToolSink final : public incident::IncidentSink {
     }
     waiting_.insert(waiting_.end(), std::make_move_iterator(lines.begin()),
                     std::make_move_iterator(lines.end()));
-    soon_->Start(std::chrono::milliseconds(0), {});
+    if (soon_) {
+      soon_->Start(std::chrono::milliseconds(0), {});
+    }
   }
+  // Its timer closes before the loop does; lines not yet told are dropped with the daemon.
+  void Stopping() override { soon_.reset(); }
 
  private:
   void TellNow() {

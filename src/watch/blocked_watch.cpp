@@ -95,7 +95,7 @@ void BlockedWatch::Tick(SteadyTime now, std::vector<WatchedProcess> processes) {
         }
         looking_ = false;
         if (!lines->empty()) {
-          emit_(std::move(*lines));
+          emit_(*lines);
         }
       });
 }

@@ -47,7 +47,7 @@ class BlockedWatch {
     pid_t pid = 0;
     std::string line;
   };
-  using Emit = std::function<void(std::vector<Report> reports)>;
+  using Emit = std::function<void(const std::vector<Report>& reports)>;
   BlockedWatch(Env& env, Emit emit);
   ~BlockedWatch();
   BlockedWatch(const BlockedWatch&) = delete;

@@ -93,7 +93,8 @@ Sources::Sources(Env& env, uv_loop_t* kmsg_loop, std::string kmsg_device, OnFiri
           },
           [this](const source::WriterScan::Found& found) { OnWritersFound(found); }),
       roster_(env),
-      blocked_(env, [this](std::vector<BlockedWatch::Report> reports) { OnBlocked(reports); }),
+      blocked_(env,
+               [this](const std::vector<BlockedWatch::Report>& reports) { OnBlocked(reports); }),
       writer_soon_(env.NewTimer([this] { writer_scan_.Request(); })),
       traceback_timer_(env.NewTimer([this] { CloseQuietTracebacks(); })) {
   if (kmsg_loop_ != nullptr) {

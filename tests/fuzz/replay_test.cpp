@@ -58,7 +58,9 @@ constexpr int kMutationsPerSeed = 200;
 void Feed(const FuzzTarget& target, const std::string& input) {
   // A copy of exactly the input's size, so ASan sees a read past its end.
   const std::vector<std::uint8_t> bytes(input.begin(), input.end());
-  target.run(bytes.data(), bytes.size());
+  // Never null, as libFuzzer's own empty input is not (the targets may rely on it).
+  static const std::uint8_t kNothing = 0;
+  target.run(bytes.empty() ? &kNothing : bytes.data(), bytes.size());
 }
 
 // What libFuzzer's own first mutations look like: a byte changed, inserted, erased, or a

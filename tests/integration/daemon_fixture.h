@@ -20,7 +20,7 @@ namespace trainwatch::testing {
 struct DaemonSettings {
   std::string settle = "300ms";
   std::string cooldown = "1m";
-  std::string follow_up = "";  // empty: the default
+  std::string follow_up = {};  // empty: the default
   std::string paths = "logs/**/*.log";
   std::string extra_rules = {};  // appended to the test pack
   std::string watch_mode = "auto";

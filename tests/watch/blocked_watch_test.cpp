@@ -54,7 +54,7 @@ class BlockedWatchTest : public ::testing::Test {
   FakeEnv env_;
   std::vector<std::string> lines_;
   BlockedWatch::Emit Keep() {
-    return [this](std::vector<BlockedWatch::Report> reports) {
+    return [this](const std::vector<BlockedWatch::Report>& reports) {
       for (const BlockedWatch::Report& report : reports) {
         EXPECT_EQ(report.pid, 300);
         lines_.push_back(report.line);
