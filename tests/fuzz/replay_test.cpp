@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -45,6 +46,8 @@ struct FuzzTarget {
   const char* name;
   int (*run)(const std::uint8_t* data, std::size_t size);
 };
+// How gtest (and so ctest's list) shows a target: its name, not its bytes.
+void PrintTo(const FuzzTarget& target, std::ostream* out) { *out << target.name; }
 
 #define TRAINWATCH_TARGET_ENTRY(name) FuzzTarget{#name, &FuzzReplay_##name},
 const std::vector<FuzzTarget> kTargets = {TRAINWATCH_FUZZ_TARGETS(TRAINWATCH_TARGET_ENTRY)};

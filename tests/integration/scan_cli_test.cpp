@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "support/run_binary.h"
+#include "support/sanitized.h"
 #include "support/temp_dir.h"
 
 namespace trainwatch {
@@ -22,11 +23,7 @@ using testing::TrainwatchBinary;
 // Peak memory budget of a scan, whatever the input (the bound is 64 MB). Sanitizer
 // builds carry shadow memory, so the bound only holds for normal builds.
 constexpr long kMaxRssKib = 64 * 1024;
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kMeasureMemory = false;
-#else
-constexpr bool kMeasureMemory = true;
-#endif
+constexpr bool kMeasureMemory = TRAINWATCH_SANITIZED == 0;
 
 class ScanCliTest : public ::testing::Test {
  protected:
