@@ -179,10 +179,11 @@ TEST_F(SlurmTest, OnlyANodeVerdictDrainsTheNode) {
   StartDaemon({"SLURM_CONF=" + conf_});
 
   // The job's own failures, one after another (an array run one task at a time), each of a job
-  // id of its own.
+  // id of its own. Each lives 3 s: under a sanitizer the daemon took over a second to read a
+  // new writer's environment, and a job gone by then names no job.
   const std::string array =
       Submit("app",
-             "python3 -c 'import time; print(\"step 1\", flush=True); time.sleep(1); "
+             "python3 -c 'import time; print(\"step 1\", flush=True); time.sleep(3); "
              "raise ValueError(\"bad shape in layer 3\")'",
              {"--array=1-" + std::to_string(kApplicationFailures) + "%1"});
   ASSERT_TRUE(WaitUntil([&] { return QueueEmpty(); }, 180s)) << Slurm({"/usr/bin/squeue"}).out;
