@@ -303,8 +303,10 @@ void Daemon::Start(DaemonStart start) {
       *env_, *incidents_, *job_processes_,
       {state_dir, owner.may_record, owner.settled, [this] { return host_->NewHttpClient(); },
        [this](const std::vector<std::string>& lines) {
-         if (sources_) {
-           sources_->TellProcessesSources(lines);
+         for (const std::string& line : lines) {
+           if (sources_) {
+             sources_->TellProcessesSources(nullptr, line);
+           }
          }
        }});
   sources_ = std::make_unique<watch::Sources>(

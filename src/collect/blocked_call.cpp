@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "collect/process_tree.h"
+#include "collect/wait_state.h"
 #include "core/printable.h"
 #include "core/proc_files.h"
 
@@ -209,18 +210,7 @@ std::vector<ThreadProgress> ReadThreadProgress(pid_t pid, const std::string& pro
 BlockedCall DescribeBlockedCall(pid_t pid, pid_t tid, const std::string& proc_root) {
   BlockedCall call;
   if (Result<ProcText> wchan = ReadProcFile(TaskPath(proc_root, pid, tid, "wchan"), 128); wchan) {
-    for (char c : wchan->text) {
-      if (c == '\n' || c == '\0') {
-        break;
-      }
-      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-          c == '.') {
-        call.wchan += c;
-      }
-    }
-    if (call.wchan == "0") {
-      call.wchan.clear();
-    }
+    call.wchan = ParseWchan(wchan->text);
   }
   if (Result<ProcText> stack = ReadProcFile(TaskPath(proc_root, pid, tid, "stack"), kMaxStackBytes);
       stack) {

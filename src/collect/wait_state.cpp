@@ -11,6 +11,20 @@ constexpr std::size_t kMaxWchanBytes = 128;
 
 }  // namespace
 
+std::string ParseWchan(std::string_view text) {
+  std::string name;
+  for (char c : text) {
+    if (c == '\n' || c == '\0') {
+      break;
+    }
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+        c == '.') {
+      name += c;
+    }
+  }
+  return name == "0" ? std::string() : name;
+}
+
 std::optional<WaitState> ReadWaitState(pid_t pid, const std::string& proc_root) {
   Result<ProcText> stat = ReadProcFile(ProcPath(proc_root, pid, "stat"), 4096);
   if (!stat) {
@@ -24,15 +38,7 @@ std::optional<WaitState> ReadWaitState(pid_t pid, const std::string& proc_root) 
   state.state = parsed->state;
   if (Result<ProcText> wchan = ReadProcFile(ProcPath(proc_root, pid, "wchan"), kMaxWchanBytes);
       wchan) {
-    for (char c : wchan->text) {
-      if (c == '\n' || c == '\0') {
-        break;
-      }
-      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-          c == '.') {
-        state.wchan += c;  // a symbol: anything else is not what the kernel writes there
-      }
-    }
+    state.wchan = ParseWchan(wchan->text);
   }
   return state;
 }

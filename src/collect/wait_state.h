@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace trainwatch::collect {
 
@@ -15,6 +16,10 @@ struct WaitState {
   char state = '?';   // R running, S sleeping, D disk sleep, T stopped, Z zombie
   std::string wchan;  // the kernel function it sleeps in; empty or "0" when running
 };
+
+// A wchan file's text as the kernel function's name: up to the first newline or NUL, symbol
+// characters only (anything else is not what the kernel writes there); "0" (running) is empty.
+std::string ParseWchan(std::string_view text);
 
 // nullopt when the process is gone (or a zombie) or its files cannot be read. Any thread.
 std::optional<WaitState> ReadWaitState(pid_t pid, const std::string& proc_root = "/proc");

@@ -13,7 +13,7 @@ void WatchedSource::Start(Env& env, Outlet outlet, std::size_t context_lines, Pr
   context_lines_ = context_lines;
   silence_ = SilenceWatch(env.SteadyNow());
   if (config_.processes) {
-    // Its lines come from the owner's look at the jobs' processes (OnProcessLines).
+    // Its lines come from the owner's look at the jobs' processes (OnProcessLine).
     processes_stream_ = MakeStream("processes", nullptr);
     if (processes_stream_) {
       processes_stream_->MarkLive();

@@ -285,48 +285,38 @@ void Sources::LookForBlocked(SteadyTime now) {
     return;
   }
   std::vector<WatchedProcess> processes;
-  std::set<pid_t> seen;
-  auto add = [&](const source::WriterProcess& process, std::uint64_t start_ticks) {
-    if (seen.insert(process.pid).second) {
-      processes.push_back(
-          {process.pid, start_ticks, process.comm, collect::RankInEnviron(process.environ)});
-    }
-  };
-  for (const ProcessRoster::Alive& alive : roster_.AliveProcesses()) {
-    add(alive.process, alive.start_ticks);
-  }
-  // A job of one process has no launcher to walk: its writer is the rank.
-  for (const source::WriterProcess& writer : KnownWriters()) {
-    add(writer, 0);
+  for (const auto& [pid, alive] : JobProcessesByPid()) {
+    processes.push_back({pid, alive.start_ticks, alive.process.comm,
+                         collect::RankInEnviron(alive.process.environ)});
   }
   blocked_.set_after(*after);
   blocked_.Tick(now, std::move(processes));
 }
 
+std::map<pid_t, ProcessRoster::Alive> Sources::JobProcessesByPid() {
+  std::map<pid_t, ProcessRoster::Alive> processes;
+  for (ProcessRoster::Alive& alive : roster_.AliveProcesses()) {
+    processes.emplace(alive.process.pid, std::move(alive));
+  }
+  // A job of one process has no launcher to walk: its writer is the rank (start time unknown).
+  for (source::WriterProcess& writer : KnownWriters()) {
+    processes.emplace(writer.pid, ProcessRoster::Alive{std::move(writer), 0});
+  }
+  return processes;
+}
+
 void Sources::OnBlocked(const std::vector<BlockedWatch::Report>& reports) {
-  std::map<pid_t, source::WriterProcess> known;
-  for (const ProcessRoster::Alive& alive : roster_.AliveProcesses()) {
-    known.emplace(alive.process.pid, alive.process);
-  }
-  for (const source::WriterProcess& writer : KnownWriters()) {
-    known.emplace(writer.pid, writer);
-  }
+  const std::map<pid_t, ProcessRoster::Alive> known = JobProcessesByPid();
   for (const BlockedWatch::Report& report : reports) {
-    auto writer = known.find(report.pid);
-    for (auto& source : sources_) {
-      if (source->config().processes) {
-        source->OnProcessLine(writer == known.end() ? nullptr : &writer->second, report.line);
-      }
-    }
+    auto found = known.find(report.pid);
+    TellProcessesSources(found == known.end() ? nullptr : &found->second.process, report.line);
   }
 }
 
-void Sources::TellProcessesSources(const std::vector<std::string>& lines) {
-  for (const std::string& line : lines) {
-    for (auto& source : sources_) {
-      if (source->config().processes) {
-        source->OnProcessLine(nullptr, line);
-      }
+void Sources::TellProcessesSources(const source::WriterProcess* writer, const std::string& line) {
+  for (auto& source : sources_) {
+    if (source->config().processes) {
+      source->OnProcessLine(writer, line);
     }
   }
 }

@@ -111,9 +111,9 @@ class Sources {
   void OnWrapPending(int index, std::string_view pending);
   // The command ended: its tracebacks close, `exit` rules judge its end.
   void OnWrapEnded(const source::ChildEnd& end, const std::string& who);
-  // Lines about no one process (a device tool that does not answer, watch/device_tool_watch.h)
-  // for the `processes` sources; dropped where none is configured.
-  void TellProcessesSources(const std::vector<std::string>& lines);
+  // A line for the `processes` sources about `writer` (null: no one process, as a device tool
+  // that does not answer, watch/device_tool_watch.h); dropped where none is configured.
+  void TellProcessesSources(const source::WriterProcess* writer, const std::string& line);
   // Never tail `path` (the copy of the wrapped command's output: it comes through the pipe).
   void Exclude(const std::string& path);
 
@@ -125,6 +125,8 @@ class Sources {
   // The `processes` sources' look at the jobs' processes, when one is configured.
   void LookForBlocked(SteadyTime now);
   void OnBlocked(const std::vector<BlockedWatch::Report>& reports);
+  // The jobs' living processes: the roster's, and the known writers (start time 0: unknown).
+  std::map<pid_t, ProcessRoster::Alive> JobProcessesByPid();
   template <typename F>
   void ForEachSource(F&& visit) {
     for (auto& source : sources_) {
