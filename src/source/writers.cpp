@@ -151,4 +151,22 @@ void RememberProcess(WriterProcess& process, const std::string& proc_root) {
   process.uid = ProcessOwner(proc_root, process.pid);
 }
 
+void KeepWhatExitingWritersHadShown(std::vector<WriterProcess>& found,
+                                    const std::vector<WriterProcess>& known) {
+  for (WriterProcess& writer : found) {
+    if (!writer.cmdline.empty() || !writer.environ.empty()) {
+      continue;
+    }
+    for (const WriterProcess& before : known) {
+      if (before.pid == writer.pid && before.comm == writer.comm &&
+          (!before.cmdline.empty() || !before.environ.empty())) {
+        writer.cmdline = before.cmdline;
+        writer.environ = before.environ;
+        writer.uid = before.uid;
+        break;
+      }
+    }
+  }
+}
+
 }  // namespace trainwatch::source

@@ -38,6 +38,13 @@ struct WriterProcess {
 // leaves them empty when unreadable.
 void RememberProcess(WriterProcess& process, const std::string& proc_root = "/proc");
 
+// A process on its way out has no memory left to read (the kernel drops it before it closes
+// its files), so a scan in that moment finds it still writing, but with an empty cmdline and
+// environment. Each such writer in `found` that `known` remembers (same pid and comm) keeps
+// what was read of it before: the job's identity, which its last scan would otherwise erase.
+void KeepWhatExitingWritersHadShown(std::vector<WriterProcess>& found,
+                                    const std::vector<WriterProcess>& known);
+
 // The id of the file at `path` (symlinks followed); nullopt when it cannot be stat'ed.
 std::optional<FileId> FileIdOf(const std::string& path);
 

@@ -339,7 +339,9 @@ void Sources::OnWritersFound(const source::WriterScan::Found& found) {
     for (auto& [id, stream] : source->file_streams()) {
       auto writers = found.find(id);
       if (writers != found.end() && !writers->second.empty()) {
-        stream->set_writers(writers->second);  // exits are noticed by CheckWriters, one by one
+        std::vector<source::WriterProcess> now_writing = writers->second;
+        source::KeepWhatExitingWritersHadShown(now_writing, stream->writers());
+        stream->set_writers(std::move(now_writing));  // exits: CheckWriters, one by one
       } else {
         unheld.insert(id);
       }

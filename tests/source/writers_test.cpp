@@ -192,5 +192,29 @@ TEST(RememberProcess, KeepsCmdlineAndEnvironRawUpToOneMiB) {
   EXPECT_EQ(gone.environ, "");
 }
 
+// A Slurm step daemon read as it exits: it still holds the job's log, but its memory (its title,
+// which names the job) is gone. What the stream knew of it stays; a stranger's empty read and a
+// reused pid's new process do not borrow it.
+TEST(KeepWhatExitingWritersHadShown, AnEmptyReadOfAKnownWriterKeepsItsFacts) {
+  const WriterProcess titled{42, "slurmstepd", std::string("slurmstepd: [7.batch]\0", 22), "", 0, ""};
+  std::vector<WriterProcess> found = {WriterProcess{42, "slurmstepd", "", "", 0, ""},
+                                      WriterProcess{43, "python3", "", "", 1000, ""},
+                                      WriterProcess{44, "bash", "", "", 1000, ""}};
+  const std::vector<WriterProcess> known = {
+      titled, WriterProcess{44, "python3", "python3\0train.py", "RANK=0", 1000, ""}};
+  KeepWhatExitingWritersHadShown(found, known);
+  EXPECT_EQ(found[0], titled);
+  EXPECT_EQ(found[1].cmdline, "");
+  EXPECT_EQ(found[2].cmdline, "");  // pid 44 is another program now
+  EXPECT_EQ(found[2].environ, "");
+}
+
+TEST(KeepWhatExitingWritersHadShown, AFreshReadIsKept) {
+  std::vector<WriterProcess> found = {WriterProcess{42, "python3", "new", "RANK=1", 1000, ""}};
+  KeepWhatExitingWritersHadShown(found, {WriterProcess{42, "python3", "old", "RANK=0", 1000, ""}});
+  EXPECT_EQ(found[0].cmdline, "new");
+  EXPECT_EQ(found[0].environ, "RANK=1");
+}
+
 }  // namespace
 }  // namespace trainwatch::source
