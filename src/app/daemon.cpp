@@ -215,6 +215,7 @@ void Daemon::StopIfWrapDone() {
 }
 
 void Daemon::Tick() {
+  loop_lag_.OnTimer(env_->SteadyNow(), kTick);
   GuardStateDir();
   if (stopping_) {
     return;  // another daemon took the state_dir

@@ -17,6 +17,9 @@ namespace trainwatch::app {
 
 namespace {
 using json = nlohmann::json;
+// How long `trainwatch status` waits for the ranks from /proc before it answers without them:
+// it answers within 100 ms even while a hung file system holds the pool.
+constexpr auto kStatusWait = std::chrono::milliseconds(50);
 }  // namespace
 
 void Daemon::UpdateStatus() {
@@ -50,6 +53,10 @@ ops::DaemonSnapshot Daemon::Snapshot() {
   snapshot.workers_busy = pool.running;
   snapshot.oldest_work_seconds =
       std::chrono::duration_cast<std::chrono::seconds>(pool.oldest).count();
+  if (const std::optional<std::chrono::seconds> stalled = sources_->ProcessWatchStalledFor(now)) {
+    snapshot.process_watch_stalled_seconds = stalled->count();
+  }
+  snapshot.loop_lag_seconds = std::chrono::duration<double>(loop_lag_.WorstRecently(now)).count();
   // A bar's label and key are log text: status and the metrics' labels get them redacted.
   ops::RedactBars(snapshot, [this] { return incidents_->redactor_for_text(); });
   return snapshot;
@@ -84,20 +91,7 @@ void Daemon::HandleControl(const std::string& request, const ops::ControlServer:
     return;
   }
   if (command->kind == ops::ControlCommand::Kind::kStatus) {
-    // The job's ranks from /proc, on the pool; the rest of the status when they are known.
-    capture::CaptureRequest known;
-    sources_->FillCapture(known);
-    auto map = std::make_shared<collect::RankMap>();
-    env_->RunOnPool(
-        [map, pids = std::vector<pid_t>(known.pids.begin(), known.pids.end()),
-         pattern = setup_.config.capture.process_pattern,
-         proc_root = env_->proc_root()] { *map = collect::MapRanks(pids, pattern, proc_root); },
-        [this, map, reply] {
-          ops::DaemonSnapshot snapshot = Snapshot();
-          snapshot.ranks = ops::RankSnapshots(*map);
-          snapshot.job = incidents_->JobOf(nullptr);
-          reply(ops::StatusJson(snapshot).dump(-1, ' ', false, json::error_handler_t::replace));
-        });
+    AnswerStatus(reply);
     return;
   }
   incident::IncidentFlow::ManualOptions options{command->container, command->logs, command->copy,
@@ -108,6 +102,66 @@ void Daemon::HandleControl(const std::string& request, const ops::ControlServer:
       [reply, file = incidents_->incidents_file()](const capture::CaptureOutcome& outcome) {
         reply(ops::SnapshotReply(outcome, file));
       });
+}
+
+void Daemon::AnswerStatus(const ops::ControlServer::Reply& reply) {
+  std::erase_if(pending_status_, [](const auto& pending) { return pending->answered; });
+  auto pending = std::make_shared<PendingStatus>();
+  pending->reply = reply;
+  std::weak_ptr<PendingStatus> weak = pending;
+  pending->deadline = env_->NewTimer([this, weak] {
+    if (auto waiting = weak.lock(); waiting && !waiting->answered) {
+      waiting->answered = true;
+      ReplyStatus(waiting->reply, /*ranks_fresh=*/false);
+    }
+  });
+  pending->deadline->Start(kStatusWait, {});
+  pending_status_.push_back(std::move(pending));
+  MapStatusRanks();
+}
+
+void Daemon::MapStatusRanks() {
+  if (mapping_status_ranks_) {
+    return;  // the map under way answers this request too; a wedged pool gets one at a time
+  }
+  mapping_status_ranks_ = true;
+  capture::CaptureRequest known;
+  sources_->FillCapture(known);
+  auto map = std::make_shared<collect::RankMap>();
+  env_->RunOnPool(
+      [map, pids = std::vector<pid_t>(known.pids.begin(), known.pids.end()),
+       pattern = setup_.config.capture.process_pattern,
+       proc_root = env_->proc_root()] { *map = collect::MapRanks(pids, pattern, proc_root); },
+      [this, map] {
+        mapping_status_ranks_ = false;
+        status_ranks_ = std::move(*map);
+        if (stopping_) {
+          return;  // the control socket is closed
+        }
+        for (const std::shared_ptr<PendingStatus>& pending : std::exchange(pending_status_, {})) {
+          if (!pending->answered) {
+            pending->answered = true;
+            ReplyStatus(pending->reply, /*ranks_fresh=*/true);
+          }
+        }
+      });
+}
+
+void Daemon::ReplyStatus(const ops::ControlServer::Reply& reply, bool ranks_fresh) {
+  ops::DaemonSnapshot snapshot = Snapshot();
+  if (status_ranks_) {
+    snapshot.ranks = ops::RankSnapshots(*status_ranks_);
+  }
+  snapshot.job = incidents_->JobOf(nullptr);
+  json status = ops::StatusJson(snapshot);
+  if (!ranks_fresh) {
+    status["ranks_stale"] =
+        "the ranks were not read from /proc within " + std::to_string(kStatusWait.count()) +
+        " ms (the thread pool is busy: " + std::to_string(snapshot.workers_busy) +
+        " workers, the oldest for " + std::to_string(snapshot.oldest_work_seconds) +
+        " s); these are the ones read last";
+  }
+  reply(status.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 }  // namespace trainwatch::app

@@ -29,6 +29,7 @@ void Daemon::Stop(int exit_code) {
   ops::NotifyServiceManager("STOPPING=1");
   sources_->Close();
   host_->StopControl(/*remove_socket=*/!state_dir_taken_);
+  pending_status_.clear();  // their deadlines; the socket that would carry them is closed
   tick_.reset();
   save_timer_.reset();
   watchdog_.reset();

@@ -22,6 +22,7 @@
 #include "core/result.h"
 #include "incident/incident_flow.h"
 #include "ops/control_server.h"
+#include "ops/loop_lag.h"
 #include "ops/metrics_textfile.h"
 #include "ops/state_dir_guard.h"
 #include "ops/status_json.h"
@@ -95,6 +96,11 @@ class Daemon {
   void StopIfWrapDone();
   void UpdateStatus();
   void HandleControl(const std::string& request, const ops::ControlServer::Reply& reply);
+  // `trainwatch status`: its ranks are read from /proc on the pool, which a hung file system
+  // or device can hold; past kStatusWait it answers with the ranks read last, and says so.
+  void AnswerStatus(const ops::ControlServer::Reply& reply);
+  void MapStatusRanks();
+  void ReplyStatus(const ops::ControlServer::Reply& reply, bool ranks_fresh);
   ops::DaemonSnapshot Snapshot();
   std::uint64_t MetricsActivity() const;
   void WriteMetrics(bool now);
@@ -117,6 +123,7 @@ class Daemon {
   std::unique_ptr<collect::WrapPythonHook> python_hook_;  // wrap: its stacks folder, while it runs
   ops::MetricsTextfile metrics_;
   std::unique_ptr<LoopTimer> tick_;
+  ops::LoopLag loop_lag_;  // how late tick_ fires: the watcher's health
   std::unique_ptr<LoopTimer> save_timer_;
   std::unique_ptr<LoopTimer> watchdog_;
   std::unique_ptr<IdleMemory> idle_memory_;  // what work used, handed back once it settled
@@ -131,6 +138,14 @@ class Daemon {
   std::vector<ReloadDone> reload_waiters_;  // for the reload under way
   std::vector<ReloadDone> queued_waiters_;  // for the one after it (reload_again_)
   std::string last_status_;
+  struct PendingStatus {
+    ops::ControlServer::Reply reply;
+    std::unique_ptr<LoopTimer> deadline;
+    bool answered = false;
+  };
+  std::vector<std::shared_ptr<PendingStatus>> pending_status_;
+  bool mapping_status_ranks_ = false;
+  std::optional<collect::RankMap> status_ranks_;  // the ranks the last map found
   SteadyTime started_;
   WallTime started_wall_;
 };

@@ -102,6 +102,19 @@ void PrintStatus(const json& status, std::ostream& out) {
                 : " (" + shared->value("watch_error", "") + ")")
         << "\n";
   }
+  // Where the daemon is blind: "no incident" does not mean "all is well" there.
+  if (const auto health = status.find("health"); health != status.end() && health->is_object()) {
+    for (const json& spot : health->value("blind", json::array())) {
+      if (spot.is_object()) {
+        out << "BLIND (" << Printable(spot.value("reason", "?"))
+            << "): " << Printable(spot.value("what", "?")) << ": "
+            << Printable(spot.value("why", "")) << "\n";
+      }
+    }
+  }
+  if (status.contains("ranks_stale") && status["ranks_stale"].is_string()) {
+    out << "ranks: " << Printable(status["ranks_stale"].get<std::string>()) << "\n";
+  }
   if (const auto workers = status.find("workers");
       workers != status.end() && workers->is_object() && workers->contains("stuck")) {
     out << "WORKER STUCK: " << workers->value("stuck", "") << "\n";

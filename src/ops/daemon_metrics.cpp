@@ -3,6 +3,9 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <string_view>
+
+#include "ops/watcher_health.h"
 
 namespace trainwatch::ops {
 namespace {
@@ -48,6 +51,28 @@ std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
                                 "gauge");
   written.samples.push_back({{}, Seconds(snapshot.taken)});
   families.push_back(std::move(written));
+
+  // The watcher's own health (ops/watcher_health.h): a blind spot is a failure that may go
+  // unseen, so that "no alert" is not taken for "all is well".
+  MetricFamily blind = Family("trainwatch_blind_spots",
+                              "Parts of the watch that are blind now, by reason: unread_file, "
+                              "kmsg_not_read, worker_stuck, process_watch_stalled, loop_slow.",
+                              "gauge");
+  std::map<std::string, std::uint64_t> blind_by_reason;
+  for (const std::string_view reason : kBlindReasons) {
+    blind_by_reason[std::string(reason)] = 0;
+  }
+  for (const BlindSpot& spot : BlindSpots(snapshot)) {
+    ++blind_by_reason[spot.reason];
+  }
+  AddByLabel(blind, "reason", blind_by_reason);
+  families.push_back(std::move(blind));
+  MetricFamily lag = Family("trainwatch_loop_lag_seconds",
+                            "How late the daemon's one-second tick came, at worst, over the last "
+                            "minute.",
+                            "gauge");
+  lag.samples.push_back({{}, snapshot.loop_lag_seconds});
+  families.push_back(std::move(lag));
 
   MetricFamily firings =
       Family("trainwatch_rule_firings_total",

@@ -53,6 +53,7 @@ struct StreamSnapshot {
   // Files only.
   std::uint64_t offset = 0;
   std::uint64_t durable_offset = 0;
+  std::optional<std::uint64_t> size;  // the open file's size now; none while released (in turn)
   std::vector<source::WriterProcess> writers;
   bool gone = false;  // renamed away or deleted, being finished
 };
@@ -158,6 +159,11 @@ struct DaemonSnapshot {
   // The thread pool's work under way (core/env.h PoolWork): a worker busy for long is wedged.
   std::size_t workers_busy = 0;
   std::int64_t oldest_work_seconds = 0;
+  // The process watch (watch/blocked_watch.h): how long its looks have not ended, once one
+  // ran past its deadline; none while they answer or none is configured.
+  std::optional<std::int64_t> process_watch_stalled_seconds;
+  // How late the loop's one-second tick came, at worst, over the last minute (ops/loop_lag.h).
+  double loop_lag_seconds = 0;
   // The Alertmanager output (alert/alert_output.h), when configured.
   struct Alertmanager {
     std::vector<std::string> urls;

@@ -17,6 +17,9 @@ SourceSnapshot SnapshotOf(detect::WatchedSource& source, SteadyTime now, WallTim
     }
     entry.offset = file->tail.position().offset;
     entry.durable_offset = stream.Durable(file->tail.position()).offset;
+    if (Result<FileStatus> status = file->tail.Status(); status.ok()) {
+      entry.size = status->size;  // fstat of the open descriptor, as the tail set's sweep does
+    }
     entry.writers = stream.writers();
     entry.gone = file->gone_since.has_value();
     snapshot.files.push_back(std::move(entry));

@@ -1,9 +1,12 @@
 #include "ops/status_json.h"
 
+#include <cmath>
+
 #include "core/printable.h"
 #include "core/time_format.h"
 #include "detect/incident_json.h"
 #include "detect/metric_parser.h"
+#include "ops/watcher_health.h"
 
 namespace trainwatch::ops {
 namespace {
@@ -179,6 +182,18 @@ json StatusJson(const DaemonSnapshot& snapshot) {
     status["workers"]["stuck"] =
         "a thread-pool worker has been busy for " + std::to_string(snapshot.oldest_work_seconds) +
         " s: wedged on a hung file system or device? Captures and peer polls may wait for it";
+  }
+  // Where trainwatch is blind now: "no incident" means "nothing seen" only while this is
+  // empty.
+  json blind = json::array();
+  for (const BlindSpot& spot : BlindSpots(snapshot)) {
+    blind.push_back({{"reason", spot.reason}, {"what", spot.what}, {"why", spot.why}});
+  }
+  status["health"] = {{"watching", blind.empty()},
+                      {"blind", std::move(blind)},
+                      {"loop_lag_ms", std::lround(snapshot.loop_lag_seconds * 1000)}};
+  if (snapshot.process_watch_stalled_seconds) {
+    status["health"]["process_watch_stalled_seconds"] = *snapshot.process_watch_stalled_seconds;
   }
   if (snapshot.shared) {
     status["shared"] = {{"dir", snapshot.shared->dir},

@@ -51,6 +51,9 @@ BlockedWatch::~BlockedWatch() { *alive_ = false; }
 void BlockedWatch::Tick(SteadyTime now, std::vector<WatchedProcess> processes) {
   if (looking_ && now - last_look_ > kLookDeadline) {
     ++stalled_looks_;
+    if (!stalled_since_) {
+      stalled_since_ = last_look_;
+    }
     looking_ = false;
     threads_ = std::make_shared<BlockedThreads>(after_);
   }
@@ -94,6 +97,7 @@ void BlockedWatch::Tick(SteadyTime now, std::vector<WatchedProcess> processes) {
           return;
         }
         looking_ = false;
+        stalled_since_.reset();
         if (!lines->empty()) {
           emit_(*lines);
         }

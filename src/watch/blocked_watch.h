@@ -65,6 +65,15 @@ class BlockedWatch {
   std::uint64_t looks() const { return looks_; }
   // Looks that had not ended by kLookDeadline.
   std::uint64_t stalled_looks() const { return stalled_looks_; }
+  // How long its looks have not ended, counted from the start of the first look that ran past
+  // kLookDeadline, until a look ends (the watcher's health: while so, it is blind); nullopt
+  // while they answer.
+  std::optional<std::chrono::seconds> StalledFor(SteadyTime now) const {
+    if (!stalled_since_) {
+      return std::nullopt;
+    }
+    return std::chrono::duration_cast<std::chrono::seconds>(now - *stalled_since_);
+  }
 
  private:
   Env& env_;
@@ -78,6 +87,7 @@ class BlockedWatch {
   SteadyTime last_look_{};
   std::uint64_t looks_ = 0;
   std::uint64_t stalled_looks_ = 0;
+  std::optional<SteadyTime> stalled_since_;
   std::uint64_t generation_ = 0;  // of the look under way: a stalled one's end is ignored
 };
 

@@ -116,6 +116,10 @@ class Sources {
   void TellProcessesSources(const source::WriterProcess* writer, const std::string& line);
   // Never tail `path` (the copy of the wrapped command's output: it comes through the pipe).
   void Exclude(const std::string& path);
+  // The process watch's looks have not ended for this long (BlockedWatch::StalledFor).
+  std::optional<std::chrono::seconds> ProcessWatchStalledFor(SteadyTime now) const {
+    return blocked_.StalledFor(now);
+  }
 
  private:
   void Start(WatchedSource& source);

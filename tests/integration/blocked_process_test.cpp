@@ -103,6 +103,16 @@ TEST_F(BlockedProcessTest, ARankStuckReadingFromADeadFileSystemIsAStorageHang) {
   EXPECT_GT(told, 4s);
   EXPECT_LT(told, 15s);
 
+  // While the rank is stuck, `trainwatch status` answers and says the watch is not blind.
+  const auto asked = std::chrono::steady_clock::now();
+  const Json status = daemon_->Status(state());
+  std::cout << "[ measured ] trainwatch status answered in "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - asked)
+                   .count()
+            << " ms while the rank was stuck (the CLI's own start included)\n";
+  EXPECT_EQ(status["health"]["watching"], true) << status["health"].dump(1);
+
   // The server answers: the rank goes on, and nothing more is told.
   Release();
   EXPECT_EQ(rank.Wait(20s), 0);

@@ -196,7 +196,8 @@ TEST(RememberProcess, KeepsCmdlineAndEnvironRawUpToOneMiB) {
 // which names the job) is gone. What the stream knew of it stays; a stranger's empty read and a
 // reused pid's new process do not borrow it.
 TEST(KeepWhatExitingWritersHadShown, AnEmptyReadOfAKnownWriterKeepsItsFacts) {
-  const WriterProcess titled{42, "slurmstepd", std::string("slurmstepd: [7.batch]\0", 22), "", 0, ""};
+  const WriterProcess titled{42, "slurmstepd", std::string("slurmstepd: [7.batch]\0", 22), "", 0,
+                             ""};
   std::vector<WriterProcess> found = {WriterProcess{42, "slurmstepd", "", "", 0, ""},
                                       WriterProcess{43, "python3", "", "", 1000, ""},
                                       WriterProcess{44, "bash", "", "", 1000, ""}};

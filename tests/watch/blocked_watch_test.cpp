@@ -111,8 +111,15 @@ TEST_F(BlockedWatchTest, ALookThatNeverEndsHoldsTheNextBackOnlyUntilItsDeadline)
   watch.Tick(env_.SteadyNow(), {{300, 777, "python3", 2}});
   EXPECT_EQ(watch.looks(), 2U);
   EXPECT_EQ(watch.stalled_looks(), 1U);
+  // Blind since the stalled look began (the watcher's health).
+  EXPECT_EQ(watch.StalledFor(env_.SteadyNow()),
+            std::chrono::seconds(30) + BlockedWatch::kLookDeadline);
   env_.StepPool();  // the stalled look ends at last: it changes nothing
   EXPECT_TRUE(watch.looking());
+  EXPECT_TRUE(watch.StalledFor(env_.SteadyNow()).has_value());
+  env_.StepPool();  // the next one ends: the watch sees again
+  EXPECT_FALSE(watch.looking());
+  EXPECT_FALSE(watch.StalledFor(env_.SteadyNow()).has_value());
 }
 
 }  // namespace
