@@ -88,6 +88,7 @@ Status Daemon::Apply(rules::ConfiguredRules setup, bool initial,
   setup_ = std::move(setup);
   incidents_->Configure(setup_.config);
   incidents_->SetStackRules(diagnose::CompileStackRules(setup_.rules));
+  incidents_->SetResolvingRules(incident::ResolvingLines(setup_.rules));
   ++setups_applied_;
   metrics_.Configure(!guest_ && setup_.config.metrics.enabled, setup_.config.metrics.path,
                      setup_.config.metrics.interval);

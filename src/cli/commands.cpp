@@ -192,6 +192,13 @@ int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
   const std::size_t workers =
       reads_stdin ? 1 : std::min(scans.size(), static_cast<std::size_t>(UsableCores()));
   const auto now = detect::TimePoint();  // a file is scanned as if it all arrived at once
+  // A resolving rule's lines end a failure: printed, but they make no incident.
+  std::set<std::string, std::less<>> resolving;
+  for (const rules::Rule& rule : loaded->rules) {
+    if (!rule.resolves.empty()) {
+      resolving.insert(rule.id);
+    }
+  }
   auto scan_one = [&](std::size_t index) {
     const std::string& file = options.files[index];
     FileScan& scan = scans[index];
@@ -215,6 +222,9 @@ int RunScan(const ScanOptions& options, std::ostream& out, std::ostream& err) {
     Status status = ScanFd(fd->get(), framer, detector, now, [&](const detect::Event& event) {
       scan.fired = scan.fired || rules::IsAlarm(event.kind);
       PrintEvent(events, options.format, shown, event);
+      if (resolving.contains(event.rule_id)) {
+        return;
+      }
       if (scan.events.size() < incident::IncidentReplay::kMaxFiringsPerFile) {
         scan.events.push_back(event);
       } else {

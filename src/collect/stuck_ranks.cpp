@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "collect/blocked_call.h"
 #include "collect/rank_identity.h"
 #include "collect/wait_state.h"
 #include "core/proc_files.h"
@@ -13,6 +14,23 @@ namespace trainwatch::collect {
 namespace {
 
 constexpr std::size_t kMaxEnvironBytes = 256 * 1024;
+
+// The threads of `pid` in D now, each with its switch count.
+std::map<pid_t, std::uint64_t> ThreadsInD(pid_t pid, const std::string& proc_root) {
+  std::map<pid_t, std::uint64_t> in_d;
+  for (const ThreadProgress& thread : ReadThreadProgress(pid, proc_root)) {
+    if (thread.state == 'D') {
+      in_d.emplace(thread.tid, thread.switches);
+    }
+  }
+  return in_d;
+}
+
+// A rank seen in D, and its threads there: stuck while one of them stays in D unswitched.
+struct Candidate {
+  StuckRank rank;
+  std::map<pid_t, std::uint64_t> threads;
+};
 
 }  // namespace
 
@@ -24,7 +42,7 @@ Result<StuckScan> FindStuckRanks(const std::string& proc_root, int samples,
     return Error{"cannot list " + proc_root};
   }
   StuckScan scan;
-  std::map<int, StuckRank> in_d;  // by pid
+  std::map<int, Candidate> in_d;  // by pid
   while (const dirent* entry = ::readdir(dir)) {
     char* end = nullptr;
     const long pid = std::strtol(entry->d_name, &end, 10);
@@ -38,27 +56,35 @@ Result<StuckScan> FindStuckRanks(const std::string& proc_root, int samples,
       continue;
     }
     ++scan.ranks;
-    const std::optional<WaitState> state = ReadWaitState(static_cast<pid_t>(pid), proc_root);
-    if (state && state->state == 'D') {
-      in_d[static_cast<int>(pid)] = {static_cast<int>(pid), RankLabel(rank, static_cast<int>(pid)),
-                                     state->wchan, 0};
+    std::map<pid_t, std::uint64_t> threads = ThreadsInD(static_cast<pid_t>(pid), proc_root);
+    if (!threads.empty()) {
+      const std::optional<WaitState> state = ReadWaitState(static_cast<pid_t>(pid), proc_root);
+      in_d[static_cast<int>(pid)] = {{static_cast<int>(pid), RankLabel(rank, static_cast<int>(pid)),
+                                      state ? state->wchan : std::string(), 0},
+                                     std::move(threads)};
     }
   }
   ::closedir(dir);
   for (int sample = 1; sample < samples && !in_d.empty(); ++sample) {
     sleep(every);
     for (auto it = in_d.begin(); it != in_d.end();) {
-      const std::optional<WaitState> state = ReadWaitState(it->first, proc_root);
-      if (!state || state->state != 'D') {
-        it = in_d.erase(it);  // it woke up (or ended): only busy
+      // A thread doing I/O, however heavy, is woken at each completed request (its switch
+      // count moves) even when every sample finds it in D: only one never woken is stuck.
+      const std::map<pid_t, std::uint64_t> now = ThreadsInD(it->first, proc_root);
+      std::erase_if(it->second.threads, [&](const auto& thread) {
+        const auto seen = now.find(thread.first);
+        return seen == now.end() || seen->second != thread.second;
+      });
+      if (it->second.threads.empty()) {
+        it = in_d.erase(it);  // woken (or ended): only busy
       } else {
-        it->second.seconds = std::chrono::duration<double>(every * sample).count();
+        it->second.rank.seconds = std::chrono::duration<double>(every * sample).count();
         ++it;
       }
     }
   }
-  for (auto& [pid, rank] : in_d) {
-    scan.stuck.push_back(std::move(rank));
+  for (auto& [pid, candidate] : in_d) {
+    scan.stuck.push_back(std::move(candidate.rank));
   }
   return scan;
 }

@@ -99,9 +99,19 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
   // What was redacted is not counted here; a bundle's manifest counts what its files held.
   const std::shared_ptr<const collect::Redactor> redactor = redactor_for_text();
   collect::RedactionCounts redacted;
+  bool resolved = false;
   for (detect::Firing& firing : firings) {
-    firing.rank = RankOfFiring(firing, [this] { return processes_.Known(); });
     capture::RedactFiring(*redactor, firing, redacted);
+    // (Redacted first: its text is quoted in the resolution's record.)
+    if (resolving_.Resolve(firing, lifecycle_, env_.WallNow())) {
+      resolved = true;  // a line that ends a failure opens none
+      if (builder_.open() && resolving_while_settling_.size() < kMaxResolvingWhileSettling) {
+        // The failure it ends may be the incident settling now: looked at again once written.
+        resolving_while_settling_.push_back(firing);
+      }
+      continue;
+    }
+    firing.rank = RankOfFiring(firing, [this] { return processes_.Known(); });
     // While an incident settles, what comes joins it: a new crash's consequences belong to it,
     // not to an older incident of the same job still open.
     std::optional<FollowUps::Joined> joined;
@@ -129,6 +139,9 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
   }
   if (!builder_.open() && stream != nullptr) {
     stream->ReleaseIncidentHold();
+  }
+  if (resolved) {
+    RecordResolved();
   }
   ScheduleSettle();
 }
@@ -250,6 +263,13 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
     sink->Recorded(incident);
   }
   owner_.recorded();
+  if (!resolving_while_settling_.empty()) {
+    // Its end was told before it was written ("nfs: server X OK" within the settle time).
+    for (const detect::Firing& line : std::exchange(resolving_while_settling_, {})) {
+      resolving_.Resolve(line, lifecycle_, env_.WallNow());
+    }
+    RecordResolved();
+  }
   Capture(incident, options, done);
 }
 

@@ -21,6 +21,7 @@
 #include "incident/follow_ups.h"
 #include "incident/incident_sink.h"
 #include "incident/job_processes.h"
+#include "incident/resolving_lines.h"
 #include "ops/attempt_ledger.h"
 #include "ops/daemon_snapshot.h"
 #include "ops/incident_lifecycle.h"
@@ -65,6 +66,8 @@ class IncidentFlow final : public Pipeline {
   void Configure(const config::DaemonConfig& config);
   // The site's stack rules of the loaded rule files (diagnose/stack_rules.h), for captures.
   void SetStackRules(std::shared_ptr<const diagnose::StackRules> rules);
+  // The resolving rules of the loaded rules (incident/resolving_lines.h).
+  void SetResolvingRules(ResolvingLines resolving) { resolving_ = std::move(resolving); }
   // Once configured: the sinks start (the log reports captures an earlier run left unfinished).
   void Start();
 
@@ -159,6 +162,10 @@ class IncidentFlow final : public Pipeline {
   std::string host_;
   std::unique_ptr<capture::Capturer> capturer_;  // MakeCapturer: its early bundles to the sinks
   std::shared_ptr<const diagnose::StackRules> stack_rules_;
+  ResolvingLines resolving_;
+  // Resolving lines that came while an incident settled, for it once written.
+  static constexpr std::size_t kMaxResolvingWhileSettling = 64;
+  std::vector<detect::Firing> resolving_while_settling_;
   std::unique_ptr<LoopTimer> settle_;
   std::vector<std::string> capturing_;  // the incidents whose capture runs or waits
   bool aborted_ = false;

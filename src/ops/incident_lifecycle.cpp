@@ -16,6 +16,8 @@ std::string_view ResolvedByName(ResolvedBy by) {
       return "restart";
     case ResolvedBy::kAck:
       return "ack";
+    case ResolvedBy::kLine:
+      return "line";
   }
   return "ack";
 }
@@ -57,6 +59,9 @@ void IncidentLifecycle::Open(const detect::Incident& incident, SteadyTime now) {
       open.writers.insert(writer.pid);
     }
     open.writers.insert(firing.departed_writers.begin(), firing.departed_writers.end());
+    if (open.rule_texts.size() < OpenIncident::kMaxTexts) {
+      open.rule_texts.emplace_back(firing.event.rule_id, firing.event.text);
+    }
   }
   Restore(std::move(open));
 }
@@ -155,6 +160,25 @@ void IncidentLifecycle::Resolve(std::size_t index, ResolvedBy by, std::string wh
   resolved_.push_back({std::move(open.id), by, std::move(why), wall_now, open.opened_wall,
                        std::move(open.rules), std::move(open.job_id)});
   open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(index));
+}
+
+void IncidentLifecycle::ResolveByLine(
+    std::string_view rule, std::string_view source,
+    const std::function<bool(std::string_view text)>& same_failure, const std::string& why,
+    WallTime wall_now) {
+  for (std::size_t i = open_.size(); i-- > 0;) {
+    const OpenIncident& open = open_[i];
+    if (std::find(open.rules.begin(), open.rules.end(), rule) == open.rules.end() ||
+        !open.sources.contains(source)) {
+      continue;
+    }
+    const bool same = std::any_of(
+        open.rule_texts.begin(), open.rule_texts.end(),
+        [&](const auto& fired) { return fired.first == rule && same_failure(fired.second); });
+    if (same) {
+      Resolve(i, ResolvedBy::kLine, why, wall_now);
+    }
+  }
 }
 
 std::vector<Resolution> IncidentLifecycle::TakeResolved() {

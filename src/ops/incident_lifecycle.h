@@ -35,7 +35,7 @@ namespace trainwatch::ops {
 using detect::SteadyTime;
 using detect::WallTime;
 
-enum class ResolvedBy { kProgress, kRestart, kAck };
+enum class ResolvedBy { kProgress, kRestart, kAck, kLine };
 std::string_view ResolvedByName(ResolvedBy by);
 
 struct Resolution {
@@ -64,6 +64,9 @@ struct OpenIncident {
   // without bars is progress. A hang a line told of (an NCCL watchdog, a faulthandler dump, a
   // hung task) is followed by more lines of the same failure: only a bar's advance counts.
   bool output_resumes = false;
+  // Its firings' (rule, text), the first kMaxTexts: what a resolving line is checked against.
+  static constexpr std::size_t kMaxTexts = 16;
+  std::vector<std::pair<std::string, std::string>> rule_texts;
 };
 
 std::string StreamKey(std::string_view source, std::string_view stream);
@@ -108,6 +111,12 @@ class IncidentLifecycle {
   // One stream's state; the incidents it resolves are taken by TakeResolved.
   void Observe(const StreamActivity& activity, WallTime wall_now);
   std::vector<Resolution> TakeResolved();
+  // A resolving rule's line from `source` (rules::Rule::resolves): resolves the open incidents
+  // `rule` fired in from there whose firing text of it `same_failure` accepts (the same
+  // server). Taken by TakeResolved.
+  void ResolveByLine(std::string_view rule, std::string_view source,
+                     const std::function<bool(std::string_view text)>& same_failure,
+                     const std::string& why, WallTime wall_now);
   // An operator's ack of `id`, open here or not (one forgotten past kMaxOpen, or of an earlier
   // run): the resolution to record. `why` is the operator's note (may be empty).
   Resolution Ack(const std::string& id, const std::string& why, WallTime wall_now);

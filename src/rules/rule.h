@@ -145,6 +145,11 @@ struct Rule {
   std::vector<Example> fires;
   std::vector<Example> quiet;
   SourceLocation where;  // the rule's `- id:` entry
+  // A pattern rule whose lines end a failure rather than report one ("nfs: server X OK"):
+  // each match resolves the open incidents `resolves` (a rule id) fired in from the same
+  // source, and opens none. When both rules' regexes have a capture group, the first groups
+  // must agree (the same server). Its `kind` is not used (warning when absent).
+  std::string resolves;
 
   bool HasTag(std::string_view tag) const;
   // Pattern, threshold, metric and spread rules look at line text; the others at time and

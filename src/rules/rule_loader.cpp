@@ -26,7 +26,7 @@ constexpr std::uintmax_t kMaxRuleFileBytes = 4 << 20;
 const std::set<std::string, std::less<>> kRuleKeys = {
     "id",        "kind",     "tags",    "description", "pattern", "unless", "multiline",
     "threshold", "progress", "silence", "exit",        "stack",   "metric", "examples",
-    "cause",     "action",   "role",    "last_words",  "pace",    "spread"};
+    "cause",     "action",   "role",    "last_words",  "pace",    "spread", "resolves"};
 
 // A problem with a whole file (no line to point at).
 Diagnostic FileProblem(const std::string& file, std::string message) {
@@ -180,6 +180,8 @@ class RuleFileParser {
                                "' (expected crash, hang, device or warning)");
         }
       }
+    } else if (node["resolves"]) {
+      rule.kind = RuleKind::kWarning;  // it opens nothing
     } else {
       yaml_.Fail(node, label + " has no 'kind' (crash, hang, device or warning)");
     }
@@ -216,6 +218,7 @@ class RuleFileParser {
       rule.role = *role;
     }
     ParseDetector(node, rule, label, yaml_);
+    ParseResolves(node, rule, label);
     ParseExamples(node, rule, label);
 
     if (!rule.id.empty()) {
@@ -227,6 +230,26 @@ class RuleFileParser {
     }
     if (out_.errors.size() == errors_before) {
       out_.rules.push_back(std::move(rule));
+    }
+  }
+
+  void ParseResolves(const YAML::Node& node, Rule& rule, const std::string& label) {
+    const YAML::Node resolves = node["resolves"];
+    if (!resolves) {
+      return;
+    }
+    if (!std::holds_alternative<PatternDetector>(rule.detector)) {
+      yaml_.Fail(resolves, label +
+                               ": 'resolves' goes with a 'pattern' rule (the line that "
+                               "ends the failure)");
+      return;
+    }
+    if (auto text = yaml_.Scalar(resolves, "resolves")) {
+      if (*text == rule.id) {
+        yaml_.Fail(resolves, label + ": a rule cannot resolve itself");
+        return;
+      }
+      rule.resolves = *text;
     }
   }
 
@@ -288,6 +311,37 @@ void LoadRuleText(std::string_view text, const std::string& file_name, LoadedRul
   }
   RuleFileParser parser(file_name, out, ids);
   parser.Parse(text);
+}
+
+void CheckResolvingRules(LoadedRules& out) {
+  std::map<std::string, const Rule*, std::less<>> by_id;
+  for (const Rule& rule : out.rules) {
+    by_id.emplace(rule.id, &rule);
+  }
+  std::vector<Diagnostic> problems;
+  for (const Rule& rule : out.rules) {
+    if (rule.resolves.empty()) {
+      continue;
+    }
+    const auto target = by_id.find(rule.resolves);
+    std::string problem;
+    if (target == by_id.end()) {
+      problem = "rule '" + rule.id + "' resolves '" + rule.resolves + "', which no loaded rule is";
+    } else if (!target->second->resolves.empty()) {
+      problem = "rule '" + rule.id + "' resolves '" + rule.resolves +
+                "', itself a resolving rule: it opens no incident to resolve";
+    } else if (target->second->kind == RuleKind::kWarning) {
+      problem = "rule '" + rule.id + "' resolves '" + rule.resolves +
+                "', a warning: warnings open no incident to resolve";
+    }
+    if (!problem.empty()) {
+      Diagnostic diagnostic;
+      diagnostic.where = rule.where;
+      diagnostic.message = std::move(problem);
+      problems.push_back(std::move(diagnostic));
+    }
+  }
+  out.errors.insert(out.errors.end(), problems.begin(), problems.end());
 }
 
 void ApplyVerdictOverrides(LoadedRules& out) {
@@ -374,6 +428,7 @@ LoadedRules LoadRulePaths(const std::vector<std::string>& paths) {
       load_file(file);
     }
   }
+  CheckResolvingRules(out);
   ApplyVerdictOverrides(out);
   return out;
 }

@@ -41,5 +41,8 @@ void LoadRuleText(std::string_view text, const std::string& file_name, LoadedRul
 // Applies `out.overrides` in order (a later one wins) to the rules they name; one that names
 // no rule is an error at its place. LoadRulePaths does this once every file is read.
 void ApplyVerdictOverrides(LoadedRules& out);
+// Each `resolves` names a loaded rule that opens incidents (not a warning, not another
+// resolving rule); an error at the resolving rule otherwise. LoadRulePaths calls it.
+void CheckResolvingRules(LoadedRules& out);
 
 }  // namespace trainwatch::rules

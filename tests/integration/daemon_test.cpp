@@ -482,6 +482,65 @@ TEST_F(DaemonTest, AnUnreadableKernelLogIsReportedOnceAndTheRestWorks) {
   const std::string log = daemon_->Log();
   EXPECT_NE(log.find("kmsg: cannot read " + Dir("no-such-kmsg")), std::string::npos) << log;
   EXPECT_EQ(log.find("kmsg: cannot read"), log.rfind("kmsg: cannot read"));
+  // ...and the daemon says it is blind there (the watcher's health).
+  const Json health = daemon_->Status(state())["health"];
+  EXPECT_EQ(health["watching"], false) << health.dump(1);
+  ASSERT_EQ(health["blind"].size(), 1U) << health.dump(1);
+  EXPECT_EQ(health["blind"][0]["reason"], "kmsg_not_read");
+  EXPECT_EQ(health["blind"][0]["what"], "kernel");
+}
+
+// The kernel's "nfs: server X not responding" is a storage hang, open until the kernel says
+// that server is OK again; another server's OK leaves it open.
+TEST_F(DaemonTest, AnNfsServerNotRespondingIsAHangUntilTheSameServerIsOk) {
+  WriteConfig({});
+  std::ofstream(config(), std::ios::app) << "  - name: kernel\n    tags: [kmsg]\n    kmsg: true\n";
+  const std::string device = Dir("kmsg");
+  ASSERT_EQ(::mkfifo(device.c_str(), 0600), 0);
+  daemon_ = std::make_unique<DaemonProcess>(
+      std::vector<std::string>{"daemon", "--config", config(), "--kmsg-device", device},
+      Dir("daemon.log"));
+  ASSERT_TRUE(daemon_->WaitReady(state())) << daemon_->Log();
+  UniqueFd writer(::open(device.c_str(), O_WRONLY | O_CLOEXEC));
+  ASSERT_GE(writer.get(), 0);
+  auto say = [&](const std::string& record) {
+    ASSERT_EQ(::write(writer.get(), record.data(), record.size()),
+              static_cast<ssize_t>(record.size()));
+  };
+  say("4,2001,1219453411386,-;nfs: server fs01 not responding, still trying\n");
+  ASSERT_TRUE(WaitUntil([&] { return !ReadIncidents(state()).empty(); }, 10s)) << daemon_->Log();
+  const Json incident = ReadIncidents(state())[0];
+  EXPECT_EQ(incident["kind"], "hang") << incident.dump(1);
+  EXPECT_EQ(incident["cause"], "infrastructure");
+  EXPECT_EQ(incident["rules"], Json::array({"storage.nfs_not_responding"}));
+  const std::string id = incident["id"];
+  auto resolution = [&] {
+    const RunResult shown =
+        RunBinary({TrainwatchBinary(), "incidents", "show", id, "--json", "--config", config()});
+    const Json record = Json::parse(shown.out, nullptr, false);
+    return record.is_object() && record.contains("resolved") ? record["resolved"] : Json();
+  };
+  // One record per read, as /dev/kmsg gives them: each written once the last was read.
+  auto kernel_lines = [&] {
+    const Json status = daemon_->Status(state());
+    for (const Json& source : status.value("sources", Json::array())) {
+      if (source.value("name", "") == "kernel") {
+        return source.value("lines", 0);
+      }
+    }
+    return 0;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return kernel_lines() == 1; }, 10s));
+  say("4,2002,1219460000000,-;nfs: server fs02 OK\n");
+  ASSERT_TRUE(WaitUntil([&] { return kernel_lines() == 2; }, 10s));
+  // fs01's own OK comes after fs02's: once it has resolved the incident, fs02's had not.
+  say("4,2003,1219499101010,-;nfs: server fs01 OK\n");
+  ASSERT_TRUE(WaitUntil([&] { return !resolution().is_null(); }, 10s)) << daemon_->Log();
+  const Json resolved = resolution();
+  EXPECT_EQ(resolved["how"], "line") << resolved.dump(1);
+  EXPECT_NE(resolved["why"].get<std::string>().find("nfs: server fs01 OK"), std::string::npos)
+      << resolved.dump(1);
+  EXPECT_EQ(ReadIncidents(state()).size(), 1U) << "the OK lines open nothing";
 }
 
 }  // namespace

@@ -328,5 +328,39 @@ TEST(IncidentLog, TheResolutionRecordSaysHowWhyAndForHowLong) {
             R"("at":"2025-11-25T09:13:30.000Z","at_ms":1764062010000,"open_seconds":90.0})");
 }
 
+// A resolving rule's line ends the incidents its rule fired in from the same source, when the
+// failure it names is theirs; the record says how.
+TEST(IncidentLifecycle, ALineThatSaysTheFailureEndedResolvesItsIncidentOnly) {
+  IncidentLifecycle lifecycle;
+  detect::Firing a = FiringOf("storage.nfs_down", "kmsg", {});
+  a.event.text = "nfs: server a not responding";
+  detect::Firing b = FiringOf("storage.nfs_down", "kmsg", {});
+  b.event.text = "nfs: server b not responding";
+  lifecycle.Open(IncidentOf("inc-a", rules::RuleKind::kHang, {a}), kStart);
+  lifecycle.Open(IncidentOf("inc-b", rules::RuleKind::kHang, {b}), kStart);
+  lifecycle.Open(IncidentOf("inc-other", rules::RuleKind::kHang,
+                            {FiringOf("progress.stall", "/logs/train.log", {7})}),
+                 kStart);
+  auto server_is = [](std::string server) {
+    return [server](std::string_view text) {
+      return text.find("server " + server + " ") != std::string_view::npos;
+    };
+  };
+  lifecycle.ResolveByLine("storage.nfs_down", "kernel", server_is("a"), "why", kWall);
+  EXPECT_TRUE(lifecycle.TakeResolved().empty()) << "another source's line";
+  lifecycle.ResolveByLine("storage.nfs_down", "train", server_is("c"), "why", kWall);
+  EXPECT_TRUE(lifecycle.TakeResolved().empty()) << "another server";
+  lifecycle.ResolveByLine("storage.nfs_down", "train", server_is("a"),
+                          "a line said it ended: nfs: server a OK", kWall + seconds(30));
+  const std::vector<Resolution> resolved = lifecycle.TakeResolved();
+  ASSERT_EQ(resolved.size(), 1U);
+  EXPECT_EQ(resolved[0].id, "inc-a");
+  EXPECT_EQ(resolved[0].by, ResolvedBy::kLine);
+  EXPECT_EQ(ResolvedByName(resolved[0].by), "line");
+  EXPECT_EQ(resolved[0].why, "a line said it ended: nfs: server a OK");
+  EXPECT_TRUE(lifecycle.IsOpen("inc-b"));
+  EXPECT_TRUE(lifecycle.IsOpen("inc-other"));
+}
+
 }  // namespace
 }  // namespace trainwatch::ops

@@ -387,6 +387,9 @@ TEST(RuleLoader, EveryShippedRuleStatesItsCauseAndAction) {
     const YAML::Node root = YAML::LoadFile(entry.path().string());
     for (const YAML::Node& rule : root["rules"]) {
       ++rules;
+      if (rule["resolves"]) {
+        continue;  // it opens nothing: no verdict of its own
+      }
       EXPECT_TRUE(rule["cause"] && rule["action"])
           << entry.path().filename().string() << ": " << rule["id"].as<std::string>();
     }
@@ -412,6 +415,53 @@ TEST(RuleLoader, BinaryGarbageIsAnErrorNotACrash) {
   }
   const LoadedRules loaded = Load(garbage);
   EXPECT_FALSE(loaded.errors.empty());
+}
+
+constexpr const char* kNfsRules = R"(rules:
+  - id: storage.nfs_down
+    kind: hang
+    tags: [kmsg]
+    description: The server is away
+    pattern: 'nfs: server (\S+) not responding'
+    examples: {fires: ['nfs: server a not responding'], quiet: ['nfs: server a OK']}
+  - id: storage.nfs_back
+    resolves: storage.nfs_down
+    tags: [kmsg]
+    description: The server is back
+    pattern: 'nfs: server (\S+) OK'
+    examples: {fires: ['nfs: server a OK'], quiet: ['nfs: server a not responding']}
+)";
+
+TEST(RuleLoader, AResolvingRuleNamesTheRuleWhoseIncidentsItsLinesEnd) {
+  LoadedRules loaded = Load(kNfsRules);
+  CheckResolvingRules(loaded);
+  ASSERT_TRUE(loaded.errors.empty()) << FormatDiagnostic(loaded.errors.front());
+  ASSERT_EQ(loaded.rules.size(), 2U);
+  EXPECT_EQ(loaded.rules[0].resolves, "");
+  EXPECT_EQ(loaded.rules[1].resolves, "storage.nfs_down");
+  EXPECT_EQ(loaded.rules[1].kind, RuleKind::kWarning) << "its kind may be left out";
+}
+
+TEST(RuleLoader, AResolvingRuleMustBeAPatternAndNameARuleThatOpensIncidents) {
+  EXPECT_EQ(FirstError("rules:\n  - id: a.b\n    resolves: c.d\n    tags: [t]\n"
+                       "    description: x\n    silence: {after: 5m}\n"),
+            "pack.yaml:3:15: rule 'a.b': 'resolves' goes with a 'pattern' rule (the line that "
+            "ends the failure)");
+  auto errors_of = [](std::string text) {
+    LoadedRules loaded = Load(text);
+    CheckResolvingRules(loaded);
+    return loaded.errors.empty() ? std::string() : FormatDiagnostic(loaded.errors.front());
+  };
+  std::string unknown = kNfsRules;
+  unknown.replace(unknown.find("resolves: storage.nfs_down"), 26, "resolves: storage.nfs_gone");
+  EXPECT_EQ(errors_of(unknown),
+            "pack.yaml:8:5: rule 'storage.nfs_back' resolves 'storage.nfs_gone', which no loaded "
+            "rule is");
+  std::string warning = kNfsRules;
+  warning.replace(warning.find("kind: hang"), 10, "kind: warning");
+  EXPECT_EQ(errors_of(warning),
+            "pack.yaml:8:5: rule 'storage.nfs_back' resolves 'storage.nfs_down', a warning: "
+            "warnings open no incident to resolve");
 }
 
 }  // namespace

@@ -1,0 +1,76 @@
+#include "incident/resolving_lines.h"
+
+#include <spdlog/spdlog.h>
+
+#include <variant>
+
+#include "core/regex_options.h"
+
+namespace trainwatch::incident {
+namespace {
+
+std::shared_ptr<const RE2> PatternOf(const rules::Rule& rule) {
+  const auto* pattern = std::get_if<rules::PatternDetector>(&rule.detector);
+  if (pattern == nullptr) {
+    return nullptr;
+  }
+  auto re = std::make_shared<const RE2>(pattern->match.regex, RegexOptions());
+  return re->ok() ? re : nullptr;
+}
+
+// The first capture group of `re` in `text`; nullopt when `re` has none or does not match.
+std::optional<std::string> FirstGroup(const RE2& re, std::string_view text) {
+  if (re.NumberOfCapturingGroups() < 1) {
+    return std::nullopt;
+  }
+  std::string group;
+  if (!RE2::PartialMatch(text, re, &group)) {
+    return std::nullopt;
+  }
+  return group;
+}
+
+}  // namespace
+
+ResolvingLines::ResolvingLines(const std::vector<rules::Rule>& rules) {
+  std::map<std::string, const rules::Rule*, std::less<>> by_id;
+  for (const rules::Rule& rule : rules) {
+    by_id.emplace(rule.id, &rule);
+  }
+  for (const rules::Rule& rule : rules) {
+    if (rule.resolves.empty()) {
+      continue;
+    }
+    const auto target = by_id.find(rule.resolves);
+    by_rule_[rule.id] = {rule.resolves, PatternOf(rule),
+                         target == by_id.end() ? nullptr : PatternOf(*target->second)};
+  }
+}
+
+bool ResolvingLines::Resolve(const detect::Firing& firing, ops::IncidentLifecycle& lifecycle,
+                             detect::WallTime wall_now) const {
+  const auto resolver = by_rule_.find(firing.event.rule_id);
+  if (resolver == by_rule_.end()) {
+    return false;
+  }
+  const Resolver& r = resolver->second;
+  const std::optional<std::string> key =
+      r.own ? FirstGroup(*r.own, firing.event.text) : std::nullopt;
+  auto same_failure = [&](std::string_view text) {
+    if (!key || !r.target_pattern) {
+      return true;  // nothing names the failure: the rule and source alone tell
+    }
+    const std::optional<std::string> fired = FirstGroup(*r.target_pattern, text);
+    return !fired || *fired == *key;
+  };
+  const std::size_t before = lifecycle.open_count();
+  lifecycle.ResolveByLine(
+      r.target, firing.source, same_failure,
+      "a line said it ended (" + firing.event.rule_id + "): " + firing.event.text, wall_now);
+  if (lifecycle.open_count() == before) {
+    spdlog::debug("{}: {} resolves no open incident", firing.event.rule_id, firing.event.text);
+  }
+  return true;
+}
+
+}  // namespace trainwatch::incident

@@ -1,0 +1,66 @@
+#include "incident/resolving_lines.h"
+
+#include <gtest/gtest.h>
+
+#include "rules/rule_loader.h"
+
+namespace trainwatch::incident {
+namespace {
+
+const detect::WallTime kWall = detect::WallTime{} + std::chrono::seconds(1764061920);
+
+std::vector<rules::Rule> NfsRules() {
+  rules::LoadedRules loaded;
+  rules::LoadRuleText(R"(rules:
+  - id: storage.nfs_down
+    kind: hang
+    tags: [kmsg]
+    description: The server is away
+    pattern: '\bnfs: server (\S+) not responding'
+    examples: {fires: ['nfs: server a not responding'], quiet: ['nfs: server a OK']}
+  - id: storage.nfs_back
+    resolves: storage.nfs_down
+    tags: [kmsg]
+    description: The server is back
+    pattern: '\bnfs: server (\S+) OK'
+    examples: {fires: ['nfs: server a OK'], quiet: ['nfs: server a not responding']}
+)",
+                      "nfs.yaml", loaded);
+  EXPECT_TRUE(loaded.errors.empty());
+  return loaded.rules;
+}
+
+detect::Firing Line(const std::string& rule, const std::string& text) {
+  detect::Firing firing;
+  firing.event.rule_id = rule;
+  firing.event.text = text;
+  firing.source = "kernel";
+  firing.stream = "kmsg";
+  return firing;
+}
+
+TEST(ResolvingLines, TheSameServersOkResolvesItsIncidentAndOpensNone) {
+  const ResolvingLines resolving(NfsRules());
+  ops::IncidentLifecycle lifecycle;
+  detect::Incident incident;
+  incident.id = "inc-1";
+  incident.kind = rules::RuleKind::kHang;
+  incident.rules = {"storage.nfs_down"};
+  incident.firings = {
+      Line("storage.nfs_down", "[12.5] nfs: server fs01 not responding, still trying")};
+  lifecycle.Open(incident, detect::SteadyTime{});
+
+  EXPECT_FALSE(resolving.Resolve(incident.firings[0], lifecycle, kWall)) << "not a resolving rule";
+  EXPECT_TRUE(
+      resolving.Resolve(Line("storage.nfs_back", "[20.1] nfs: server fs02 OK"), lifecycle, kWall));
+  EXPECT_TRUE(lifecycle.IsOpen("inc-1")) << "another server is back";
+  EXPECT_TRUE(
+      resolving.Resolve(Line("storage.nfs_back", "[31.0] nfs: server fs01 OK"), lifecycle, kWall));
+  EXPECT_FALSE(lifecycle.IsOpen("inc-1"));
+  const std::vector<ops::Resolution> resolved = lifecycle.TakeResolved();
+  ASSERT_EQ(resolved.size(), 1U);
+  EXPECT_EQ(resolved[0].why, "a line said it ended (storage.nfs_back): [31.0] nfs: server fs01 OK");
+}
+
+}  // namespace
+}  // namespace trainwatch::incident
