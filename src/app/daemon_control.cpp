@@ -17,8 +17,8 @@ namespace trainwatch::app {
 
 namespace {
 using json = nlohmann::json;
-// How long `trainwatch status` waits for the ranks from /proc before it answers without them:
-// it answers within 100 ms even while a hung file system holds the pool.
+// How long `trainwatch status` waits for the ranks from /proc before it answers with the ones
+// read last: it answers at once even while a hung file system holds the pool.
 constexpr auto kStatusWait = std::chrono::milliseconds(50);
 }  // namespace
 
@@ -135,6 +135,7 @@ void Daemon::MapStatusRanks() {
       [this, map] {
         mapping_status_ranks_ = false;
         status_ranks_ = std::move(*map);
+        status_ranks_at_ = env_->SteadyNow();
         if (stopping_) {
           return;  // the control socket is closed
         }
@@ -155,11 +156,21 @@ void Daemon::ReplyStatus(const ops::ControlServer::Reply& reply, bool ranks_fres
   snapshot.job = incidents_->JobOf(nullptr);
   json status = ops::StatusJson(snapshot);
   if (!ranks_fresh) {
-    status["ranks_stale"] =
-        "the ranks were not read from /proc within " + std::to_string(kStatusWait.count()) +
-        " ms (the thread pool is busy: " + std::to_string(snapshot.workers_busy) +
-        " workers, the oldest for " + std::to_string(snapshot.oldest_work_seconds) +
-        " s); these are the ones read last";
+    std::string stale = "the ranks were not read from /proc within " +
+                        std::to_string(kStatusWait.count()) + " ms (" +
+                        std::to_string(snapshot.workers_busy) +
+                        " thread-pool workers busy, the oldest for " +
+                        std::to_string(snapshot.oldest_work_seconds) + " s); ";
+    if (status_ranks_) {
+      stale += "these are the ones read " +
+               std::to_string(std::chrono::duration_cast<std::chrono::seconds>(env_->SteadyNow() -
+                                                                               status_ranks_at_)
+                                  .count()) +
+               " s ago";
+    } else {
+      stale += "none has been read yet";
+    }
+    status["ranks_stale"] = std::move(stale);
   }
   reply(status.dump(-1, ' ', false, json::error_handler_t::replace));
 }

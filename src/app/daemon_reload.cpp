@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "app/running_daemon.h"
-#include "diagnose/stack_rules.h"
 #include "detect/example_checker.h"
+#include "diagnose/stack_rules.h"
 
 namespace trainwatch::app {
 

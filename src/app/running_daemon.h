@@ -145,7 +145,8 @@ class Daemon {
   };
   std::vector<std::shared_ptr<PendingStatus>> pending_status_;
   bool mapping_status_ranks_ = false;
-  std::optional<collect::RankMap> status_ranks_;  // the ranks the last map found
+  std::optional<collect::RankMap> status_ranks_;  // the ranks the last map found...
+  SteadyTime status_ranks_at_{};                  // ...and when
   SteadyTime started_;
   WallTime started_wall_;
 };

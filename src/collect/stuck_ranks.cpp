@@ -84,6 +84,13 @@ Result<StuckScan> FindStuckRanks(const std::string& proc_root, int samples,
     }
   }
   for (auto& [pid, candidate] : in_d) {
+    // Where the stuck thread sleeps, which need not be the main one (a checkpoint writer's).
+    const pid_t tid = candidate.threads.begin()->first;
+    if (Result<ProcText> wchan =
+            ReadProcFile(ProcPath(proc_root, pid, "task/" + std::to_string(tid) + "/wchan"), 256);
+        wchan && !ParseWchan(wchan->text).empty()) {
+      candidate.rank.wchan = ParseWchan(wchan->text);
+    }
     scan.stuck.push_back(std::move(candidate.rank));
   }
   return scan;

@@ -105,9 +105,16 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
     // (Redacted first: its text is quoted in the resolution's record.)
     if (resolving_.Resolve(firing, lifecycle_, env_.WallNow())) {
       resolved = true;  // a line that ends a failure opens none
-      if (builder_.open() && resolving_while_settling_.size() < kMaxResolvingWhileSettling) {
+      if (builder_.open()) {
         // The failure it ends may be the incident settling now: looked at again once written.
-        resolving_while_settling_.push_back(firing);
+        if (resolving_while_settling_.size() < kMaxResolvingWhileSettling) {
+          resolving_while_settling_.push_back(firing);
+        } else {
+          spdlog::warn(
+              "{}: more than {} resolving lines during one settle time; this one is "
+              "not applied to the incident settling",
+              firing.event.rule_id, kMaxResolvingWhileSettling);
+        }
       }
       continue;
     }
@@ -173,6 +180,11 @@ void IncidentFlow::WriteSettled() {
   if (std::optional<detect::Incident> incident =
           builder_.TakeSettled(env_.SteadyNow(), env_.WallNow())) {
     Write(*incident, {}, nullptr);
+    // Its end told before it was written ("nfs: server X OK" within the settle time).
+    for (const detect::Firing& line : std::exchange(resolving_while_settling_, {})) {
+      resolving_.Resolve(line, lifecycle_, env_.WallNow());
+    }
+    RecordResolved();
   } else {
     ScheduleSettle();
   }
@@ -263,13 +275,6 @@ void IncidentFlow::Write(detect::Incident& incident, const ManualOptions& option
     sink->Recorded(incident);
   }
   owner_.recorded();
-  if (!resolving_while_settling_.empty()) {
-    // Its end was told before it was written ("nfs: server X OK" within the settle time).
-    for (const detect::Firing& line : std::exchange(resolving_while_settling_, {})) {
-      resolving_.Resolve(line, lifecycle_, env_.WallNow());
-    }
-    RecordResolved();
-  }
   Capture(incident, options, done);
 }
 

@@ -56,12 +56,16 @@ bool ResolvingLines::Resolve(const detect::Firing& firing, ops::IncidentLifecycl
   const Resolver& r = resolver->second;
   const std::optional<std::string> key =
       r.own ? FirstGroup(*r.own, firing.event.text) : std::nullopt;
+  const bool both_name_it = r.own && r.own->NumberOfCapturingGroups() >= 1 && r.target_pattern &&
+                            r.target_pattern->NumberOfCapturingGroups() >= 1;
   auto same_failure = [&](std::string_view text) {
-    if (!key || !r.target_pattern) {
+    if (!both_name_it) {
       return true;  // nothing names the failure: the rule and source alone tell
     }
+    // Fails closed: a failure whose name cannot be read again (a text cut or redacted) waits
+    // for an operator's ack rather than ending with another's line.
     const std::optional<std::string> fired = FirstGroup(*r.target_pattern, text);
-    return !fired || *fired == *key;
+    return key && fired && *fired == *key;
   };
   const std::size_t before = lifecycle.open_count();
   lifecycle.ResolveByLine(

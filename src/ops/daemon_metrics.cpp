@@ -104,8 +104,10 @@ std::vector<MetricFamily> DaemonMetricFamilies(const DaemonSnapshot& snapshot) {
 
   MetricFamily resolved =
       Family("trainwatch_incidents_resolved_total",
-             "Incidents resolved, by how: progress, restart or ack.", "counter");
-  AddByLabel(resolved, "how", snapshot.counters.resolved_by_how, {"progress", "restart", "ack", "line"});
+             "Incidents resolved, by how: progress, restart, line (a line said it ended) or ack.",
+             "counter");
+  AddByLabel(resolved, "how", snapshot.counters.resolved_by_how,
+             {"progress", "restart", "ack", "line"});
   families.push_back(std::move(resolved));
 
   if (snapshot.shared) {

@@ -54,6 +54,8 @@ struct StreamSnapshot {
   std::uint64_t offset = 0;
   std::uint64_t durable_offset = 0;
   std::optional<std::uint64_t> size;  // the open file's size now; none while released (in turn)
+  // Bytes read from it, an unfinished last line too (offset stops before that line).
+  std::uint64_t read_offset = 0;
   std::vector<source::WriterProcess> writers;
   bool gone = false;  // renamed away or deleted, being finished
 };

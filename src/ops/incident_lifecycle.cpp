@@ -37,6 +37,14 @@ Resolution AckResolution(const std::string& id, const std::string& why, WallTime
           {}};
 }
 
+void AddRuleText(OpenIncident& incident, const std::string& rule, const std::string& text) {
+  const auto of_rule = std::count_if(incident.rule_texts.begin(), incident.rule_texts.end(),
+                                     [&](const auto& fired) { return fired.first == rule; });
+  if (static_cast<std::size_t>(of_rule) < OpenIncident::kMaxTextsPerRule) {
+    incident.rule_texts.emplace_back(rule, text);
+  }
+}
+
 void IncidentLifecycle::Open(const detect::Incident& incident, SteadyTime now) {
   if (!incident.reason.empty() || incident.kind == rules::RuleKind::kWarning) {
     return;
@@ -59,9 +67,7 @@ void IncidentLifecycle::Open(const detect::Incident& incident, SteadyTime now) {
       open.writers.insert(writer.pid);
     }
     open.writers.insert(firing.departed_writers.begin(), firing.departed_writers.end());
-    if (open.rule_texts.size() < OpenIncident::kMaxTexts) {
-      open.rule_texts.emplace_back(firing.event.rule_id, firing.event.text);
-    }
+    AddRuleText(open, firing.event.rule_id, firing.event.text);
   }
   Restore(std::move(open));
 }
@@ -167,15 +173,21 @@ void IncidentLifecycle::ResolveByLine(
     const std::function<bool(std::string_view text)>& same_failure, const std::string& why,
     WallTime wall_now) {
   for (std::size_t i = open_.size(); i-- > 0;) {
-    const OpenIncident& open = open_[i];
-    if (std::find(open.rules.begin(), open.rules.end(), rule) == open.rules.end() ||
-        !open.sources.contains(source)) {
+    OpenIncident& incident = open_[i];
+    if (std::find(incident.rules.begin(), incident.rules.end(), rule) == incident.rules.end() ||
+        !incident.sources.contains(source)) {
       continue;
     }
-    const bool same = std::any_of(
-        open.rule_texts.begin(), open.rule_texts.end(),
-        [&](const auto& fired) { return fired.first == rule && same_failure(fired.second); });
-    if (same) {
+    // Each failure of `rule` it holds ends with its own line: two servers lost within one
+    // settle time are one incident, resolved when both are back.
+    const std::size_t before = incident.rule_texts.size();
+    std::erase_if(incident.rule_texts, [&](const auto& fired) {
+      return fired.first == rule && same_failure(fired.second);
+    });
+    const bool ended_one = incident.rule_texts.size() < before;
+    const bool any_left = std::any_of(incident.rule_texts.begin(), incident.rule_texts.end(),
+                                      [&](const auto& fired) { return fired.first == rule; });
+    if (ended_one && !any_left) {
       Resolve(i, ResolvedBy::kLine, why, wall_now);
     }
   }

@@ -64,10 +64,14 @@ struct OpenIncident {
   // without bars is progress. A hang a line told of (an NCCL watchdog, a faulthandler dump, a
   // hung task) is followed by more lines of the same failure: only a bar's advance counts.
   bool output_resumes = false;
-  // Its firings' (rule, text), the first kMaxTexts: what a resolving line is checked against.
-  static constexpr std::size_t kMaxTexts = 16;
+  // Its firings' (rule, text), the first kMaxTextsPerRule of each rule: what a resolving line
+  // is checked against; each line takes away those it ends (ResolveByLine).
+  static constexpr std::size_t kMaxTextsPerRule = 16;
   std::vector<std::pair<std::string, std::string>> rule_texts;
 };
+
+// Keeps `text` of `rule` in `incident.rule_texts`, up to kMaxTextsPerRule of each rule.
+void AddRuleText(OpenIncident& incident, const std::string& rule, const std::string& text);
 
 std::string StreamKey(std::string_view source, std::string_view stream);
 
@@ -111,9 +115,9 @@ class IncidentLifecycle {
   // One stream's state; the incidents it resolves are taken by TakeResolved.
   void Observe(const StreamActivity& activity, WallTime wall_now);
   std::vector<Resolution> TakeResolved();
-  // A resolving rule's line from `source` (rules::Rule::resolves): resolves the open incidents
-  // `rule` fired in from there whose firing text of it `same_failure` accepts (the same
-  // server). Taken by TakeResolved.
+  // A resolving rule's line from `source` (rules::Rule::resolves): in each open incident `rule`
+  // fired in from there, ends the firings of it whose text `same_failure` accepts (the same
+  // server); an incident with none of them left is resolved. Taken by TakeResolved.
   void ResolveByLine(std::string_view rule, std::string_view source,
                      const std::function<bool(std::string_view text)>& same_failure,
                      const std::string& why, WallTime wall_now);

@@ -268,9 +268,7 @@ void RestoreOpen(IncidentHistory& history, const json& record, detect::WallTime 
     }
     const std::string source = StringOr(firing, "source");
     open.sources.insert(source);
-    if (open.rule_texts.size() < OpenIncident::kMaxTexts) {
-      open.rule_texts.emplace_back(StringOr(firing, "rule"), StringOr(firing, "text"));
-    }
+    AddRuleText(open, StringOr(firing, "rule"), StringOr(firing, "text"));
     open.streams.insert(StreamKey(source, StringOr(firing, "stream")));
     for (const auto& writer : firing.value("writers", json::array())) {
       if (writer.is_object() && NumberOr(writer, "pid", 0) > 0) {

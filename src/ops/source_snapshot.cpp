@@ -17,6 +17,7 @@ SourceSnapshot SnapshotOf(detect::WatchedSource& source, SteadyTime now, WallTim
     }
     entry.offset = file->tail.position().offset;
     entry.durable_offset = stream.Durable(file->tail.position()).offset;
+    entry.read_offset = file->tail.read_offset();
     if (Result<FileStatus> status = file->tail.Status(); status.ok()) {
       entry.size = status->size;  // fstat of the open descriptor, as the tail set's sweep does
     }

@@ -11,12 +11,14 @@ std::string Seconds(std::int64_t seconds) { return std::to_string(seconds) + " s
 
 void AddUnreadFiles(const SourceSnapshot& source, std::vector<BlindSpot>& spots) {
   for (const StreamSnapshot& file : source.files) {
-    if (!file.size || *file.size <= file.offset || file.gone ||
+    // Against what was read, not `offset`: a bar's line has no newline until it closes, and a
+    // stalled bar is the job's matter.
+    if (!file.size || *file.size <= file.read_offset || file.gone ||
         file.seconds_since_output < kUnreadFileSeconds) {
       continue;
     }
     spots.push_back({std::string(kBlindUnreadFile), file.name,
-                     std::to_string(*file.size - file.offset) +
+                     std::to_string(*file.size - file.read_offset) +
                          " bytes written and not read, no line read for " +
                          Seconds(file.seconds_since_output) + " (source " + source.name + ")"});
   }

@@ -244,6 +244,10 @@ class RuleFileParser {
                                "ends the failure)");
       return;
     }
+    if (node["kind"] && rule.kind != RuleKind::kWarning) {
+      yaml_.Fail(node["kind"], label + ": a resolving rule opens nothing: leave 'kind' out");
+      return;
+    }
     if (auto text = yaml_.Scalar(resolves, "resolves")) {
       if (*text == rule.id) {
         yaml_.Fail(resolves, label + ": a rule cannot resolve itself");

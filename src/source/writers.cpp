@@ -158,11 +158,16 @@ void KeepWhatExitingWritersHadShown(std::vector<WriterProcess>& found,
       continue;
     }
     for (const WriterProcess& before : known) {
+      // The owner read now, when read, must be the one seen before: the uid says who may
+      // speak for the job the environment names, and a reused pid is another user's process.
       if (before.pid == writer.pid && before.comm == writer.comm &&
+          (!writer.uid || !before.uid || writer.uid == before.uid) &&
           (!before.cmdline.empty() || !before.environ.empty())) {
         writer.cmdline = before.cmdline;
         writer.environ = before.environ;
-        writer.uid = before.uid;
+        if (!writer.uid) {
+          writer.uid = before.uid;
+        }
         break;
       }
     }

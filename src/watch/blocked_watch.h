@@ -68,6 +68,8 @@ class BlockedWatch {
   // How long its looks have not ended, counted from the start of the first look that ran past
   // kLookDeadline, until a look ends (the watcher's health: while so, it is blind); nullopt
   // while they answer.
+  // No process is watched any more (a reload removed the `processes` sources).
+  void ClearStall() { stalled_since_.reset(); }
   std::optional<std::chrono::seconds> StalledFor(SteadyTime now) const {
     if (!stalled_since_) {
       return std::nullopt;

@@ -281,7 +281,11 @@ void Sources::LookForBlocked(SteadyTime now) {
           std::min(after.value_or(source->config().blocked_after), source->config().blocked_after);
     }
   }
-  if (!after || !blocked_.Due(now)) {
+  if (!after) {
+    blocked_.ClearStall();  // no process watch now (a reload removed it): nothing is blind
+    return;
+  }
+  if (!blocked_.Due(now)) {
     return;
   }
   std::vector<WatchedProcess> processes;

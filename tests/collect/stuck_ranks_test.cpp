@@ -21,7 +21,8 @@ class FakeProc {
   void AddRank(int pid, int rank) {
     fs::create_directories(root_.PathOf(Task(pid)));
     root_.Write(std::to_string(pid) + "/environ", "RANK=" + std::to_string(rank) + '\0');
-    root_.Write(std::to_string(pid) + "/wchan", "request_wait_answer");
+    root_.Write(std::to_string(pid) + "/wchan", "do_epoll_wait");  // the main thread's
+    root_.Write(Task(pid) + "/wchan", "request_wait_answer");      // the stuck one's
     Set(pid, 'D', 10);
   }
   void Set(int pid, char state, int switches) {

@@ -62,5 +62,19 @@ TEST(ResolvingLines, TheSameServersOkResolvesItsIncidentAndOpensNone) {
   EXPECT_EQ(resolved[0].why, "a line said it ended (storage.nfs_back): [31.0] nfs: server fs01 OK");
 }
 
+TEST(ResolvingLines, AFailureWhoseNameCannotBeReadAgainWaitsForAnAck) {
+  const ResolvingLines resolving(NfsRules());
+  ops::IncidentLifecycle lifecycle;
+  detect::Incident incident;
+  incident.id = "inc-1";
+  incident.kind = rules::RuleKind::kHang;
+  incident.rules = {"storage.nfs_down"};
+  // Its text cut where the server's name was (a line past the cap keeps its end).
+  incident.firings = {Line("storage.nfs_down", "...responding, still trying")};
+  lifecycle.Open(incident, detect::SteadyTime{});
+  EXPECT_TRUE(resolving.Resolve(Line("storage.nfs_back", "nfs: server fs01 OK"), lifecycle, kWall));
+  EXPECT_TRUE(lifecycle.IsOpen("inc-1"));
+}
+
 }  // namespace
 }  // namespace trainwatch::incident

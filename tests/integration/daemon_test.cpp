@@ -485,9 +485,12 @@ TEST_F(DaemonTest, AnUnreadableKernelLogIsReportedOnceAndTheRestWorks) {
   // ...and the daemon says it is blind there (the watcher's health).
   const Json health = daemon_->Status(state())["health"];
   EXPECT_EQ(health["watching"], false) << health.dump(1);
-  ASSERT_EQ(health["blind"].size(), 1U) << health.dump(1);
-  EXPECT_EQ(health["blind"][0]["reason"], "kmsg_not_read");
-  EXPECT_EQ(health["blind"][0]["what"], "kernel");
+  // (A loaded machine may add loop_slow: only the kernel log's is asserted.)
+  bool kmsg_blind = false;
+  for (const Json& spot : health["blind"]) {
+    kmsg_blind = kmsg_blind || (spot["reason"] == "kmsg_not_read" && spot["what"] == "kernel");
+  }
+  EXPECT_TRUE(kmsg_blind) << health.dump(1);
 }
 
 // The kernel's "nfs: server X not responding" is a storage hang, open until the kernel says

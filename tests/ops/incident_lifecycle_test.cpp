@@ -360,6 +360,18 @@ TEST(IncidentLifecycle, ALineThatSaysTheFailureEndedResolvesItsIncidentOnly) {
   EXPECT_EQ(resolved[0].why, "a line said it ended: nfs: server a OK");
   EXPECT_TRUE(lifecycle.IsOpen("inc-b"));
   EXPECT_TRUE(lifecycle.IsOpen("inc-other"));
+
+  // Two servers lost within one settle time: one incident, resolved when both are back.
+  detect::Firing c = FiringOf("storage.nfs_down", "kmsg", {});
+  c.event.text = "nfs: server c not responding";
+  lifecycle.Open(IncidentOf("inc-bc", rules::RuleKind::kHang, {b, c}), kStart);
+  lifecycle.ResolveByLine("storage.nfs_down", "train", server_is("c"), "c back", kWall);
+  EXPECT_TRUE(lifecycle.TakeResolved().empty());
+  EXPECT_TRUE(lifecycle.IsOpen("inc-bc")) << "b is still away";
+  lifecycle.ResolveByLine("storage.nfs_down", "train", server_is("b"), "b back", kWall);
+  const std::vector<Resolution> both = lifecycle.TakeResolved();
+  ASSERT_EQ(both.size(), 2U) << "inc-b and inc-bc";
+  EXPECT_FALSE(lifecycle.IsOpen("inc-bc"));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ StreamSnapshot File(std::string name, std::uint64_t offset, std::optional<std::u
   StreamSnapshot file;
   file.name = std::move(name);
   file.offset = offset;
+  file.read_offset = offset;
   file.size = size;
   file.seconds_since_output = quiet_seconds;
   return file;
@@ -37,6 +38,14 @@ TEST(BlindSpots, NoneWhileEveryPartWatches) {
                                    File("/logs/backlog.log", 100, 1 << 20, 1),
                                    File("/logs/in_turn.log", 100, std::nullopt, 3600)}))
                   .empty());
+}
+
+TEST(BlindSpots, AnUnfinishedLastLineIsReadNotBlind) {
+  // A tqdm bar stalled mid-line: read to the end, its line not yet ended (offset, where a
+  // restart resumes, stops before it).
+  StreamSnapshot bar = File("/logs/tqdm.log", 4000, 4096, 3600);
+  bar.read_offset = 4096;
+  EXPECT_TRUE(BlindSpots(Watching({bar})).empty());
 }
 
 TEST(BlindSpots, AFileWrittenAndNotReadForAMinuteIsBlind) {

@@ -457,6 +457,11 @@ TEST(RuleLoader, AResolvingRuleMustBeAPatternAndNameARuleThatOpensIncidents) {
   EXPECT_EQ(errors_of(unknown),
             "pack.yaml:8:5: rule 'storage.nfs_back' resolves 'storage.nfs_gone', which no loaded "
             "rule is");
+  std::string with_kind = kNfsRules;
+  with_kind.insert(with_kind.find("    resolves: storage.nfs_down"), "    kind: crash\n");
+  EXPECT_EQ(errors_of(with_kind),
+            "pack.yaml:9:11: rule 'storage.nfs_back': a resolving rule opens nothing: leave 'kind' "
+            "out");
   std::string warning = kNfsRules;
   warning.replace(warning.find("kind: hang"), 10, "kind: warning");
   EXPECT_EQ(errors_of(warning),

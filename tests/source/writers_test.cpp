@@ -208,6 +208,12 @@ TEST(KeepWhatExitingWritersHadShown, AnEmptyReadOfAKnownWriterKeepsItsFacts) {
   EXPECT_EQ(found[1].cmdline, "");
   EXPECT_EQ(found[2].cmdline, "");  // pid 44 is another program now
   EXPECT_EQ(found[2].environ, "");
+
+  // Another user's process under the same pid and name: it keeps its own empty read.
+  std::vector<WriterProcess> stranger = {WriterProcess{42, "slurmstepd", "", "", 1000, ""}};
+  KeepWhatExitingWritersHadShown(stranger, known);
+  EXPECT_EQ(stranger[0].cmdline, "");
+  EXPECT_EQ(stranger[0].uid, 1000U);
 }
 
 TEST(KeepWhatExitingWritersHadShown, AFreshReadIsKept) {
