@@ -242,5 +242,34 @@ TEST_F(DaemonOnFakeEnvTest, AnUnreadableOffsetsFileStartsTheDaemonFromTheConfigu
   EXPECT_NE(Text("/state/incidents.jsonl").find("ValueError: after"), std::string::npos);
 }
 
+// A hung file system holds every pool worker: `trainwatch status` still answers once its short
+// wait for the ranks is over, says the ranks are not fresh, and asks the pool once, however
+// often it is asked; once the pool answers, status has its ranks again.
+TEST_F(DaemonOnFakeEnvTest, StatusAnswersWhileThePoolIsHeldWithTheRanksReadLast) {
+  Start();
+  env_.HoldPool();
+  auto first = std::make_shared<std::optional<std::string>>();
+  auto second = std::make_shared<std::optional<std::string>>();
+  ASSERT_TRUE(host_.Send(R"({"command": "status"})", first));
+  ASSERT_TRUE(host_.Send(R"({"command": "status"})", second));
+  EXPECT_FALSE(first->has_value()) << "it waits for the ranks, briefly";
+  EXPECT_EQ(env_.pool_waiting(), 1U) << "one map of the ranks for both";
+  env_.Advance(milliseconds(50));
+  ASSERT_TRUE(first->has_value());
+  ASSERT_TRUE(second->has_value());
+  const nlohmann::json status = nlohmann::json::parse(**first);
+  ASSERT_TRUE(status.contains("ranks_stale")) << status.dump(1);
+  EXPECT_NE(status["ranks_stale"].get<std::string>().find("none has been read yet"),
+            std::string::npos)
+      << status["ranks_stale"];
+  EXPECT_TRUE(status["health"]["watching"].get<bool>()) << status["health"].dump(1);
+
+  env_.ReleasePool();  // the map ends; the next status waits for a fresh one and has it
+  env_.RunUntilIdle();
+  const std::optional<std::string> fresh = Ask(R"({"command": "status"})");
+  ASSERT_TRUE(fresh.has_value());
+  EXPECT_FALSE(nlohmann::json::parse(*fresh).contains("ranks_stale")) << *fresh;
+}
+
 }  // namespace
 }  // namespace trainwatch::app

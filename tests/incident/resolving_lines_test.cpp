@@ -39,16 +39,22 @@ detect::Firing Line(const std::string& rule, const std::string& text) {
   return firing;
 }
 
-TEST(ResolvingLines, TheSameServersOkResolvesItsIncidentAndOpensNone) {
-  const ResolvingLines resolving(NfsRules());
-  ops::IncidentLifecycle lifecycle;
+// The hang "inc-1" of storage.nfs_down, its firing's text `text`, open in `lifecycle`.
+detect::Incident OpenNfsHang(ops::IncidentLifecycle& lifecycle, const std::string& text) {
   detect::Incident incident;
   incident.id = "inc-1";
   incident.kind = rules::RuleKind::kHang;
   incident.rules = {"storage.nfs_down"};
-  incident.firings = {
-      Line("storage.nfs_down", "[12.5] nfs: server fs01 not responding, still trying")};
+  incident.firings = {Line("storage.nfs_down", text)};
   lifecycle.Open(incident, detect::SteadyTime{});
+  return incident;
+}
+
+TEST(ResolvingLines, TheSameServersOkResolvesItsIncidentAndOpensNone) {
+  const ResolvingLines resolving(NfsRules());
+  ops::IncidentLifecycle lifecycle;
+  const detect::Incident incident =
+      OpenNfsHang(lifecycle, "[12.5] nfs: server fs01 not responding, still trying");
 
   EXPECT_FALSE(resolving.Resolve(incident.firings[0], lifecycle, kWall)) << "not a resolving rule";
   EXPECT_TRUE(
@@ -65,13 +71,8 @@ TEST(ResolvingLines, TheSameServersOkResolvesItsIncidentAndOpensNone) {
 TEST(ResolvingLines, AFailureWhoseNameCannotBeReadAgainWaitsForAnAck) {
   const ResolvingLines resolving(NfsRules());
   ops::IncidentLifecycle lifecycle;
-  detect::Incident incident;
-  incident.id = "inc-1";
-  incident.kind = rules::RuleKind::kHang;
-  incident.rules = {"storage.nfs_down"};
   // Its text cut where the server's name was (a line past the cap keeps its end).
-  incident.firings = {Line("storage.nfs_down", "...responding, still trying")};
-  lifecycle.Open(incident, detect::SteadyTime{});
+  OpenNfsHang(lifecycle, "...responding, still trying");
   EXPECT_TRUE(resolving.Resolve(Line("storage.nfs_back", "nfs: server fs01 OK"), lifecycle, kWall));
   EXPECT_TRUE(lifecycle.IsOpen("inc-1"));
 }

@@ -443,22 +443,33 @@ TEST_F(DaemonTest, TheShippedDefaultConfigIsValid) {
 namespace trainwatch::testing {
 namespace {
 
-TEST_F(DaemonTest, KernelMessagesComeAsDmesgLinesForTheKmsgRules) {
-  WriteConfig({});
-  std::ofstream(config(), std::ios::app) << "  - name: kernel\n    tags: [kmsg]\n    kmsg: true\n";
-  // A FIFO stands in for /dev/kmsg: the same record format, one record per write.
-  const std::string device = Dir("kmsg");
-  ASSERT_EQ(::mkfifo(device.c_str(), 0600), 0);
-  daemon_ = std::make_unique<DaemonProcess>(
-      std::vector<std::string>{"daemon", "--config", config(), "--kmsg-device", device},
-      Dir("daemon.log"));
-  ASSERT_TRUE(daemon_->WaitReady(state())) << daemon_->Log();
-  UniqueFd writer(::open(device.c_str(), O_WRONLY | O_CLOEXEC));
-  ASSERT_GE(writer.get(), 0);
+// The daemon with a kernel source whose /dev/kmsg is a FIFO: the same record format, one
+// record per write.
+class KmsgDaemonTest : public DaemonTest {
+ protected:
+  // Starts it; the FIFO's writing end is `writer_`.
+  void StartOnKmsgFifo() {
+    WriteConfig({});
+    std::ofstream(config(), std::ios::app)
+        << "  - name: kernel\n    tags: [kmsg]\n    kmsg: true\n";
+    const std::string device = Dir("kmsg");
+    ASSERT_EQ(::mkfifo(device.c_str(), 0600), 0);
+    daemon_ = std::make_unique<DaemonProcess>(
+        std::vector<std::string>{"daemon", "--config", config(), "--kmsg-device", device},
+        Dir("daemon.log"));
+    ASSERT_TRUE(daemon_->WaitReady(state())) << daemon_->Log();
+    writer_ = UniqueFd(::open(device.c_str(), O_WRONLY | O_CLOEXEC));
+    ASSERT_GE(writer_.get(), 0);
+  }
+  UniqueFd writer_;
+};
+
+TEST_F(KmsgDaemonTest, KernelMessagesComeAsDmesgLinesForTheKmsgRules) {
+  ASSERT_NO_FATAL_FAILURE(StartOnKmsgFifo());
   const std::string record =
       "3,1234,5123456789,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python3, GPU has "
       "fallen off the bus.\n SUBSYSTEM=pci\n";
-  ASSERT_EQ(::write(writer.get(), record.data(), record.size()),
+  ASSERT_EQ(::write(writer_.get(), record.data(), record.size()),
             static_cast<ssize_t>(record.size()));
   ASSERT_TRUE(WaitUntil([&] { return !ReadIncidents(state()).empty(); }, 10s)) << daemon_->Log();
   const Json incident = ReadIncidents(state())[0];
@@ -495,19 +506,10 @@ TEST_F(DaemonTest, AnUnreadableKernelLogIsReportedOnceAndTheRestWorks) {
 
 // The kernel's "nfs: server X not responding" is a storage hang, open until the kernel says
 // that server is OK again; another server's OK leaves it open.
-TEST_F(DaemonTest, AnNfsServerNotRespondingIsAHangUntilTheSameServerIsOk) {
-  WriteConfig({});
-  std::ofstream(config(), std::ios::app) << "  - name: kernel\n    tags: [kmsg]\n    kmsg: true\n";
-  const std::string device = Dir("kmsg");
-  ASSERT_EQ(::mkfifo(device.c_str(), 0600), 0);
-  daemon_ = std::make_unique<DaemonProcess>(
-      std::vector<std::string>{"daemon", "--config", config(), "--kmsg-device", device},
-      Dir("daemon.log"));
-  ASSERT_TRUE(daemon_->WaitReady(state())) << daemon_->Log();
-  UniqueFd writer(::open(device.c_str(), O_WRONLY | O_CLOEXEC));
-  ASSERT_GE(writer.get(), 0);
+TEST_F(KmsgDaemonTest, AnNfsServerNotRespondingIsAHangUntilTheSameServerIsOk) {
+  ASSERT_NO_FATAL_FAILURE(StartOnKmsgFifo());
   auto say = [&](const std::string& record) {
-    ASSERT_EQ(::write(writer.get(), record.data(), record.size()),
+    ASSERT_EQ(::write(writer_.get(), record.data(), record.size()),
               static_cast<ssize_t>(record.size()));
   };
   say("4,2001,1219453411386,-;nfs: server fs01 not responding, still trying\n");
