@@ -115,10 +115,6 @@ void PrintStatus(const json& status, std::ostream& out) {
   if (status.contains("ranks_stale") && status["ranks_stale"].is_string()) {
     out << "ranks: " << Printable(status["ranks_stale"].get<std::string>()) << "\n";
   }
-  if (const auto workers = status.find("workers");
-      workers != status.end() && workers->is_object() && workers->contains("stuck")) {
-    out << "WORKER STUCK: " << workers->value("stuck", "") << "\n";
-  }
   if (const auto am = status.find("alertmanager"); am != status.end() && am->is_object()) {
     out << "alertmanager: " << am->value("open", 0) << " alerts open, "
         << am->value("ends_unsent", 0) << " ends unsent, " << am->value("posts_ok", 0)

@@ -2,10 +2,12 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
 #include "collect/blocked_call.h"
+#include "collect/blocked_threads.h"
 #include "collect/rank_identity.h"
 #include "collect/wait_state.h"
 #include "core/proc_files.h"
@@ -15,22 +17,10 @@ namespace {
 
 constexpr std::size_t kMaxEnvironBytes = 256 * 1024;
 
-// The threads of `pid` in D now, each with its switch count.
-std::map<pid_t, std::uint64_t> ThreadsInD(pid_t pid, const std::string& proc_root) {
-  std::map<pid_t, std::uint64_t> in_d;
-  for (const ThreadProgress& thread : ReadThreadProgress(pid, proc_root)) {
-    if (thread.state == 'D') {
-      in_d.emplace(thread.tid, thread.switches);
-    }
-  }
-  return in_d;
+bool AnyInD(const std::vector<ThreadProgress>& threads) {
+  return std::any_of(threads.begin(), threads.end(),
+                     [](const ThreadProgress& thread) { return thread.state == 'D'; });
 }
-
-// A rank seen in D, and its threads there: stuck while one of them stays in D unswitched.
-struct Candidate {
-  StuckRank rank;
-  std::map<pid_t, std::uint64_t> threads;
-};
 
 }  // namespace
 
@@ -42,7 +32,23 @@ Result<StuckScan> FindStuckRanks(const std::string& proc_root, int samples,
     return Error{"cannot list " + proc_root};
   }
   StuckScan scan;
-  std::map<int, Candidate> in_d;  // by pid
+  // Stuck: a thread in D at every sample and never switched out between them — BlockedThreads'
+  // test, over the samples' span (heavy I/O sits in D too, but is woken at each request).
+  BlockedThreads threads(every * std::max(samples - 1, 0));
+  SteadyTime at{};                          // the samples' own time: `every` apart
+  std::map<pid_t, std::string> candidates;  // ranks with a thread in D, by pid: their labels
+  auto look = [&](pid_t pid, const std::string& label) {
+    const std::vector<ThreadProgress> progress = ReadThreadProgress(pid, proc_root);
+    if (const std::optional<BlockedThreads::Stuck> stuck = threads.Observe(pid, progress, at)) {
+      // Where the stuck thread sleeps, which need not be the main one (a checkpoint writer's).
+      const std::string task = "task/" + std::to_string(stuck->tid) + "/wchan";
+      const Result<ProcText> wchan = ReadProcFile(ProcPath(proc_root, pid, task), 256);
+      scan.stuck.push_back({pid, label, wchan ? ParseWchan(wchan->text) : std::string(),
+                            std::chrono::duration<double>(stuck->blocked).count()});
+      return false;  // told: no need to look again
+    }
+    return AnyInD(progress);
+  };
   while (const dirent* entry = ::readdir(dir)) {
     char* end = nullptr;
     const long pid = std::strtol(entry->d_name, &end, 10);
@@ -56,42 +62,18 @@ Result<StuckScan> FindStuckRanks(const std::string& proc_root, int samples,
       continue;
     }
     ++scan.ranks;
-    std::map<pid_t, std::uint64_t> threads = ThreadsInD(static_cast<pid_t>(pid), proc_root);
-    if (!threads.empty()) {
-      const std::optional<WaitState> state = ReadWaitState(static_cast<pid_t>(pid), proc_root);
-      in_d[static_cast<int>(pid)] = {{static_cast<int>(pid), RankLabel(rank, static_cast<int>(pid)),
-                                      state ? state->wchan : std::string(), 0},
-                                     std::move(threads)};
+    std::string label = RankLabel(rank, static_cast<int>(pid));
+    if (look(static_cast<pid_t>(pid), label)) {
+      candidates.emplace(static_cast<pid_t>(pid), std::move(label));
     }
   }
   ::closedir(dir);
-  for (int sample = 1; sample < samples && !in_d.empty(); ++sample) {
+  for (int sample = 1; sample < samples && !candidates.empty(); ++sample) {
     sleep(every);
-    for (auto it = in_d.begin(); it != in_d.end();) {
-      // A thread doing I/O, however heavy, is woken at each completed request (its switch
-      // count moves) even when every sample finds it in D: only one never woken is stuck.
-      const std::map<pid_t, std::uint64_t> now = ThreadsInD(it->first, proc_root);
-      std::erase_if(it->second.threads, [&](const auto& thread) {
-        const auto seen = now.find(thread.first);
-        return seen == now.end() || seen->second != thread.second;
-      });
-      if (it->second.threads.empty()) {
-        it = in_d.erase(it);  // woken (or ended): only busy
-      } else {
-        it->second.rank.seconds = std::chrono::duration<double>(every * sample).count();
-        ++it;
-      }
-    }
-  }
-  for (auto& [pid, candidate] : in_d) {
-    // Where the stuck thread sleeps, which need not be the main one (a checkpoint writer's).
-    const pid_t tid = candidate.threads.begin()->first;
-    if (Result<ProcText> wchan =
-            ReadProcFile(ProcPath(proc_root, pid, "task/" + std::to_string(tid) + "/wchan"), 256);
-        wchan && !ParseWchan(wchan->text).empty()) {
-      candidate.rank.wchan = ParseWchan(wchan->text);
-    }
-    scan.stuck.push_back(std::move(candidate.rank));
+    at += every;
+    std::erase_if(candidates, [&](const auto& candidate) {
+      return !look(candidate.first, candidate.second);  // stuck, woken or ended
+    });
   }
   return scan;
 }

@@ -1,8 +1,8 @@
 // Ranks stuck in the kernel: the processes of any job here (a rank variable in their
 // environment, collect/rank_identity.h) with a thread in uninterruptible sleep (D) at every
-// one of several samples and never switched out between them (collect/blocked_call.h's
-// ThreadProgress: heavy I/O sits in D too, but is woken at each request) — a wedged device or a
-// dead file system holds them there, and nothing but a reboot frees them. For the node verdict
+// one of several samples and never switched out between them (collect/blocked_threads.h, the
+// process watch's test: heavy I/O sits in D too, but is woken at each request) — a wedged device or
+// a dead file system holds them there, and nothing but a reboot frees them. For the node verdict
 // (ops/node_verdict.h). Blocking (it sleeps between samples); command-line use, any thread.
 #pragma once
 

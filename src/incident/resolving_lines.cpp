@@ -67,11 +67,10 @@ bool ResolvingLines::Resolve(const detect::Firing& firing, ops::IncidentLifecycl
     const std::optional<std::string> fired = FirstGroup(*r.target_pattern, text);
     return key && fired && *fired == *key;
   };
-  const std::size_t before = lifecycle.open_count();
-  lifecycle.ResolveByLine(
-      r.target, firing.source, same_failure,
-      "a line said it ended (" + firing.event.rule_id + "): " + firing.event.text, wall_now);
-  if (lifecycle.open_count() == before) {
+  if (lifecycle.ResolveByLine(
+          r.target, firing.source, same_failure,
+          "a line said it ended (" + firing.event.rule_id + "): " + firing.event.text,
+          wall_now) == 0) {
     spdlog::debug("{}: {} resolves no open incident", firing.event.rule_id, firing.event.text);
   }
   return true;

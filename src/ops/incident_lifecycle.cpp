@@ -168,10 +168,11 @@ void IncidentLifecycle::Resolve(std::size_t index, ResolvedBy by, std::string wh
   open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
-void IncidentLifecycle::ResolveByLine(
+std::size_t IncidentLifecycle::ResolveByLine(
     std::string_view rule, std::string_view source,
     const std::function<bool(std::string_view text)>& same_failure, const std::string& why,
     WallTime wall_now) {
+  std::size_t resolved = 0;
   for (std::size_t i = open_.size(); i-- > 0;) {
     OpenIncident& incident = open_[i];
     if (std::find(incident.rules.begin(), incident.rules.end(), rule) == incident.rules.end() ||
@@ -189,8 +190,10 @@ void IncidentLifecycle::ResolveByLine(
                                       [&](const auto& fired) { return fired.first == rule; });
     if (ended_one && !any_left) {
       Resolve(i, ResolvedBy::kLine, why, wall_now);
+      ++resolved;
     }
   }
+  return resolved;
 }
 
 std::vector<Resolution> IncidentLifecycle::TakeResolved() {

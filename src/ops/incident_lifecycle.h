@@ -117,10 +117,11 @@ class IncidentLifecycle {
   std::vector<Resolution> TakeResolved();
   // A resolving rule's line from `source` (rules::Rule::resolves): in each open incident `rule`
   // fired in from there, ends the firings of it whose text `same_failure` accepts (the same
-  // server); an incident with none of them left is resolved. Taken by TakeResolved.
-  void ResolveByLine(std::string_view rule, std::string_view source,
-                     const std::function<bool(std::string_view text)>& same_failure,
-                     const std::string& why, WallTime wall_now);
+  // server); an incident with none of them left is resolved. Taken by TakeResolved; how many
+  // were resolved.
+  std::size_t ResolveByLine(std::string_view rule, std::string_view source,
+                            const std::function<bool(std::string_view text)>& same_failure,
+                            const std::string& why, WallTime wall_now);
   // An operator's ack of `id`, open here or not (one forgotten past kMaxOpen, or of an earlier
   // run): the resolution to record. `why` is the operator's note (may be empty).
   Resolution Ack(const std::string& id, const std::string& why, WallTime wall_now);

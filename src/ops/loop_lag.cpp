@@ -5,23 +5,18 @@
 namespace trainwatch::ops {
 
 void LoopLag::OnTimer(SteadyTime now, std::chrono::milliseconds period) {
-  if (!last_ || now - window_start_ >= 2 * kWindow) {
-    window_start_ = now;  // the first firing, or a silence longer than both windows
-    worst_previous_ =
-        last_ ? std::chrono::duration_cast<std::chrono::milliseconds>(now - *last_ - period)
-              : std::chrono::milliseconds(0);
-    worst_ = std::chrono::milliseconds(0);
-    last_ = now;
-    return;
-  }
-  if (now - window_start_ >= kWindow) {
-    worst_previous_ = worst_;
+  const auto late =
+      last_ ? std::max(std::chrono::duration_cast<std::chrono::milliseconds>(now - *last_ - period),
+                       std::chrono::milliseconds(0))
+            : std::chrono::milliseconds(0);
+  last_ = now;
+  if (now - window_start_ >= kWindow) {  // a new window (the first firing's too)
+    // The one under way becomes the one before, unless it ended a window or more ago.
+    worst_previous_ = now - window_start_ < 2 * kWindow ? worst_ : std::chrono::milliseconds(0);
     worst_ = std::chrono::milliseconds(0);
     window_start_ = now;
   }
-  const auto late = std::chrono::duration_cast<std::chrono::milliseconds>(now - *last_ - period);
-  worst_ = std::max(worst_, late);
-  last_ = now;
+  worst_ = std::max(worst_, late);  // a firing after a long silence counts that silence
 }
 
 std::chrono::milliseconds LoopLag::WorstRecently(SteadyTime now) const {

@@ -178,11 +178,7 @@ json StatusJson(const DaemonSnapshot& snapshot) {
   }
   status["workers"] = {{"busy", snapshot.workers_busy},
                        {"oldest_seconds", snapshot.oldest_work_seconds}};
-  if (snapshot.oldest_work_seconds >= kWorkerStuckSeconds) {
-    status["workers"]["stuck"] =
-        "a thread-pool worker has been busy for " + std::to_string(snapshot.oldest_work_seconds) +
-        " s: wedged on a hung file system or device? Captures and peer polls may wait for it";
-  }
+  // (A worker busy for kWorkerStuckSeconds is a blind spot: `health` below says so.)
   // Where trainwatch is blind now: "no incident" means "nothing seen" only while this is
   // empty.
   json blind = json::array();

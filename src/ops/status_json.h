@@ -9,10 +9,6 @@
 
 namespace trainwatch::ops {
 
-// A thread-pool worker busy this long is reported stuck (status's workers.stuck): no piece of
-// the daemon's own pool work takes more than seconds.
-inline constexpr std::int64_t kWorkerStuckSeconds = 60;
-
 nlohmann::json StatusJson(const DaemonSnapshot& snapshot);
 
 }  // namespace trainwatch::ops

@@ -2,8 +2,6 @@
 
 #include <cmath>
 
-#include "ops/status_json.h"
-
 namespace trainwatch::ops {
 namespace {
 
@@ -38,7 +36,8 @@ std::vector<BlindSpot> BlindSpots(const DaemonSnapshot& snapshot) {
   if (snapshot.oldest_work_seconds >= kWorkerStuckSeconds) {
     spots.push_back({std::string(kBlindWorkerStuck), "thread pool",
                      "a worker has been busy for " + Seconds(snapshot.oldest_work_seconds) +
-                         ": collectors, captures and peer polls may wait for it"});
+                         ": wedged on a hung file system or device? Collectors, captures and "
+                         "peer polls may wait for it"});
   }
   if (snapshot.process_watch_stalled_seconds) {
     spots.push_back({std::string(kBlindProcessWatchStalled), "process watch",

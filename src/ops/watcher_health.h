@@ -23,6 +23,9 @@ inline constexpr std::string_view kBlindReasons[] = {kBlindUnreadFile, kBlindKms
                                                      kBlindWorkerStuck, kBlindProcessWatchStalled,
                                                      kBlindLoopSlow};
 
+// A thread-pool worker busy this long is stuck: no piece of the daemon's own pool work takes
+// more than seconds.
+inline constexpr std::int64_t kWorkerStuckSeconds = 60;
 // A file holding bytes not read, with no line read from it for this long: its tail is stuck
 // (a lost inotify watch, a read that blocks), and its failures go unseen.
 inline constexpr std::int64_t kUnreadFileSeconds = 60;

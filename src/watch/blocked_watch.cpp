@@ -22,7 +22,7 @@ bool StillTheSame(const WatchedProcess& process, const std::string& proc_root) {
 
 }  // namespace
 
-std::string BlockedLine(const WatchedProcess& process, const BlockedThreads::Stuck& stuck,
+std::string BlockedLine(const WatchedProcess& process, const collect::BlockedThreads::Stuck& stuck,
                         const std::string& thread_comm, const collect::BlockedCall& call) {
   std::string line;
   if (process.rank) {
@@ -44,7 +44,9 @@ std::string BlockedLine(const WatchedProcess& process, const BlockedThreads::Stu
 }
 
 BlockedWatch::BlockedWatch(Env& env, Emit emit)
-    : env_(env), emit_(std::move(emit)), threads_(std::make_shared<BlockedThreads>(after_)) {}
+    : env_(env),
+      emit_(std::move(emit)),
+      threads_(std::make_shared<collect::BlockedThreads>(after_)) {}
 
 BlockedWatch::~BlockedWatch() { *alive_ = false; }
 
@@ -55,7 +57,7 @@ void BlockedWatch::Tick(SteadyTime now, std::vector<WatchedProcess> processes) {
       stalled_since_ = last_look_;
     }
     looking_ = false;
-    threads_ = std::make_shared<BlockedThreads>(after_);
+    threads_ = std::make_shared<collect::BlockedThreads>(after_);
   }
   if (looking_ || (looks_ > 0 && now - last_look_ < kEvery)) {
     return;
@@ -75,7 +77,7 @@ void BlockedWatch::Tick(SteadyTime now, std::vector<WatchedProcess> processes) {
             continue;
           }
           looked.insert(process.pid);
-          const std::optional<BlockedThreads::Stuck> stuck = threads->Observe(
+          const std::optional<collect::BlockedThreads::Stuck> stuck = threads->Observe(
               process.pid, collect::ReadThreadProgress(process.pid, proc_root), now);
           if (!stuck) {
             continue;

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "collect/blocked_call.h"
+#include "collect/blocked_threads.h"
 #include "core/env.h"
-#include "watch/blocked_threads.h"
 
 namespace trainwatch::watch {
 
@@ -34,7 +34,7 @@ struct WatchedProcess {
 // "[rank3]: trainwatch: python3 (pid 4242) has been blocked in the kernel for 30 s, never
 // woken: read(fd 7: /mnt/ckpt/x.pt, on fuse.sshfs at /mnt/ckpt) in request_wait_answer".
 // `thread_comm` names a thread other than the main one. Printable.
-std::string BlockedLine(const WatchedProcess& process, const BlockedThreads::Stuck& stuck,
+std::string BlockedLine(const WatchedProcess& process, const collect::BlockedThreads::Stuck& stuck,
                         const std::string& thread_comm, const collect::BlockedCall& call);
 
 class BlockedWatch {
@@ -65,11 +65,11 @@ class BlockedWatch {
   std::uint64_t looks() const { return looks_; }
   // Looks that had not ended by kLookDeadline.
   std::uint64_t stalled_looks() const { return stalled_looks_; }
+  // No process is watched any more (a reload removed the `processes` sources).
+  void ClearStall() { stalled_since_.reset(); }
   // How long its looks have not ended, counted from the start of the first look that ran past
   // kLookDeadline, until a look ends (the watcher's health: while so, it is blind); nullopt
   // while they answer.
-  // No process is watched any more (a reload removed the `processes` sources).
-  void ClearStall() { stalled_since_.reset(); }
   std::optional<std::chrono::seconds> StalledFor(SteadyTime now) const {
     if (!stalled_since_) {
       return std::nullopt;
@@ -83,7 +83,7 @@ class BlockedWatch {
   std::chrono::milliseconds after_{30000};
   // Touched by one look at a time, on the pool (the loop hands it over and takes it back
   // through RunOnPool's work and done).
-  std::shared_ptr<BlockedThreads> threads_;
+  std::shared_ptr<collect::BlockedThreads> threads_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   bool looking_ = false;
   SteadyTime last_look_{};

@@ -18,7 +18,7 @@
 #include "collect/blocked_call.h"
 #include "core/env.h"
 
-namespace trainwatch::watch {
+namespace trainwatch::collect {
 
 class BlockedThreads {
  public:
@@ -34,7 +34,7 @@ class BlockedThreads {
 
   // One look at the threads of `pid` at `now`: the thread to tell of, the first time one of
   // them has been stuck `after` long in this episode.
-  std::optional<Stuck> Observe(pid_t pid, const std::vector<collect::ThreadProgress>& threads,
+  std::optional<Stuck> Observe(pid_t pid, const std::vector<ThreadProgress>& threads,
                                SteadyTime now);
   // Forgets the processes not in `pids` (ended, or no longer watched).
   void KeepOnly(const std::set<pid_t>& pids);
@@ -54,4 +54,4 @@ class BlockedThreads {
   std::map<pid_t, Process> processes_;
 };
 
-}  // namespace trainwatch::watch
+}  // namespace trainwatch::collect

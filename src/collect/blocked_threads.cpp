@@ -1,12 +1,12 @@
-#include "watch/blocked_threads.h"
+#include "collect/blocked_threads.h"
 
-namespace trainwatch::watch {
+namespace trainwatch::collect {
 
 std::optional<BlockedThreads::Stuck> BlockedThreads::Observe(
-    pid_t pid, const std::vector<collect::ThreadProgress>& threads, SteadyTime now) {
+    pid_t pid, const std::vector<ThreadProgress>& threads, SteadyTime now) {
   Process& process = processes_[pid];
   std::map<pid_t, Wait> waits;
-  for (const collect::ThreadProgress& thread : threads) {
+  for (const ThreadProgress& thread : threads) {
     if (thread.state != 'D') {
       continue;
     }
@@ -43,4 +43,4 @@ void BlockedThreads::KeepOnly(const std::set<pid_t>& pids) {
   std::erase_if(processes_, [&](const auto& entry) { return !pids.contains(entry.first); });
 }
 
-}  // namespace trainwatch::watch
+}  // namespace trainwatch::collect

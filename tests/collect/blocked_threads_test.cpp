@@ -1,11 +1,10 @@
-#include "watch/blocked_threads.h"
+#include "collect/blocked_threads.h"
 
 #include <gtest/gtest.h>
 
-namespace trainwatch::watch {
+namespace trainwatch::collect {
 namespace {
 
-using collect::ThreadProgress;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -77,4 +76,4 @@ TEST(BlockedThreads, GoneProcessesAreForgotten) {
 }
 
 }  // namespace
-}  // namespace trainwatch::watch
+}  // namespace trainwatch::collect
