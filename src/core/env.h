@@ -118,7 +118,8 @@ class Env {
                                                       ChildEvents events) = 0;
   // kill(2): a negative pid is a process group.
   virtual void Signal(int pid, int signal) = 0;
-  // Whether process `pid` still exists; reaps it once it is a zombie child of ours.
+  // Whether process `pid` still runs; reaps it once it is a zombie child of ours. Another's
+  // zombie (exited, not yet reaped) does not run: false.
   virtual bool ProcessExists(int pid) = 0;
   // Where /proc is ("/proc" but in tests).
   virtual const std::string& proc_root() const = 0;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 
+#include "core/proc_files.h"
 #include "core/unique_fd.h"
 #include "core/uv_handle.h"
 
@@ -425,7 +426,12 @@ bool PosixEnv::ProcessExists(int pid) {
   if (::waitpid(pid, &status, WNOHANG) == pid) {
     return false;  // our child, dead until now, reaped
   }
-  return ::kill(pid, 0) == 0 || errno == EPERM;  // EPERM: it lives, as another user
+  if (::kill(pid, 0) != 0 && errno != EPERM) {  // EPERM: it exists, as another user's
+    return false;
+  }
+  // Exited, waiting for a parent that is busy, stuck or (a container's init) never reaps: a
+  // zombie writes no more, and a killed rank must not pass for a live, silent one.
+  return !IsZombie(pid, proc_root_);
 }
 
 }  // namespace trainwatch

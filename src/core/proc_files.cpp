@@ -84,6 +84,21 @@ std::string ForeignRootOf(pid_t pid, const std::string& proc_root) {
   return ProcPath(proc_root, pid, "root");
 }
 
+bool IsZombie(pid_t pid, const std::string& proc_root) {
+  Result<ProcText> stat = ReadProcFile(ProcPath(proc_root, pid, "stat"), 4096);
+  if (!stat) {
+    return false;
+  }
+  // "PID (COMM) STATE ...": the comm may hold ") ", so the state follows the last ')'.
+  const std::string& text = stat->text;
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos || close + 2 >= text.size()) {
+    return false;
+  }
+  const char state = text[close + 2];
+  return state == 'Z' || state == 'X';
+}
+
 pid_t PidInItsNamespace(pid_t pid, const std::string& proc_root) {
   Result<ProcText> status = ReadProcFile(ProcPath(proc_root, pid, "status"), 64 << 10);
   if (!status) {

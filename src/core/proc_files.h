@@ -54,6 +54,11 @@ Result<ProcText> ReadProcCmdline(pid_t pid, const std::string& proc_root = "/pro
 Result<ProcText> ReadProcEnviron(pid_t pid, const std::string& proc_root = "/proc",
                                  std::size_t max_bytes = kMaxProcFileBytes);
 
+// Whether the process has exited and waits to be reaped (state Z, or X while it is reaped):
+// it runs no more and holds no file, though kill(pid, 0) still finds it. False when it is
+// gone or its stat cannot be read.
+bool IsZombie(pid_t pid, const std::string& proc_root = "/proc");
+
 // "<proc_root>/<pid>/root" when the process's root is another directory than the caller's
 // (a container's image, a chroot), where its files are reached from here; empty when it is
 // ours (a private mount namespace over our root, as PrivateTmp or Slurm's job_container make,

@@ -281,10 +281,19 @@ void WatchedSource::WritersNotFound(const std::set<source::FileId>& files, Stead
     return;
   }
   ForEachStream([&](StreamDetector& stream, source::TailedFile* file) {
-    if (file != nullptr && files.count(file->tail.id()) > 0 && stream.writer_closed() &&
-        stream.writers().empty() && !stream.progress().ended()) {
-      JudgeWriterGone(stream, *file, {}, now);
+    if (file == nullptr || files.count(file->tail.id()) == 0 || !stream.writer_closed() ||
+        stream.progress().ended()) {
+      return;
     }
+    std::vector<source::WriterProcess> gone;
+    for (source::WriterProcess& writer : stream.writers()) {
+      if (!env_->ProcessExists(writer.pid)) {
+        gone.push_back(std::move(writer));  // those alive closed it: not the ones who ended
+      }
+    }
+    stream.writers().clear();
+    stream.WritersDeparted(gone);
+    JudgeWriterGone(stream, *file, gone, now);
   });
 }
 

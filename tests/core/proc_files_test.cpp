@@ -45,6 +45,41 @@ TEST(ProcFiles, PidInItsNamespaceIsNSpidsLastField) {
   EXPECT_EQ(PidInItsNamespace(::getpid()), ::getpid());
 }
 
+TEST(ProcFiles, AZombieIsToldByItsStatsStateAfterTheLastParenthesis) {
+  TempDir proc;
+  const std::string root = proc.path().string();
+  FakeProcFile(proc, 10, "stat", "10 (python3) Z 1 10 10 0 -1 4227084 0 0 0 0 0 0 0 0 20 0 1 0 5");
+  FakeProcFile(proc, 11, "stat", "11 (x) Z (y) S 1 11 11 0 -1 4227084 0 0 0 0 0 0 0 0 20 0 1 0");
+  FakeProcFile(proc, 12, "stat", "12 (pt_main_thread) D 1 12 12 0 -1 4194560 0 0 0 0 0 0 0 0");
+  FakeProcFile(proc, 13, "stat", "13 (exiting) X 1 13 13 0 -1 4194560 0 0 0 0 0 0 0 0 20 0");
+  FakeProcFile(proc, 14, "stat", "14 (cut");
+  EXPECT_TRUE(IsZombie(10, root));
+  EXPECT_FALSE(IsZombie(11, root)) << "a comm that says ') Z ' is not the state";
+  EXPECT_FALSE(IsZombie(12, root));
+  EXPECT_TRUE(IsZombie(13, root)) << "X: being reaped";
+  EXPECT_FALSE(IsZombie(14, root)) << "unreadable: not known to be a zombie";
+  EXPECT_FALSE(IsZombie(15, root)) << "gone";
+}
+
+TEST(ProcFiles, AChildNotYetReapedIsAZombieAndThenGone) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::_exit(0);
+  }
+  bool zombie = false;
+  for (int i = 0; i < 500 && !zombie; ++i) {  // until the child has exited, 5 s at most
+    zombie = IsZombie(child);
+    if (!zombie) {
+      ::usleep(10000);
+    }
+  }
+  EXPECT_TRUE(zombie);
+  EXPECT_FALSE(IsZombie(::getpid()));
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  EXPECT_FALSE(IsZombie(child));
+}
+
 TEST(ProcFiles, CommLosesOnlyTheKernelsNewline) {
   TempDir proc;
   const std::string root = proc.path().string();

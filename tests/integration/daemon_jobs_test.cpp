@@ -328,6 +328,33 @@ TEST_F(JobTest, AJobKilledMidBarWithoutAWordIsAWriterExitCrash) {
   EXPECT_TRUE(IncidentsOf("test.stall").empty()) << daemon_->Log();
 }
 
+// A rank killed while its launcher does not reap it (busy, stuck, or a container's init that
+// reaps nothing) is a zombie: it holds no file and runs no more, and is gone as a writer.
+TEST_F(JobTest, AKilledWriterLeftAZombieByItsLauncherIsAWriterExitCrash) {
+  WriteConfig({});
+  StartDaemon();
+  const std::string launcher_output = Dir("launcher.txt");
+  JobProcess job(JobScript("oom_killed.py"),
+                 {"--kill-at", "15", "--unreaped-for", "60", "--log", Dir("logs/job.log")},
+                 launcher_output);
+  pid_t trainer = 0;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return std::sscanf(ReadFile(launcher_output).c_str(), "launcher: trainer pid %d",
+                           &trainer) == 1;
+      },
+      30s));
+  ASSERT_TRUE(WaitUntil([&] { return !IncidentsOf("writer.exited").empty(); }, 30s))
+      << daemon_->Log();
+  const std::string stat = ReadFile(fmt::format("/proc/{}/stat", trainer));
+  EXPECT_NE(stat.find(") Z "), std::string::npos) << "the trainer is not a zombie now: " << stat;
+  const Json incident = IncidentsOf("writer.exited")[0];
+  EXPECT_NE(incident["summary"].get<std::string>().find(
+                fmt::format("{} (python3) stopped with 'Epoch 0' at 15/40", trainer)),
+            std::string::npos)
+      << incident.dump(1);
+}
+
 TEST_F(JobTest, AJobThatSegfaultsMidBarIsOneWriterExitCrash) {
   WriteConfig({});
   StartDaemon();

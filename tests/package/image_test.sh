@@ -112,7 +112,10 @@ sys.exit(0 if any(f.get("writers") for s in status["sources"] for f in s.get("fi
 wait_for 60 writer_seen || { docker logs "tw-sidecar-$tag" | tail -20; fail "the sidecar never saw the job write its log"; }
 docker kill "tw-job-$tag" >/dev/null
 wait_for 60 sh -c "docker exec tw-sidecar-$tag sh -c 'ls /var/lib/trainwatch/bundles/*.tar.zst'" ||
-  { docker logs "tw-sidecar-$tag" | tail -20; fail "no bundle after the job was killed"; }
+  { docker logs "tw-sidecar-$tag" | tail -20
+    docker exec "tw-sidecar-$tag" trainwatch status --json || true
+    docker exec "tw-sidecar-$tag" sh -c 'for s in /proc/[0-9]*/stat; do cat "$s"; echo; done' || true
+    fail "no bundle after the job was killed"; }
 grep -q '"rule":"writer.exited"' <(docker exec "tw-sidecar-$tag" cat /var/lib/trainwatch/incidents.jsonl) ||
   fail "the killed job is not a writer.exited incident"
 bundle=$(bundle_of "tw-sidecar-$tag")

@@ -37,6 +37,8 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path,
     ::dup2(null, 0);
     ::dup2(log, 1);
     ::dup2(log, 2);
+    if (log > 2) ::close(log);  // as a shell's redirection leaves it: the log on 1 and 2 only
+    if (null > 2) ::close(null);
     for (const std::string& entry : env) {
       ::putenv(const_cast<char*>(entry.c_str()));
     }
