@@ -9,18 +9,18 @@ namespace {
 
 // ASCII letters to lower case, nothing else to a letter: no locale, no call (std::tolower was
 // half of a scan's time here).
-char Lower(char c) { return static_cast<char>(static_cast<unsigned char>(c) | 0x20U); }
+char FoldCase(char c) { return static_cast<char>(static_cast<unsigned char>(c) | 0x20U); }
 
 // Whether `text` could print a loss of NaN or inf: it holds "nan", or "inf" not starting
 // "info" (the INFO of logging lines). False for nearly every healthy line, at memchr-like cost.
 bool MayTellNotFinite(std::string_view text) {
   for (std::size_t i = 0; i + 2 < text.size(); ++i) {
-    const char c = Lower(text[i]);
-    if (c == 'n' && Lower(text[i + 1]) == 'a' && Lower(text[i + 2]) == 'n') {
+    const char c = FoldCase(text[i]);
+    if (c == 'n' && FoldCase(text[i + 1]) == 'a' && FoldCase(text[i + 2]) == 'n') {
       return true;
     }
-    if (c == 'i' && Lower(text[i + 1]) == 'n' && Lower(text[i + 2]) == 'f' &&
-        (i + 3 == text.size() || Lower(text[i + 3]) != 'o')) {
+    if (c == 'i' && FoldCase(text[i + 1]) == 'n' && FoldCase(text[i + 2]) == 'f' &&
+        (i + 3 == text.size() || FoldCase(text[i + 3]) != 'o')) {
       return true;
     }
   }

@@ -31,7 +31,7 @@ double Share(const RankState& rank, const std::string& key) {
   return total == 0 || found == rank.waits.end() ? 0.0 : static_cast<double>(found->second) / total;
 }
 
-std::string Percent(double share) { return fmt::format("{:.0f}%", 100 * share); }
+std::string PercentOfShare(double share) { return fmt::format("{:.0f}%", 100 * share); }
 
 // Whether the lowest share stands apart from the others (`next` the lowest of them): they wait
 // enough to mean something, and it waits far less, and less than half as much.
@@ -41,7 +41,8 @@ bool StandsApart(double lowest, double next) {
 
 // The others' shares as the reasons say them: "68%", or "68%-69%".
 std::string SharesText(double next, double highest) {
-  return next == highest ? Percent(next) : Percent(next) + "-" + Percent(highest);
+  return next == highest ? PercentOfShare(next)
+                         : PercentOfShare(next) + "-" + PercentOfShare(highest);
 }
 
 }  // namespace
@@ -98,10 +99,10 @@ std::optional<WaitStraggler> StragglerByWaits(const std::vector<RankState>& rank
   }
   std::string reason =
       fmt::format("waits for its peers least ({} in {} of {} samples; {} {})", wait,
-                  Percent(lowest), Samples(straggler),
+                  PercentOfShare(lowest), Samples(straggler),
                   sampled.size() == 2 ? "its peer" : "its peers", SharesText(next, highest));
   if (!instead.empty()) {
-    reason += fmt::format(", mostly {} ({})", instead, Percent(Share(straggler, instead)));
+    reason += fmt::format(", mostly {} ({})", instead, PercentOfShare(Share(straggler, instead)));
   }
   return WaitStraggler{sampled[0], std::move(reason)};
 }
@@ -156,8 +157,9 @@ std::optional<SlowNode> SlowNodeByWaits(const std::vector<NodeWaits>& nodes,
   return SlowNode{
       sampled[0],
       fmt::format("its ranks wait for their peers least ({} of {} samples over {} {}; {}'s {})",
-                  Percent(lowest), slow.samples, slow.ranks, slow.ranks == 1 ? "rank" : "ranks",
-                  others, SharesText(next, share(nodes[sampled.back()])))};
+                  PercentOfShare(lowest), slow.samples, slow.ranks,
+                  slow.ranks == 1 ? "rank" : "ranks", others,
+                  SharesText(next, share(nodes[sampled.back()])))};
 }
 
 }  // namespace trainwatch::diagnose

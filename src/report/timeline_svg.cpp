@@ -13,7 +13,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string TextOf(const json& object, const char* key) {
+std::string StringFieldOf(const json& object, const char* key) {
   const auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
@@ -92,7 +92,7 @@ void AddRankLanes(const json& manifest, std::vector<TimelineLane>& lanes) {
       TimelineLane lane;
       lane.rank = rank;
       lane.label = LabelOf(rank, "");
-      lane.detail = TextOf(rank_json, "where");
+      lane.detail = StringFieldOf(rank_json, "where");
       if (pid) {
         lane.pids.push_back(*pid);
       }
@@ -140,9 +140,9 @@ Timeline TimelineOf(const json& manifest) {
       continue;
     }
     TimelineLane lane;
-    lane.stream = TextOf(lane_json, "stream");
+    lane.stream = StringFieldOf(lane_json, "stream");
     lane.rank = IntOf(lane_json, "rank");
-    lane.detail = TextOf(lane_json, "bar");
+    lane.detail = StringFieldOf(lane_json, "bar");
     lane.label = LabelOf(lane.rank, lane.stream);
     if (!lane.rank) {
       // A log may hold several bars (an epoch's tqdm, step lines): each lane says which.
@@ -166,20 +166,20 @@ Timeline TimelineOf(const json& manifest) {
       if (!firing.is_object()) {
         continue;
       }
-      const std::string text = TextOf(firing, "text");
-      const std::string summary = TextOf(firing, "summary");
+      const std::string text = StringFieldOf(firing, "text");
+      const std::string summary = StringFieldOf(firing, "summary");
       TimelineMark mark;
       mark.ms = MillisOf(firing, "time_ms");
-      mark.kind = TextOf(firing, "kind");
-      mark.title = Clipped(fmt::format("{} at {}: {}", TextOf(firing, "rule"), ClockOf(mark.ms),
-                                       summary.empty() ? text : summary),
+      mark.kind = StringFieldOf(firing, "kind");
+      mark.title = Clipped(fmt::format("{} at {}: {}", StringFieldOf(firing, "rule"),
+                                       ClockOf(mark.ms), summary.empty() ? text : summary),
                            300);
       if (mark.kind != "warning" && mark.ms != 0 &&
           (timeline.first_error_ms == 0 || mark.ms < timeline.first_error_ms)) {
         timeline.first_error_ms = mark.ms;
       }
-      if (TimelineLane* lane =
-              LaneFor(timeline.lanes, TextOf(firing, "stream"), diagnose::RankOfLine(text))) {
+      if (TimelineLane* lane = LaneFor(timeline.lanes, StringFieldOf(firing, "stream"),
+                                       diagnose::RankOfLine(text))) {
         lane->marks.push_back(std::move(mark));
       }
     }

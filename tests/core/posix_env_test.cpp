@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include <climits>
+#include <csignal>
 
 namespace trainwatch {
 namespace {

@@ -40,7 +40,9 @@ started_dockerd=""
 start_dockerd() {
   docker info >/dev/null 2>&1 && return 0
   command -v dockerd >/dev/null || skip "no Docker engine answers and dockerd is not installed (docker.io)"
-  dockerd >"$work/dockerd.log" 2>&1 &
+  # At a lower priority: the image's build stage compiles the project on every core, and
+  # ctest runs timed tests beside it.
+  nice -n 10 dockerd >"$work/dockerd.log" 2>&1 &
   started_dockerd=$!
   for _ in $(seq 60); do docker info >/dev/null 2>&1 && return 0; sleep 0.5; done
   tail -20 "$work/dockerd.log"
