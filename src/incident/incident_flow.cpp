@@ -118,6 +118,10 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
       }
       continue;
     }
+    // A failure back after its end was told, within the same settle time ("fs01 not
+    // responding", "fs01 OK", "fs01 not responding"): that end no longer holds.
+    std::erase_if(resolving_while_settling_,
+                  [&](const detect::Firing& ok) { return resolving_.CameBack(ok, firing); });
     firing.rank = RankOfFiring(firing, [this] { return processes_.Known(); });
     // While an incident settles, what comes joins it: a new crash's consequences belong to it,
     // not to an older incident of the same job still open.
@@ -128,6 +132,7 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
           [this](const std::string& id) { return lifecycle_.IsOpen(id); });
     }
     if (joined) {
+      lifecycle_.FiredAgain(firing.event.rule_id, firing.source, firing.event.text);
       for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
         sink->FollowedUp(joined->incident_id, firing, joined->why);
       }
@@ -139,7 +144,13 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
       // once, below, when it joined nothing).
       stream->HoldForIncident(firing);
     }
+    const std::string rule = firing.event.rule_id;  // for a firing that opens nothing
+    const std::string source = firing.source;
+    const std::string text = firing.event.text;
     const detect::IncidentBuilder::Disposition disposition = builder_.Add(std::move(firing), now);
+    if (disposition == detect::IncidentBuilder::Disposition::kCoolingDown) {
+      lifecycle_.FiredAgain(rule, source, text);
+    }
     for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
       sink->Fired(said, disposition, Settling());
     }

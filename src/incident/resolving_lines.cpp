@@ -47,6 +47,21 @@ ResolvingLines::ResolvingLines(const std::vector<rules::Rule>& rules) {
   }
 }
 
+bool ResolvingLines::SameFailure(const Resolver& resolver, std::string_view ok_text,
+                                 std::string_view text) {
+  const bool both_name_it = resolver.own && resolver.own->NumberOfCapturingGroups() >= 1 &&
+                            resolver.target_pattern &&
+                            resolver.target_pattern->NumberOfCapturingGroups() >= 1;
+  if (!both_name_it) {
+    return true;  // nothing names the failure: the rule and source alone tell
+  }
+  // Fails closed: a failure whose name cannot be read again (a text cut or redacted) waits for
+  // an operator's ack rather than ending with another's line.
+  const std::optional<std::string> key = FirstGroup(*resolver.own, ok_text);
+  const std::optional<std::string> fired = FirstGroup(*resolver.target_pattern, text);
+  return key && fired && *fired == *key;
+}
+
 bool ResolvingLines::Resolve(const detect::Firing& firing, ops::IncidentLifecycle& lifecycle,
                              detect::WallTime wall_now) const {
   const auto resolver = by_rule_.find(firing.event.rule_id);
@@ -54,18 +69,8 @@ bool ResolvingLines::Resolve(const detect::Firing& firing, ops::IncidentLifecycl
     return false;
   }
   const Resolver& r = resolver->second;
-  const std::optional<std::string> key =
-      r.own ? FirstGroup(*r.own, firing.event.text) : std::nullopt;
-  const bool both_name_it = r.own && r.own->NumberOfCapturingGroups() >= 1 && r.target_pattern &&
-                            r.target_pattern->NumberOfCapturingGroups() >= 1;
   auto same_failure = [&](std::string_view text) {
-    if (!both_name_it) {
-      return true;  // nothing names the failure: the rule and source alone tell
-    }
-    // Fails closed: a failure whose name cannot be read again (a text cut or redacted) waits
-    // for an operator's ack rather than ending with another's line.
-    const std::optional<std::string> fired = FirstGroup(*r.target_pattern, text);
-    return key && fired && *fired == *key;
+    return SameFailure(r, firing.event.text, text);
   };
   if (lifecycle.ResolveByLine(
           r.target, firing.source, same_failure,
@@ -74,6 +79,13 @@ bool ResolvingLines::Resolve(const detect::Firing& firing, ops::IncidentLifecycl
     spdlog::debug("{}: {} resolves no open incident", firing.event.rule_id, firing.event.text);
   }
   return true;
+}
+
+bool ResolvingLines::CameBack(const detect::Firing& ok, const detect::Firing& failure) const {
+  const auto resolver = by_rule_.find(ok.event.rule_id);
+  return resolver != by_rule_.end() && resolver->second.target == failure.event.rule_id &&
+         ok.source == failure.source &&
+         SameFailure(resolver->second, ok.event.text, failure.event.text);
 }
 
 }  // namespace trainwatch::incident

@@ -25,6 +25,9 @@ class ResolvingLines {
   // and is true; the firing opens nothing then. False for any other rule's.
   bool Resolve(const detect::Firing& firing, ops::IncidentLifecycle& lifecycle,
                detect::WallTime wall_now) const;
+  // Whether `failure` is the failure the resolving line `ok` ended, come back after it (same
+  // rule, source and name): "fs01 not responding" after "fs01 OK".
+  bool CameBack(const detect::Firing& ok, const detect::Firing& failure) const;
 
  private:
   struct Resolver {
@@ -33,6 +36,9 @@ class ResolvingLines {
     std::shared_ptr<const RE2> own;
     std::shared_ptr<const RE2> target_pattern;  // null when the target is no pattern rule
   };
+  // Whether the failure `text` (the target rule's) is the one `ok_text` (the resolver's) ends.
+  static bool SameFailure(const Resolver& resolver, std::string_view ok_text,
+                          std::string_view text);
   std::map<std::string, Resolver, std::less<>> by_rule_;
 };
 

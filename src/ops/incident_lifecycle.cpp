@@ -168,6 +168,19 @@ void IncidentLifecycle::Resolve(std::size_t index, ResolvedBy by, std::string wh
   open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
+void IncidentLifecycle::FiredAgain(std::string_view rule, std::string_view source,
+                                   const std::string& text) {
+  for (OpenIncident& incident : open_) {
+    if (std::find(incident.rules.begin(), incident.rules.end(), rule) == incident.rules.end() ||
+        !incident.sources.contains(source) ||
+        std::find(incident.rule_texts.begin(), incident.rule_texts.end(),
+                  std::pair<std::string, std::string>(rule, text)) != incident.rule_texts.end()) {
+      continue;
+    }
+    AddRuleText(incident, std::string(rule), text);
+  }
+}
+
 std::size_t IncidentLifecycle::ResolveByLine(
     std::string_view rule, std::string_view source,
     const std::function<bool(std::string_view text)>& same_failure, const std::string& why,

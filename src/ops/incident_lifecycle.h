@@ -115,6 +115,10 @@ class IncidentLifecycle {
   // One stream's state; the incidents it resolves are taken by TakeResolved.
   void Observe(const StreamActivity& activity, WallTime wall_now);
   std::vector<Resolution> TakeResolved();
+  // `rule` fired again from `source` with `text` and opened nothing (cooled down, or followed
+  // an incident up): each open incident it fired in from there keeps the text too, so that a
+  // second server lost is resolved only by its own line as well.
+  void FiredAgain(std::string_view rule, std::string_view source, const std::string& text);
   // A resolving rule's line from `source` (rules::Rule::resolves): in each open incident `rule`
   // fired in from there, ends the firings of it whose text `same_failure` accepts (the same
   // server); an incident with none of them left is resolved. Taken by TakeResolved; how many

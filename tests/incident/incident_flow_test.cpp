@@ -7,10 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "incident/incident_log_sink.h"
+#include "incident/nfs_test_rules.h"
 #include "ops/uncaptured_incidents.h"
 #include "support/fake_env.h"
 #include "support/temp_dir.h"
@@ -180,6 +182,72 @@ TEST_F(IncidentFlowTest, FiringsWithinTheSettleTimeJoinOneIncident) {
   ASSERT_EQ(sink_->recorded.size(), 1u);
   EXPECT_EQ(sink_->recorded[0].firings.size(), 2u);
   EXPECT_EQ(heard_[1], "fired nccl.error: joined (2)");
+}
+
+detect::Firing KernelLine(const std::string& rule, const std::string& text) {
+  detect::Firing firing;
+  firing.event.rule_id = rule;
+  firing.event.kind = rules::RuleKind::kHang;
+  firing.event.text = text;
+  firing.source = "kernel";
+  firing.stream = "kmsg";
+  return firing;
+}
+
+// The server's OK told before its incident was written (within the settle time) resolves it
+// once written, and opens nothing.
+TEST_F(IncidentFlowTest, AnOkWithinTheSettleTimeResolvesTheIncidentOnceWritten) {
+  Start();
+  flow_->SetResolvingRules(ResolvingLines(NfsRules()));
+  Fire(KernelLine("storage.nfs_down", "nfs: server fs01 not responding, still trying"));
+  env_.Advance(milliseconds(500));
+  Fire(KernelLine("storage.nfs_back", "nfs: server fs01 OK"));
+  env_.Advance(milliseconds(1500));
+  ASSERT_EQ(sink_->recorded.size(), 1u);
+  const std::string id = sink_->recorded[0].id;
+  EXPECT_EQ(sink_->recorded[0].firings.size(), 1u) << "the OK joins nothing";
+  EXPECT_NE(std::find(heard_.begin(), heard_.end(), "resolved " + id + " by line"), heard_.end())
+      << ::testing::PrintToString(heard_);
+}
+
+// Down, OK, down again, all within one settle time: the server is down when it is written.
+TEST_F(IncidentFlowTest, AServerDownAgainAfterItsOkWithinTheSettleTimeStaysOpen) {
+  Start();
+  flow_->SetResolvingRules(ResolvingLines(NfsRules()));
+  Fire(KernelLine("storage.nfs_down", "nfs: server fs01 not responding, still trying"));
+  env_.Advance(milliseconds(300));
+  Fire(KernelLine("storage.nfs_back", "nfs: server fs01 OK"));
+  env_.Advance(milliseconds(300));
+  Fire(KernelLine("storage.nfs_down", "nfs: server fs01 not responding, still trying"));
+  env_.Advance(milliseconds(1400));
+  ASSERT_EQ(sink_->recorded.size(), 1u);
+  const std::string id = sink_->recorded[0].id;
+  EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 0)
+      << ::testing::PrintToString(heard_);
+  Fire(KernelLine("storage.nfs_back", "nfs: server fs01 OK"));
+  EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 1)
+      << ::testing::PrintToString(heard_);
+}
+
+// A second server lost after the first's incident was written cools down (the same rule): it
+// opens nothing, and the incident ends only when both are back.
+TEST_F(IncidentFlowTest, ASecondServerLostWhileTheRuleCoolsDownEndsOnlyWithItsOwnOk) {
+  Start();
+  flow_->SetResolvingRules(ResolvingLines(NfsRules()));
+  Fire(KernelLine("storage.nfs_down", "nfs: server fs01 not responding, still trying"));
+  env_.Advance(milliseconds(2000));
+  ASSERT_EQ(sink_->recorded.size(), 1u);
+  const std::string id = sink_->recorded[0].id;
+  env_.Advance(milliseconds(60000));
+  Fire(KernelLine("storage.nfs_down", "nfs: server fs02 not responding, still trying"));
+  EXPECT_EQ(heard_.back(), "fired storage.nfs_down: cooling down");
+  Fire(KernelLine("storage.nfs_back", "nfs: server fs01 OK"));
+  EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 0)
+      << "fs02 is still away: " << ::testing::PrintToString(heard_);
+  Fire(KernelLine("storage.nfs_back", "nfs: server fs02 OK"));
+  EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 1)
+      << ::testing::PrintToString(heard_);
+  EXPECT_EQ(sink_->recorded.size(), 1u);
 }
 
 TEST_F(IncidentFlowTest, ATracebackStillBeingReadJoinsTheIncidentItsSettleWaitsForIt) {

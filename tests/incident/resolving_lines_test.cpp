@@ -2,33 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include "rules/rule_loader.h"
+#include "incident/nfs_test_rules.h"
 
 namespace trainwatch::incident {
 namespace {
 
 const detect::WallTime kWall = detect::WallTime{} + std::chrono::seconds(1764061920);
-
-std::vector<rules::Rule> NfsRules() {
-  rules::LoadedRules loaded;
-  rules::LoadRuleText(R"(rules:
-  - id: storage.nfs_down
-    kind: hang
-    tags: [kmsg]
-    description: The server is away
-    pattern: '\bnfs: server (\S+) not responding'
-    examples: {fires: ['nfs: server a not responding'], quiet: ['nfs: server a OK']}
-  - id: storage.nfs_back
-    resolves: storage.nfs_down
-    tags: [kmsg]
-    description: The server is back
-    pattern: '\bnfs: server (\S+) OK'
-    examples: {fires: ['nfs: server a OK'], quiet: ['nfs: server a not responding']}
-)",
-                      "nfs.yaml", loaded);
-  EXPECT_TRUE(loaded.errors.empty());
-  return loaded.rules;
-}
 
 detect::Firing Line(const std::string& rule, const std::string& text) {
   detect::Firing firing;
@@ -75,6 +54,19 @@ TEST(ResolvingLines, AFailureWhoseNameCannotBeReadAgainWaitsForAnAck) {
   OpenNfsHang(lifecycle, "...responding, still trying");
   EXPECT_TRUE(resolving.Resolve(Line("storage.nfs_back", "nfs: server fs01 OK"), lifecycle, kWall));
   EXPECT_TRUE(lifecycle.IsOpen("inc-1"));
+}
+
+TEST(ResolvingLines, AFailureBackAfterItsOkIsTheSameServersOnly) {
+  const ResolvingLines resolving(NfsRules());
+  const detect::Firing ok = Line("storage.nfs_back", "nfs: server fs01 OK");
+  EXPECT_TRUE(resolving.CameBack(ok, Line("storage.nfs_down", "nfs: server fs01 not responding")));
+  EXPECT_FALSE(resolving.CameBack(ok, Line("storage.nfs_down", "nfs: server fs02 not responding")));
+  detect::Firing elsewhere = Line("storage.nfs_down", "nfs: server fs01 not responding");
+  elsewhere.source = "train";
+  EXPECT_FALSE(resolving.CameBack(ok, elsewhere)) << "another source's line";
+  EXPECT_FALSE(resolving.CameBack(Line("storage.nfs_down", "nfs: server fs01 not responding"),
+                                  Line("storage.nfs_down", "nfs: server fs01 not responding")))
+      << "no resolving line";
 }
 
 }  // namespace
