@@ -261,18 +261,26 @@ void WatchedSource::CheckWriters(SteadyTime now) {
       return;
     }
     std::vector<source::WriterProcess> gone;
-    std::erase_if(writers, [&](const source::WriterProcess& writer) {
-      if (env_->ProcessExists(writer.pid)) {
-        return false;
+    for (const source::WriterProcess& writer : writers) {
+      if (!env_->ProcessExists(writer.pid)) {
+        gone.push_back(writer);
       }
-      gone.push_back(writer);
-      return true;
-    });
-    stream.WritersDeparted(gone);
-    if (gone.empty() || !writers.empty()) {
+    }
+    if (gone.empty()) {
       return;
     }
-    JudgeWriterGone(stream, *file, gone, now);
+    stream.WritersDeparted(gone);
+    if (gone.size() == writers.size()) {
+      // Judged while they are still its writers: the firings of its end (a traceback closed
+      // now) name their job by them. A writer is gone as soon as it has exited, before its
+      // parent reaps it (a Slurm batch step's shell, a launcher), not only after.
+      JudgeWriterGone(stream, *file, gone, now);
+    }
+    std::erase_if(writers, [&](const source::WriterProcess& writer) {
+      return std::any_of(gone.begin(), gone.end(), [&](const source::WriterProcess& ended) {
+        return ended.pid == writer.pid;
+      });
+    });
   });
 }
 
@@ -280,20 +288,13 @@ void WatchedSource::WritersNotFound(const std::set<source::FileId>& files, Stead
   if (!tails_) {
     return;
   }
+  // Writers known from an earlier scan stay its writers until they exit (CheckWriters): the
+  // firings of its end (a traceback closed when quiet) name their job by them.
   ForEachStream([&](StreamDetector& stream, source::TailedFile* file) {
-    if (file == nullptr || files.count(file->tail.id()) == 0 || !stream.writer_closed() ||
-        stream.progress().ended()) {
-      return;
+    if (file != nullptr && files.count(file->tail.id()) > 0 && stream.writer_closed() &&
+        stream.writers().empty() && !stream.progress().ended()) {
+      JudgeWriterGone(stream, *file, {}, now);
     }
-    std::vector<source::WriterProcess> gone;
-    for (source::WriterProcess& writer : stream.writers()) {
-      if (!env_->ProcessExists(writer.pid)) {
-        gone.push_back(std::move(writer));  // those alive closed it: not the ones who ended
-      }
-    }
-    stream.writers().clear();
-    stream.WritersDeparted(gone);
-    JudgeWriterGone(stream, *file, gone, now);
   });
 }
 

@@ -99,9 +99,7 @@ class WatchedSource {
   // Writers that are gone: what they wrote last is read, then judged (WriterExited).
   void CheckWriters(SteadyTime now);
   // A writer scan found no process holding these files: those whose last writer closed them
-  // since they were last written lost their writer. The writers known from an earlier scan
-  // exited (a zombie too: its parent has not reaped it) or closed the file and live on (a
-  // launcher that handed its log to the rank it started): none writes it any more.
+  // since they were last written (and with no writer known) lost their writer.
   void WritersNotFound(const std::set<source::FileId>& files, SteadyTime now);
   // Whether every one of `gone` is known to have exited with status 0.
   bool ExitedCleanly(const std::vector<source::WriterProcess>& gone) const;

@@ -180,48 +180,6 @@ TEST_F(WatchedSourceTest, AWriterNoScanSawKilledMidBarIsOneCrashNotAHang) {
   EXPECT_EQ(fired_.size(), 1u) << "a dead writer's bar neither stalls nor falls silent";
 }
 
-// The scan saw the launcher holding the log (before it handed it to the rank it started); the
-// rank was killed before a scan saw it. The launcher lives on, holding the log no more: the
-// scan finding no holder is the rank's end, not the launcher's life.
-TEST_F(WatchedSourceTest, AWriterKnownAliveThatNoLongerHoldsTheLogDoesNotHideItsEnd) {
-  Start();
-  env_.files().Append("/logs/rank0.log", "starting training: 40 steps\n");
-  env_.Advance(milliseconds(20));
-  env_.live_pids.insert(4242);
-  OnlyStream().set_writers({source::WriterProcess{4242, "torchrun"}});
-  env_.files().Append("/logs/rank0.log", Bar(2));
-  env_.RunUntilIdle();
-  env_.CloseWrite("/logs/rank0.log");
-  env_.RunUntilIdle();
-  source_->CheckWriters(env_.SteadyNow());
-  EXPECT_TRUE(fired_.empty()) << "the launcher lives";
-  source_->WritersNotFound(OnlyFile(), env_.SteadyNow());
-  ASSERT_EQ(fired_.size(), 1u);
-  EXPECT_NE(fired_[0].find("writer exited: the log's last writer (closed it; no process holds "
-                           "it) stopped with 'Epoch 0' at 2/40 mid-line"),
-            std::string::npos)
-      << fired_[0] << "\n(not the launcher, which lives)";
-  EXPECT_TRUE(OnlyStream().writers().empty());
-}
-
-// A writer known from a scan that has exited but is not reaped (a zombie: ProcessExists says
-// no) is named as the one that ended.
-TEST_F(WatchedSourceTest, AKnownWriterGoneWhenNoScanFindsAHolderIsTheOneNamed) {
-  Start();
-  env_.files().Append("/logs/rank0.log", "starting training: 40 steps\n");
-  env_.Advance(milliseconds(20));
-  OnlyStream().set_writers({source::WriterProcess{4243, "python3"}});  // not in live_pids
-  env_.files().Append("/logs/rank0.log", Bar(2));
-  env_.RunUntilIdle();
-  env_.CloseWrite("/logs/rank0.log");
-  env_.RunUntilIdle();
-  source_->WritersNotFound(OnlyFile(), env_.SteadyNow());
-  ASSERT_EQ(fired_.size(), 1u);
-  EXPECT_NE(fired_[0].find("writer exited: 4243 (python3) stopped with 'Epoch 0' at 2/40"),
-            std::string::npos)
-      << fired_[0];
-}
-
 TEST_F(WatchedSourceTest, AWriterThatClosesTheLogButWritesAgainIsNotGone) {
   Start();
   env_.files().Append("/logs/rank0.log", Bar(1));
