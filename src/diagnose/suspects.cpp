@@ -286,9 +286,10 @@ std::map<std::size_t, std::string> ProgressReasons(const std::vector<RankState>&
 
 // Whether a rank's exit is evidence against it. Not when no peer is left to have run on (all
 // exited: the exits tell no one apart), and not when another rank printed the first error and
-// this one's end says nothing of its own (an exit code, SIGTERM from the launcher): the peers
-// of a failed rank exit on its account, with gloo's "Connection closed by peer". A kill (the
-// OOM killer, SIGKILL with no launcher's SIGTERM before it) is its own evidence.
+// this one's end says nothing of its own (an exit code, SIGTERM from the launcher, SIGABRT):
+// the peers of a failed rank exit on its account, with gloo's "Connection closed by peer", or
+// abort (C++'s "terminate called" in teardown, the NCCL watchdog's abort). A kill (the OOM
+// killer, SIGKILL with no launcher's SIGTERM before it, SIGSEGV) is its own evidence.
 bool ExitTells(const RankState& rank, const std::vector<RankState>& ranks, const JobClues& clues) {
   const bool peers_alive = std::any_of(ranks.begin(), ranks.end(), [&](const RankState& peer) {
     return &peer != &rank && peer.alive;
@@ -302,7 +303,8 @@ bool ExitTells(const RankState& rank, const std::vector<RankState>& ranks, const
   const std::string& cause = rank.exit_cause;
   return cause.find("OOM") != std::string::npos ||
          (cause.find("signal") != std::string::npos && cause.find("SIGTERM") == std::string::npos &&
-          cause.find("SIGINT") == std::string::npos && cause.find("SIGHUP") == std::string::npos);
+          cause.find("SIGINT") == std::string::npos && cause.find("SIGHUP") == std::string::npos &&
+          cause.find("SIGABRT") == std::string::npos);
 }
 
 }  // namespace
@@ -370,15 +372,21 @@ RankDiagnosis Diagnose(const std::vector<RankState>& ranks, const JobClues& clue
       reasons.push_back("a different stack (" + group.where + ") from " +
                         JoinLabels(majority->labels) + " (" + majority->where + ")");
     }
-    if (rank.alive && rank.cpu_percent && *rank.cpu_percent >= kBusyPercent && ranks.size() > 1) {
+    if (rank.alive && rank.cpu_percent && *rank.cpu_percent >= kBusyPercent) {
+      // Idle peers are live ones measured idle: a rank whose only peers exited has nobody to
+      // be busier than (it is likely printing its own consequence of their exit).
       bool peers_idle = true;
+      bool any_live_peer = false;
       for (const RankState& peer : ranks) {
-        if (&peer != &rank && peer.alive &&
-            (!peer.cpu_percent || *peer.cpu_percent > kIdlePercent)) {
+        if (&peer == &rank || !peer.alive) {
+          continue;
+        }
+        any_live_peer = true;
+        if (!peer.cpu_percent || *peer.cpu_percent > kIdlePercent) {
           peers_idle = false;
         }
       }
-      if (peers_idle) {
+      if (any_live_peer && peers_idle) {
         std::string busy = "busy (";
         busy += Percent(*rank.cpu_percent) + " CPU) while its peers are idle";
         reasons.push_back(std::move(busy));

@@ -89,6 +89,21 @@ TEST(Diagnose, NamesABusyRankAmongIdlePeersAndAnExitedOne) {
   EXPECT_EQ(diagnosis.Summary(), "ranks 0, 1: all_reduce at train.py:88; rank 2: exited");
 }
 
+// The two-node job's failure on node1: rank 3 raised and exited, rank 2 (its only peer on
+// this node) was busy printing its own "Connection closed by peer" when sampled. Busy beside
+// no live peer is not busier than anyone.
+TEST(Diagnose, ABusyRankWhosePeersAllExitedIsNoSuspectForIt) {
+  std::vector<RankState> ranks = {Rank(2, kAllReduce, 53), Rank(3, {})};
+  ranks[1].alive = false;
+  ranks[1].exit_cause = "exit code 1";
+  const RankDiagnosis diagnosis = Diagnose(ranks, FirstError(3));
+  ASSERT_EQ(diagnosis.suspects.size(), 1u);
+  EXPECT_EQ(diagnosis.suspects[0].rank, 3);
+  // With one live idle peer beside it, the same rank is busy among idle peers.
+  ranks.push_back(Rank(1, kAllReduce, 0));
+  EXPECT_EQ(Diagnose(ranks, FirstError(3)).suspects.size(), 2u);
+}
+
 TEST(Diagnose, AnExitIsEvidenceOnlyWhenPeersRanOnAndNoOtherRankFailedFirst) {
   // Rank 2 raised; rank 1 then failed on its account ("Connection closed by peer") and exited.
   std::vector<RankState> ranks = {Rank(0, kAllReduce), Rank(1, {}), Rank(2, {})};
@@ -104,6 +119,10 @@ TEST(Diagnose, AnExitIsEvidenceOnlyWhenPeersRanOnAndNoOtherRankFailedFirst) {
   // Stopped by the launcher after the failure: still a consequence. Killed by the OOM killer:
   // evidence of its own.
   ranks[1].exit_cause = "killed by signal 15 (SIGTERM)";
+  EXPECT_EQ(Diagnose(ranks, FirstError(2)).suspects.size(), 1u);
+  // Aborted in teardown after rank 2's error (two_node_ranks.py's rank 2 on node1 did, its
+  // "terminate called" beside gloo's "Connection closed by peer"): a consequence too.
+  ranks[1].exit_cause = "killed by signal 6 (SIGABRT)";
   EXPECT_EQ(Diagnose(ranks, FirstError(2)).suspects.size(), 1u);
   ranks[1].exit_cause = "killed by the kernel's OOM killer (signal 9)";
   diagnosis = Diagnose(ranks, FirstError(2));
