@@ -465,6 +465,62 @@ std::optional<ProgressUpdate> ParseProgress(std::string_view segment) {
   return ParseClean(segment);
 }
 
+namespace {
+
+// Whether two texts are alike but for the numbers in them: digit runs match any digit run.
+bool AlikeButForNumbers(std::string_view a, std::string_view b) {
+  std::size_t i = 0;
+  std::size_t j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (IsDigit(a[i]) && IsDigit(b[j])) {
+      while (i < a.size() && IsDigit(a[i])) {
+        ++i;
+      }
+      while (j < b.size() && IsDigit(b[j])) {
+        ++j;
+      }
+    } else if (a[i++] != b[j++]) {
+      return false;
+    }
+  }
+  return i == a.size() && j == b.size();
+}
+
+}  // namespace
+
+std::optional<RefreshHead> HeadOfRefresh(std::string_view segment) {
+  const std::size_t bar = segment.find("%|");
+  if (bar == npos || !TrimRight(segment, kBlanks).ends_with(']')) {
+    return std::nullopt;
+  }
+  std::size_t digits = bar;
+  while (digits > 0 && IsDigit(segment[digits - 1])) {
+    --digits;
+  }
+  if (digits == bar || bar - digits > 3) {
+    return std::nullopt;
+  }
+  int percent = 0;
+  for (std::size_t i = digits; i < bar; ++i) {
+    percent = percent * 10 + (segment[i] - '0');
+  }
+  // As TqdmUpdate splits what stands before the percentage.
+  const std::string_view before = TrimRight(segment.substr(0, digits), " \t:");
+  const std::size_t prefix = WriterPrefixLength(before);
+  return RefreshHead{before.substr(0, prefix), before.substr(prefix), percent};
+}
+
+bool Supersedes(const RefreshHead& later, const RefreshHead& earlier) {
+  return later.percent >= earlier.percent && later.prefix == earlier.prefix &&
+         AlikeButForNumbers(later.desc, earlier.desc);
+}
+
+bool SupersededBy(std::string_view earlier, std::string_view later) {
+  const std::optional<RefreshHead> first = HeadOfRefresh(earlier);
+  const std::optional<RefreshHead> next = first ? HeadOfRefresh(later) : std::nullopt;
+  return next && Supersedes(*next, *first);
+}
+
 bool IsPhaseMarker(std::string_view segment) {
   // Most lines hold none of these words: a plain search first, the regex only then.
   static constexpr std::string_view kHints[] = {"heckpoint", "HECKPOINT", "aving model",

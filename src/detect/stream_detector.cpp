@@ -149,6 +149,8 @@ void StreamDetector::Emit(std::vector<detect::Event>& events, detect::WallTime w
     if (event.kind == rules::RuleKind::kCrash) {
       crash_line_ = std::max({crash_line_, event.line, event.summary_line});
       crash_writer_ = writers_.size() == 1 ? writers_[0].pid : 0;
+    } else if (event.kind == rules::RuleKind::kDevice) {
+      device_line_ = std::max({device_line_, event.line, event.summary_line});
     }
     detect::Firing firing = MakeFiring(std::move(event), wall);
     if (std::optional<std::uint64_t> offset = OffsetOf(firing.event.line)) {
@@ -260,6 +262,19 @@ bool StreamDetector::EndsMidBar() const {
 
 void StreamDetector::ParseProgress(std::string_view record, char separator, std::uint64_t line,
                                    SteadyTime now) {
+  // The segments of one record come at one moment: of a run of refreshes of one bar, only the
+  // last is parsed (detect::SupersededBy), the rest would only restate counts passed at the
+  // same instant. A bar written to a file holds tens of refreshes a line, most of a training
+  // log's bytes; parsing each was half the daemon's CPU under bench/daemon's load.
+  const auto parse = [&](std::string_view segment) {
+    if (std::optional<detect::ProgressUpdate> update = detect::ParseProgress(segment)) {
+      progress_.OnUpdate(*update, line, segment, now);
+    } else if (detect::IsPhaseMarker(segment)) {
+      progress_.OnPhase(now);
+    }
+  };
+  std::optional<std::string_view> held;  // the segment before, not parsed yet
+  std::optional<detect::RefreshHead> held_head;
   std::size_t start = 0;
   while (start <= record.size()) {
     std::size_t stop = record.find(separator, start);
@@ -267,12 +282,16 @@ void StreamDetector::ParseProgress(std::string_view record, char separator, std:
       stop = record.size();
     }
     const std::string_view segment = record.substr(start, stop - start);
-    if (std::optional<detect::ProgressUpdate> update = detect::ParseProgress(segment)) {
-      progress_.OnUpdate(*update, line, segment, now);
-    } else if (detect::IsPhaseMarker(segment)) {
-      progress_.OnPhase(now);
+    std::optional<detect::RefreshHead> head = detect::HeadOfRefresh(segment);
+    if (held && !(held_head && head && detect::Supersedes(*head, *held_head))) {
+      parse(*held);
     }
+    held = segment;
+    held_head = head;
     start = stop + 1;
+  }
+  if (held) {
+    parse(*held);
   }
 }
 

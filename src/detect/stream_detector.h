@@ -114,7 +114,24 @@ class StreamDetector {
     return crash_line_ != 0 && may_catch_ && !saw_writer_tags_ && writers_.size() == 1 &&
            writers_[0].pid == crash_writer_ && progress_.last_advance_line() > crash_line_;
   }
-  void ForgetCrash() { crash_line_ = 0; }
+  // The failure this stream printed that its writer's end belongs to, "crash" or "device"
+  // (a device error the job printed: "CUDA error: uncorrectable ECC error encountered"), or
+  // nothing. A device line counts until a bar advances past it (the job went on after it);
+  // a crash until it is caught or judged. The writer's (or wrapped command's) exit after it is
+  // that failure's end, not a failure of its own.
+  std::optional<std::string_view> PrintedFailure() const {
+    if (crash_line_ != 0) {
+      return "crash";
+    }
+    if (device_line_ != 0 && progress_.last_advance_line() <= device_line_) {
+      return "device error";
+    }
+    return std::nullopt;
+  }
+  void ForgetCrash() {
+    crash_line_ = 0;
+    device_line_ = 0;
+  }
   // The wrapped command's streams: it may be a launcher whose ranks share its output.
   void set_may_catch(bool may_catch) { may_catch_ = may_catch; }
   // The stream ends in an unfinished line that is a progress bar's refresh: the one trace a
@@ -171,6 +188,7 @@ class StreamDetector {
   bool live_ = false;
   bool writer_closed_ = false;
   std::uint64_t crash_line_ = 0;
+  std::uint64_t device_line_ = 0;  // of the last device failure it printed (PrintedFailure)
   int crash_writer_ = 0;  // the one writer when the crash was reported (0: none or several)
   bool may_catch_ = true;
   bool saw_writer_tags_ = false;  // a line began with a rank tag: several ranks write here

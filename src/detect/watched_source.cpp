@@ -337,8 +337,8 @@ void WatchedSource::JudgeWriterGone(StreamDetector& stream, source::TailedFile& 
       oom_line.empty() ? WriterExited(stream.progress(), stream.EndsMidBar(), gone, now)
                        : OomKilledWriter(stream.progress(), stream.last_line(), gone, oom_line);
   if (event) {
-    if (stream.crash_line() != 0) {
-      *event = AsFollowUp(std::move(*event), "crash");  // its death is that crash's end
+    if (const std::optional<std::string_view> failure = stream.PrintedFailure()) {
+      *event = AsFollowUp(std::move(*event), *failure);  // its death is that failure's end
     }
     std::vector<Firing> firings{stream.MakeFiring(std::move(*event), env_->WallNow())};
     firings.back().writers = gone;  // gone, but the capture should know whom it lost
@@ -423,21 +423,25 @@ void WatchedSource::OnWrapEnded(const source::ChildEnd& end, const std::string& 
   if (wrap_streams_.empty()) {
     return;
   }
-  bool crashed = false;
+  std::optional<std::string_view> failure;  // that the command printed
   for (auto& stream : wrap_streams_) {
     std::vector<Firing> firings;
     stream->progress().EndJob();
     stream->CloseTracebacks(env_->WallNow(), firings);
     outlet_.fired(firings, stream.get());
-    crashed = crashed || stream->crash_line() != 0;
+    const std::optional<std::string_view> printed = stream->PrintedFailure();
+    if (printed && (!failure || *printed == "crash")) {
+      failure = printed;  // a crash, when one stream printed one
+    }
     stream->ForgetCrash();
   }
   std::vector<Event> events = ExitEvents(rules_.exit, end, who);
-  if (crashed) {
-    // The exit status of a command that printed its crash is that crash's end, however long
-    // its teardown took: one failure, one incident.
+  if (failure) {
+    // The exit status of a command that printed its crash or device error is that failure's
+    // end, however long its teardown took: one failure, one incident (and `wrap --exit-codes
+    // verdict` gives that failure's verdict, not the exit rule's).
     for (Event& event : events) {
-      event = AsFollowUp(std::move(event), "crash");
+      event = AsFollowUp(std::move(event), *failure);
     }
   }
   Fire(*wrap_streams_.back(), std::move(events));

@@ -49,6 +49,12 @@ constexpr const char* kRules = R"(rules:
     examples:
       fires: ["Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\nKeyError: 'x'\n"]
       quiet: [y]
+  - id: t.ecc
+    kind: device
+    tags: [train]
+    description: a device error the job printed
+    pattern: 'uncorrectable ECC error'
+    examples: {fires: [uncorrectable ECC error], quiet: [y]}
   - id: t.last
     kind: crash
     tags: [train]
@@ -255,6 +261,55 @@ TEST_F(WatchedSourceTest, TheWrappedCommandsExitAfterItsCrashIsThatCrashsEnd) {
   ASSERT_EQ(fired_.size(), 2u);
   EXPECT_EQ(fired_[1].rfind("t.killed: ", 0), 0u) << fired_[1];
   EXPECT_EQ(kinds_[1], rules::RuleKind::kWarning) << "one failure, one incident";
+}
+
+// `wrap --exit-codes verdict` gave the exit rule's verdict (91) for a command that printed an
+// uncorrectable ECC error and exited, when the device incident was written before the exit:
+// the exit opened an incident of its own.
+TEST_F(WatchedSourceTest, TheWrappedCommandsExitAfterItsDeviceErrorIsThatErrorsEnd) {
+  ASSERT_TRUE(source_->StartWrap(env_, Outlet(), 5, 4242, "python3"));
+  source::LineBatch batch;
+  batch.text = "RuntimeError: CUDA error: uncorrectable ECC error encountered";
+  batch.ends = {static_cast<std::uint32_t>(batch.text.size())};
+  source_->OnWrapBatch(1, batch);
+  ASSERT_EQ(fired_.size(), 1u);
+  EXPECT_EQ(kinds_[0], rules::RuleKind::kDevice);
+  env_.Advance(seconds(3));
+  source_->OnWrapEnded(source::ChildEnd{0, SIGKILL}, "process 4242 (python3)");
+  ASSERT_EQ(fired_.size(), 2u);
+  EXPECT_EQ(kinds_[1], rules::RuleKind::kWarning) << "one failure, one incident";
+  EXPECT_NE(fired_[1].find("after the device error already reported"), std::string::npos)
+      << fired_[1];
+}
+
+// A device error the job went on after (its bar moved past it) is not what its death, later,
+// is the end of.
+TEST_F(WatchedSourceTest, AWritersDeathLongAfterADeviceErrorItWentOnFromIsItsOwn) {
+  StartWithOneWriterAtABar();
+  env_.files().Append("/logs/rank0.log", "\nuncorrectable ECC error\n" + Bar(4));  // a redraw
+  env_.RunUntilIdle();
+  ASSERT_EQ(fired_.size(), 1u);
+  EXPECT_EQ(kinds_[0], rules::RuleKind::kDevice);
+  OnlyStream().set_writers({source::WriterProcess{4242, "python3"}});
+  env_.live_pids.erase(4242);
+  source_->CheckWriters(env_.SteadyNow());
+  ASSERT_EQ(fired_.size(), 2u) << "died at the error, the bar never moved: the same failure";
+  EXPECT_EQ(kinds_[1], rules::RuleKind::kWarning) << fired_[1];
+
+  fired_.clear();
+  kinds_.clear();
+  env_.live_pids.insert(4243);
+  OnlyStream().set_writers({source::WriterProcess{4243, "python3"}});
+  env_.files().Append("/logs/rank0.log", "\nuncorrectable ECC error\n" + Bar(5));
+  env_.RunUntilIdle();
+  env_.Advance(seconds(1));
+  env_.files().Append("/logs/rank0.log", Bar(9));  // it went on
+  env_.RunUntilIdle();
+  ASSERT_EQ(fired_.size(), 1u) << ::testing::PrintToString(fired_);
+  env_.live_pids.erase(4243);
+  source_->CheckWriters(env_.SteadyNow());
+  ASSERT_EQ(fired_.size(), 2u) << ::testing::PrintToString(fired_);
+  EXPECT_EQ(kinds_[1], rules::RuleKind::kCrash) << fired_[1];
 }
 
 TEST_F(WatchedSourceTest, TheSilenceAfterAStallIsTheSameHang) {
