@@ -43,17 +43,27 @@ constexpr auto kStateSaveDelay = std::chrono::milliseconds(100);
 
 }  // namespace
 
-void Daemon::SaveState() {
+void Daemon::SaveState(bool now) {
   if (guest_ || !sources_) {
     return;  // the offsets belong to the daemon that holds the state_dir
   }
   source::TailState state;
   sources_->SaveTo(state);
+  const std::string path = setup_.config.state_dir + "/offsets.json";
+  if (!offsets_writer_ || offsets_writer_->path() != path) {
+    offsets_writer_ =
+        std::make_unique<LatestFileWriter>(*env_, path, 0600, [](const Status& saved) {
+          if (!saved) {
+            spdlog::error("cannot save offsets: {}", saved.error().message);
+          }
+        });
+  }
   // Entries of sources no longer configured are dropped here, as is right: their files are
   // no longer followed.
-  if (Status saved =
-          source::SaveTailState(setup_.config.state_dir + "/offsets.json", state, env_->fs());
-      !saved) {
+  std::string text = source::TailStateText(state);
+  if (!now) {
+    offsets_writer_->Write(std::move(text));
+  } else if (Status saved = offsets_writer_->WriteNow(text); !saved) {
     spdlog::error("cannot save offsets: {}", saved.error().message);
   }
 }
@@ -126,7 +136,10 @@ void Daemon::GuardStateDir() {
       state_guard_.reset();
       state_dir_taken_ = true;
       guest_ = true;  // the offsets and metrics are the other daemon's now
-      Stop(2);        // not restarted by the unit (RestartPreventExitStatus)
+      if (offsets_writer_) {
+        offsets_writer_->Abandon();  // a save handed to the pool must not land there either
+      }
+      Stop(2);  // not restarted by the unit (RestartPreventExitStatus)
       return;
     case ops::StateDirGuard::Verdict::kCannotRestore:
       if (why != state_dir_trouble_) {

@@ -23,7 +23,7 @@ void Daemon::Stop(int exit_code) {
   reload_waiters_.insert(reload_waiters_.end(), queued_waiters_.begin(), queued_waiters_.end());
   queued_waiters_.clear();
   FinishReload(Error{"the daemon is stopping; the reload was not applied"});
-  SaveState();
+  SaveState(/*now=*/true);
   incidents_->Abort();
   WriteMetrics(/*now=*/true);  // the final counts, before the sources go
   ops::NotifyServiceManager("STOPPING=1");

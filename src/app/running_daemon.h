@@ -19,6 +19,7 @@
 #include "collect/wrap_python_hook.h"
 #include "core/env.h"
 #include "core/idle_memory.h"
+#include "core/latest_file_writer.h"
 #include "core/result.h"
 #include "incident/incident_flow.h"
 #include "ops/control_server.h"
@@ -89,7 +90,8 @@ class Daemon {
   Status ListenControl();
   // Where compiled rule databases are kept; empty: nowhere (DaemonOptions).
   std::string RuleCacheDir(const std::string& state_dir) const;
-  void SaveState();
+  // The offsets, on the pool (LatestFileWriter); `now`: on the loop, at the stop.
+  void SaveState(bool now = false);
   void StartWrap();
   void OnChildEnd(const source::ChildEnd& end);
   // wrap: stops once the command ended and its incident, bundle and hooks are done.
@@ -125,6 +127,7 @@ class Daemon {
   std::unique_ptr<LoopTimer> tick_;
   ops::LoopLag loop_lag_;  // how late tick_ fires: the watcher's health
   std::unique_ptr<LoopTimer> save_timer_;
+  std::unique_ptr<LatestFileWriter> offsets_writer_;
   std::unique_ptr<LoopTimer> watchdog_;
   std::unique_ptr<IdleMemory> idle_memory_;  // what work used, handed back once it settled
   bool stopping_ = false;

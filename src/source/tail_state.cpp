@@ -47,7 +47,7 @@ Result<LoadedTailState> LoadTailState(const std::string& file, const FileSystem&
   return loaded;
 }
 
-Status SaveTailState(const std::string& file, const TailState& state, const FileSystem& fs) {
+std::string TailStateText(const TailState& state) {
   nlohmann::json tails = nlohmann::json::array();
   for (const SavedTail& tail : state.tails) {
     tails.push_back({{"source", tail.source},
@@ -59,11 +59,13 @@ Status SaveTailState(const std::string& file, const TailState& state, const File
                      {"offset", tail.position.offset},
                      {"next_line", tail.position.next_line}});
   }
-  const std::string text =
-      nlohmann::json{{"version", kSchemaVersion}, {"tails", std::move(tails)}}.dump() + "\n";
+  return nlohmann::json{{"version", kSchemaVersion}, {"tails", std::move(tails)}}.dump() + "\n";
+}
+
+Status SaveTailState(const std::string& file, const TailState& state, const FileSystem& fs) {
   // Atomic against a kill -9 of the daemon, which is what the offsets must survive; after a
   // power loss the training job's own log is gone too.
-  return fs.ReplaceWhole(file, text, 0600);
+  return fs.ReplaceWhole(file, TailStateText(state), 0600);
 }
 
 }  // namespace trainwatch::source

@@ -34,6 +34,8 @@ struct LoadedTailState {
 // An unreadable, damaged or oversized file is an error naming it.
 Result<LoadedTailState> LoadTailState(const std::string& file,
                                       const FileSystem& fs = RealFileSystem());
+// What SaveTailState writes (the daemon hands it to a LatestFileWriter).
+std::string TailStateText(const TailState& state);
 Status SaveTailState(const std::string& file, const TailState& state,
                      const FileSystem& fs = RealFileSystem());
 

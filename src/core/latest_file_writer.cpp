@@ -1,0 +1,76 @@
+#include "core/latest_file_writer.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+namespace trainwatch {
+
+LatestFileWriter::LatestFileWriter(Env& env, std::string path, unsigned mode, Done done)
+    : env_(env), path_(std::move(path)), mode_(mode), done_(std::move(done)) {}
+
+LatestFileWriter::~LatestFileWriter() { *alive_ = false; }
+
+void LatestFileWriter::Write(std::string text) {
+  if (shared_->abandoned) {
+    return;
+  }
+  if (writing_) {
+    next_ = std::move(text);  // replaces any text waiting: only the latest matters
+    return;
+  }
+  Launch(std::move(text));
+}
+
+void LatestFileWriter::Launch(std::string text) {
+  writing_ = true;
+  const std::uint64_t generation = ++generation_;
+  auto outcome = std::make_shared<Status>(Status::Ok());
+  const FileSystem* fs = &env_.fs();
+  env_.RunOnPool(
+      [shared = shared_, fs, path = path_, mode = mode_, text = std::move(text), generation,
+       outcome] {
+        const std::lock_guard lock(shared->mutex);
+        if (generation > shared->written && !shared->abandoned) {
+          *outcome = fs->ReplaceWhole(path, text, mode);
+          shared->written = generation;
+        }
+      },
+      [this, alive = alive_, outcome] {
+        if (!*alive) {
+          return;
+        }
+        writing_ = false;
+        if (done_) {
+          done_(*outcome);
+        }
+        if (next_) {
+          std::string latest = std::move(*next_);
+          next_.reset();
+          Launch(std::move(latest));
+        }
+      });
+}
+
+Status LatestFileWriter::WriteNow(std::string_view text) {
+  next_.reset();
+  if (shared_->abandoned) {
+    return Status::Ok();
+  }
+  const std::uint64_t generation = ++generation_;
+  std::unique_lock lock(shared_->mutex, std::defer_lock);
+  if (!lock.try_lock_for(kWaitForWrite)) {
+    return Error{
+        fmt::format("{}: an earlier write has not ended in {} s", path_, kWaitForWrite.count())};
+  }
+  shared_->written = generation;
+  return env_.fs().ReplaceWhole(path_, text, mode_);
+}
+
+void LatestFileWriter::Abandon() {
+  next_.reset();
+  // A write under way still lands; none handed to the pool after it does.
+  shared_->abandoned = true;
+}
+
+}  // namespace trainwatch
