@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <thread>
 
 #include "cli.h"
 #include "cli/config_check.h"
@@ -69,9 +70,14 @@ int main(int argc, char** argv) {
     return trainwatch::cli::RunIncidentsShow(cli->incidents, std::cout, std::cerr);
   }
   if (*cli->node_verdict_cmd) {
+    cli->node_verdict.now = std::chrono::system_clock::now();  // read at the edge
     return trainwatch::cli::RunNodeVerdict(cli->node_verdict, std::cout, std::cerr);
   }
   if (*cli->slurm_epilog_cmd) {
+    cli->slurm_epilog.steady_now = [] { return std::chrono::steady_clock::now(); };
+    cli->slurm_epilog.pause = [](std::chrono::milliseconds pause) {
+      std::this_thread::sleep_for(pause);
+    };
     return trainwatch::cli::RunSlurmEpilog(cli->slurm_epilog, std::cout, std::cerr);
   }
   if (*cli->job_cmd) {

@@ -140,7 +140,7 @@ int RunNodeVerdict(const NodeVerdictOptions& options, std::ostream& out, std::os
   ops::NodeFacts facts;
   const std::string host = capture::Hostname();
   facts.node = capture::NodeName(config->cluster, host).first;
-  facts.now = std::chrono::system_clock::now();
+  facts.now = options.now;
   facts.booted = BootTime(options.proc_root);
   facts.incidents_file = config->state_dir + "/incidents.jsonl";
   if (Result<std::string> text = ops::IncidentLog(facts.incidents_file).ReadTail()) {

@@ -18,6 +18,7 @@ struct NodeVerdictOptions {
   std::string timeout = "10s";
   bool skip_devices = false;  // no device tool is run
   std::string proc_root = "/proc";
+  std::chrono::system_clock::time_point now;  // read at the edge (daemon/main.cpp)
 };
 
 // The exit status is the verdict's (0 PASS, 1 WARNING, 2 CRITICAL, 3 UNKNOWN); 4 for a usage

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <thread>
 
 #include "cli/cli_config.h"
 #include "core/quantity.h"
@@ -44,7 +43,7 @@ int RunSlurmEpilog(const SlurmEpilogOptions& options, std::ostream& out, std::os
     return 2;
   }
   const std::string path = config->state_dir + "/incidents.jsonl";
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = options.steady_now();
   slurm::JobOutcome outcome;
   while (true) {
     Result<std::string> text = ops::IncidentLog(path).ReadTail();
@@ -56,12 +55,12 @@ int RunSlurmEpilog(const SlurmEpilogOptions& options, std::ostream& out, std::os
     if (!config->capture.enabled) {
       outcome.concluded = outcome.found;  // no bundle is ever written
     }
-    const auto waited = std::chrono::steady_clock::now() - start;
+    const auto waited = options.steady_now() - start;
     if ((outcome.found && outcome.concluded) || (!outcome.found && waited >= *settle) ||
         waited >= *wait) {
       break;
     }
-    std::this_thread::sleep_for(kPoll);
+    options.pause(kPoll);
   }
   if (!outcome.found) {
     out << "trainwatch: no failure of job " << job << " recorded on this node\n";

@@ -6,6 +6,8 @@
 // ended well, or failed by its own fault, leaves the node up. Command-line use; single thread.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -18,6 +20,10 @@ struct SlurmEpilogOptions {
   // How long to look for an incident at all: the daemon records one within its settle time of
   // the failing line, which may come right at the job's end.
   std::string settle = "5s";
+  // The clock it waits by and its pause between looks, given at the edge (daemon/main.cpp):
+  // the OS's, or a test's.
+  std::function<std::chrono::steady_clock::time_point()> steady_now;
+  std::function<void(std::chrono::milliseconds)> pause;
 };
 
 // 0: the node is not at fault (or nothing was found); 1: it is; 2: a usage or config error.
