@@ -164,6 +164,9 @@ std::string FollowUpJson(const std::string& id, const Firing& firing, const std:
       {"summary", firing.event.summary.empty() ? firing.event.text : firing.event.summary},
       {"time", FormatUtc(firing.time)},
       {"why", why}};
+  if (!firing.event.summary.empty() && firing.event.summary != firing.event.text) {
+    record["text"] = firing.event.text;  // the line itself (what a resolving line is matched to)
+  }
   if (firing.rank) {
     record["rank"] = *firing.rank;
   }

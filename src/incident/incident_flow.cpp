@@ -144,12 +144,20 @@ void IncidentFlow::OnFirings(std::vector<detect::Firing>& firings, detect::Strea
       // once, below, when it joined nothing).
       stream->HoldForIncident(firing);
     }
-    const std::string rule = firing.event.rule_id;  // for a firing that opens nothing
-    const std::string source = firing.source;
-    const std::string text = firing.event.text;
+    // For a firing that opens nothing while an incident of its rule is open here: that
+    // incident keeps it, and the record of it, a follow-up, keeps it across a restart.
+    std::optional<detect::Firing> again;
+    if (lifecycle_.Follows(firing.event.rule_id, firing.source)) {
+      again = firing;
+    }
     const detect::IncidentBuilder::Disposition disposition = builder_.Add(std::move(firing), now);
-    if (disposition == detect::IncidentBuilder::Disposition::kCoolingDown) {
-      lifecycle_.FiredAgain(rule, source, text);
+    if (disposition == detect::IncidentBuilder::Disposition::kCoolingDown && again) {
+      for (const std::string& id :
+           lifecycle_.FiredAgain(again->event.rule_id, again->source, again->event.text)) {
+        for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
+          sink->FollowedUp(id, *again, "its rule fired again while cooling down");
+        }
+      }
     }
     for (const std::unique_ptr<IncidentSink>& sink : sinks_) {
       sink->Fired(said, disposition, Settling());

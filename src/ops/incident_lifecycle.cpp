@@ -168,8 +168,17 @@ void IncidentLifecycle::Resolve(std::size_t index, ResolvedBy by, std::string wh
   open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
-void IncidentLifecycle::FiredAgain(std::string_view rule, std::string_view source,
-                                   const std::string& text) {
+bool IncidentLifecycle::Follows(std::string_view rule, std::string_view source) const {
+  return std::any_of(open_.begin(), open_.end(), [&](const OpenIncident& incident) {
+    return std::find(incident.rules.begin(), incident.rules.end(), rule) != incident.rules.end() &&
+           incident.sources.contains(source);
+  });
+}
+
+std::vector<std::string> IncidentLifecycle::FiredAgain(std::string_view rule,
+                                                       std::string_view source,
+                                                       const std::string& text) {
+  std::vector<std::string> kept;
   for (OpenIncident& incident : open_) {
     if (std::find(incident.rules.begin(), incident.rules.end(), rule) == incident.rules.end() ||
         !incident.sources.contains(source) ||
@@ -178,7 +187,9 @@ void IncidentLifecycle::FiredAgain(std::string_view rule, std::string_view sourc
       continue;
     }
     AddRuleText(incident, std::string(rule), text);
+    kept.push_back(incident.id);
   }
+  return kept;
 }
 
 std::size_t IncidentLifecycle::ResolveByLine(

@@ -117,8 +117,12 @@ class IncidentLifecycle {
   std::vector<Resolution> TakeResolved();
   // `rule` fired again from `source` with `text` and opened nothing (cooled down, or followed
   // an incident up): each open incident it fired in from there keeps the text too, so that a
-  // second server lost is resolved only by its own line as well.
-  void FiredAgain(std::string_view rule, std::string_view source, const std::string& text);
+  // second server lost is resolved only by its own line as well. The ids of those that took
+  // it (a new text), for the record that keeps it across a restart.
+  std::vector<std::string> FiredAgain(std::string_view rule, std::string_view source,
+                                      const std::string& text);
+  // Whether FiredAgain could keep a text of `rule` from `source` (an open incident holds both).
+  bool Follows(std::string_view rule, std::string_view source) const;
   // A resolving rule's line from `source` (rules::Rule::resolves): in each open incident `rule`
   // fired in from there, ends the firings of it whose text `same_failure` accepts (the same
   // server); an incident with none of them left is resolved. Taken by TakeResolved; how many

@@ -305,6 +305,29 @@ void Resolved(IncidentHistory& history, const std::string& id) {
   history.open.erase(it);
 }
 
+// A follow-up record (a firing of one of an open incident's rules that opened nothing: it
+// followed the incident up, or its rule was cooling down): the incident keeps its text, as
+// IncidentLifecycle::FiredAgain did, so that a resolving line after a restart still waits
+// for each failure's own end (the second NFS server's OK too).
+void FollowedUp(IncidentHistory& history, const json& record) {
+  const std::string id = StringOr(record, "follow_up_for");
+  const auto it = std::find_if(history.open.begin(), history.open.end(),
+                               [&](const OpenIncident& open) { return open.id == id; });
+  if (it == history.open.end()) {
+    return;
+  }
+  const std::string rule = StringOr(record, "rule");
+  const std::string text =
+      record.contains("text") ? StringOr(record, "text") : StringOr(record, "summary");
+  if (std::find(it->rules.begin(), it->rules.end(), rule) == it->rules.end() ||
+      !it->sources.contains(StringOr(record, "source")) ||
+      std::find(it->rule_texts.begin(), it->rule_texts.end(), std::pair(rule, text)) !=
+          it->rule_texts.end()) {
+    return;
+  }
+  AddRuleText(*it, rule, text);
+}
+
 }  // namespace
 
 IncidentHistory ParseIncidentHistory(std::string_view text) {
@@ -314,6 +337,10 @@ IncidentHistory ParseIncidentHistory(std::string_view text) {
       if (resolved->is_string()) {
         Resolved(history, resolved->get<std::string>());
       }
+      return;
+    }
+    if (record.contains("follow_up_for")) {
+      FollowedUp(history, record);
       return;
     }
     if (!record.contains("firings")) {

@@ -13,6 +13,7 @@
 
 #include "incident/incident_log_sink.h"
 #include "incident/nfs_test_rules.h"
+#include "ops/incident_log.h"
 #include "ops/uncaptured_incidents.h"
 #include "support/fake_env.h"
 #include "support/temp_dir.h"
@@ -248,6 +249,33 @@ TEST_F(IncidentFlowTest, ASecondServerLostWhileTheRuleCoolsDownEndsOnlyWithItsOw
   EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 1)
       << ::testing::PrintToString(heard_);
   EXPECT_EQ(sink_->recorded.size(), 1u);
+}
+
+// The same across a restart: the second server's failure, which opened nothing, is kept in
+// incidents.jsonl (a follow-up record) and restored with the open incident.
+TEST_F(IncidentFlowTest, ASecondServerLostWhileTheRuleCoolsDownIsKeptAcrossARestart) {
+  Start(/*with_log=*/true);
+  flow_->SetResolvingRules(ResolvingLines(NfsRules()));
+  Fire(KernelLine("storage.nfs_down", "nfs: server fs01 not responding, still trying"));
+  env_.Advance(milliseconds(2000));
+  ASSERT_EQ(sink_->recorded.size(), 1u);
+  const std::string id = sink_->recorded[0].id;
+  env_.Advance(milliseconds(60000));
+  Fire(KernelLine("storage.nfs_down", "nfs: server fs02 not responding, still trying"));
+  Result<ops::IncidentHistory> history =
+      ops::IncidentLog(incidents_file(), env_.fs()).ReadHistory();
+  ASSERT_TRUE(history);
+  ASSERT_EQ(history->open.size(), 1u);
+  EXPECT_EQ(history->open[0].rule_texts.size(), 2u) << "fs01's and fs02's";
+  flow_.reset();
+  Start(/*with_log=*/true);  // the daemon restarted
+  flow_->SetResolvingRules(ResolvingLines(NfsRules()));
+  Fire(KernelLine("storage.nfs_back", "nfs: server fs01 OK"));
+  EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 0)
+      << "fs02 is still away: " << ::testing::PrintToString(heard_);
+  Fire(KernelLine("storage.nfs_back", "nfs: server fs02 OK"));
+  EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 1)
+      << ::testing::PrintToString(heard_);
 }
 
 TEST_F(IncidentFlowTest, ATracebackStillBeingReadJoinsTheIncidentItsSettleWaitsForIt) {
