@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "source/process_exit_filter.h"
+
 namespace trainwatch::source {
 namespace {
 
@@ -89,6 +91,10 @@ bool ProcessExitWatch::Start(uv_loop_t* loop, Sink sink, std::string& why) {
   if (fd_.get() < 0) {
     why = std::string("no netlink connector socket: ") + std::strerror(errno);
     return false;
+  }
+  // Before it joins the events: only process exits are ever queued (process_exit_filter.h).
+  if (std::string unfiltered; !AttachProcessExitFilter(fd_.get(), unfiltered)) {
+    spdlog::warn("process exits: {}; every process event will wake the daemon", unfiltered);
   }
   // A fork storm sends events faster than a busy loop reads them: room for bursts.
   const int room = 4 << 20;

@@ -5,14 +5,18 @@
 #include <linux/connector.h>
 #include <linux/netlink.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "core/unique_fd.h"
 #include "core/uv_handle.h"
+#include "source/process_exit_filter.h"
 
 namespace trainwatch::source {
 namespace {
@@ -38,6 +42,38 @@ std::vector<char> EventMessage(decltype(proc_event::what) what, int pid, int tgi
   std::memcpy(bytes.data() + NLMSG_HDRLEN, &connector, sizeof connector);
   std::memcpy(bytes.data() + NLMSG_HDRLEN + sizeof connector, &event, sizeof event);
   return bytes;
+}
+
+// The kernel runs the filter: on a datagram socket pair, as it would on the connector's.
+TEST(ProcessExitFilter, TheKernelQueuesProcessExitsOnly) {
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair), 0);
+  const UniqueFd sender(pair[0]);
+  const UniqueFd receiver(pair[1]);
+  std::string why;
+  ASSERT_TRUE(AttachProcessExitFilter(receiver.get(), why)) << why;
+  std::vector<char> short_exit = EventMessage(proc_event::PROC_EVENT_EXIT, 9, 9, 0);
+  short_exit.resize(NLMSG_HDRLEN + sizeof(cn_msg) + 20);  // cut before the pids
+  for (const std::vector<char>& datagram :
+       {EventMessage(proc_event::PROC_EVENT_FORK, 4244, 4244, 0),
+        EventMessage(proc_event::PROC_EVENT_EXIT, 4243, 4242, 0),  // a thread of 4242
+        EventMessage(proc_event::PROC_EVENT_EXEC, 4245, 4245, 0), short_exit,
+        EventMessage(proc_event::PROC_EVENT_EXIT, 4242, 4242, SIGKILL),
+        EventMessage(proc_event::PROC_EVENT_EXIT, 4246, 4246, 1 << 8)}) {
+    ASSERT_EQ(::send(sender.get(), datagram.data(), datagram.size(), 0),
+              static_cast<ssize_t>(datagram.size()));
+  }
+  std::vector<ProcessExit> exits;
+  char buffer[4096];
+  for (ssize_t n = 0; (n = ::recv(receiver.get(), buffer, sizeof buffer, 0)) > 0;) {
+    const std::vector<ProcessExit> some = ParseProcessExits({buffer, static_cast<std::size_t>(n)});
+    ASSERT_EQ(some.size(), 1u) << "a datagram the filter let through holds an exit";
+    exits.push_back(some[0]);
+  }
+  ASSERT_EQ(exits.size(), 2u);
+  EXPECT_EQ(exits[0].pid, 4242);
+  EXPECT_EQ(exits[0].status, SIGKILL);
+  EXPECT_EQ(exits[1].pid, 4246);
 }
 
 TEST(ParseProcessExits, TakesProcessExitsAndLeavesThreadsOtherEventsAndTruncationOut) {
