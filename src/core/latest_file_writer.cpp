@@ -1,6 +1,7 @@
 #include "core/latest_file_writer.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <utility>
 
@@ -17,13 +18,37 @@ void LatestFileWriter::Write(std::string text) {
   }
   if (writing_) {
     next_ = std::move(text);  // replaces any text waiting: only the latest matters
+    if (env_.SteadyNow() - launched_ >= kPoolLateAfter) {
+      WriteWaitingHere();
+    }
     return;
   }
   Launch(std::move(text));
 }
 
+void LatestFileWriter::WriteWaitingHere() {
+  std::unique_lock lock(shared_->mutex, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    return;  // the pool is writing it now (a slow disk): nothing to gain here
+  }
+  if (!said_late_) {
+    said_late_ = true;
+    spdlog::warn(
+        "{}: the thread pool has not run its write for {} s (all its threads busy?): "
+        "written on the loop until it does",
+        path_, kPoolLateAfter.count());
+  }
+  shared_->written = ++generation_;  // the pool's, older, is skipped when it runs
+  const Status written = env_.fs().ReplaceWhole(path_, *next_, mode_);
+  next_.reset();
+  if (done_) {
+    done_(written);
+  }
+}
+
 void LatestFileWriter::Launch(std::string text) {
   writing_ = true;
+  launched_ = env_.SteadyNow();
   const std::uint64_t generation = ++generation_;
   auto outcome = std::make_shared<Status>(Status::Ok());
   const FileSystem* fs = &env_.fs();

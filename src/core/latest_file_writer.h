@@ -24,8 +24,12 @@ namespace trainwatch {
 
 class LatestFileWriter {
  public:
-  // How long WriteNow and Abandon wait for a write under way (a wedged disk).
+  // How long WriteNow waits for a write under way (a wedged disk).
   static constexpr std::chrono::seconds kWaitForWrite{5};
+  // A write the pool has not run for this long (its threads all held by work on a hung file
+  // system elsewhere) no longer holds the next back: that one is written on the loop, as before
+  // the pool did it, once its own write is not the one under way.
+  static constexpr std::chrono::seconds kPoolLateAfter{10};
   // `done` runs on the loop after each write the pool made, with how it went.
   using Done = std::function<void(const Status& written)>;
   LatestFileWriter(Env& env, std::string path, unsigned mode, Done done);
@@ -53,6 +57,7 @@ class LatestFileWriter {
     std::atomic<bool> abandoned{false};
   };
   void Launch(std::string text);
+  void WriteWaitingHere();
 
   Env& env_;
   std::string path_;
@@ -61,6 +66,8 @@ class LatestFileWriter {
   std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   bool writing_ = false;
+  SteadyTime launched_{};
+  bool said_late_ = false;
   std::optional<std::string> next_;
   std::uint64_t generation_ = 0;
 };

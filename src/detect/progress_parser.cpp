@@ -490,8 +490,9 @@ bool AlikeButForNumbers(std::string_view a, std::string_view b) {
 
 std::optional<RefreshHead> HeadOfRefresh(std::string_view segment) {
   const std::size_t bar = segment.find("%|");
-  if (bar == npos || !TrimRight(segment, kBlanks).ends_with(']')) {
-    return std::nullopt;
+  if (bar == npos || !TrimRight(segment, kBlanks).ends_with(']') ||
+      segment.find_first_of("\x1b\b") != npos) {
+    return std::nullopt;  // terminal codes: ParseProgress strips them first, so parse it
   }
   std::size_t digits = bar;
   while (digits > 0 && IsDigit(segment[digits - 1])) {
@@ -505,14 +506,17 @@ std::optional<RefreshHead> HeadOfRefresh(std::string_view segment) {
     percent = percent * 10 + (segment[i] - '0');
   }
   // As TqdmUpdate splits what stands before the percentage.
-  const std::string_view before = TrimRight(segment.substr(0, digits), " \t:");
+  const std::string_view before = Trim(TrimRight(segment.substr(0, digits), " \t:"), kBlanks);
   const std::size_t prefix = WriterPrefixLength(before);
   return RefreshHead{before.substr(0, prefix), before.substr(prefix), percent};
 }
 
+bool SameBar(const RefreshHead& a, const RefreshHead& b) {
+  return a.prefix == b.prefix && AlikeButForNumbers(a.desc, b.desc);
+}
+
 bool Supersedes(const RefreshHead& later, const RefreshHead& earlier) {
-  return later.percent >= earlier.percent && later.prefix == earlier.prefix &&
-         AlikeButForNumbers(later.desc, earlier.desc);
+  return later.percent >= earlier.percent && SameBar(later, earlier);
 }
 
 bool SupersededBy(std::string_view earlier, std::string_view later) {

@@ -54,6 +54,8 @@ std::optional<RefreshHead> HeadOfRefresh(std::string_view segment);
 // parsed, so the tracker sees it restart). A bar written to a file holds tens of refreshes a
 // line; only the last of such a run tells the tracker anything.
 bool Supersedes(const RefreshHead& later, const RefreshHead& earlier);
+// One bar, as its key says (the first half of Supersedes).
+bool SameBar(const RefreshHead& a, const RefreshHead& b);
 // Both at once, for two segments.
 bool SupersededBy(std::string_view earlier, std::string_view later);
 

@@ -151,6 +151,7 @@ void StreamDetector::Emit(std::vector<detect::Event>& events, detect::WallTime w
       crash_writer_ = writers_.size() == 1 ? writers_[0].pid : 0;
     } else if (event.kind == rules::RuleKind::kDevice) {
       device_line_ = std::max({device_line_, event.line, event.summary_line});
+      device_at_ = last_output_;  // the batch's time
     }
     detect::Firing firing = MakeFiring(std::move(event), wall);
     if (std::optional<std::uint64_t> offset = OffsetOf(firing.event.line)) {
@@ -275,6 +276,7 @@ void StreamDetector::ParseProgress(std::string_view record, char separator, std:
   };
   std::optional<std::string_view> held;  // the segment before, not parsed yet
   std::optional<detect::RefreshHead> held_head;
+  bool held_went_back = false;  // its bar dropped from the segment before it: a restart
   std::size_t start = 0;
   while (start <= record.size()) {
     std::size_t stop = record.find(separator, start);
@@ -283,11 +285,14 @@ void StreamDetector::ParseProgress(std::string_view record, char separator, std:
     }
     const std::string_view segment = record.substr(start, stop - start);
     std::optional<detect::RefreshHead> head = detect::HeadOfRefresh(segment);
-    if (held && !(held_head && head && detect::Supersedes(*head, *held_head))) {
+    const bool went_back = held_head && head && head->percent < held_head->percent &&
+                           detect::SameBar(*head, *held_head);
+    if (held && (held_went_back || !(held_head && head && detect::Supersedes(*head, *held_head)))) {
       parse(*held);
     }
     held = segment;
     held_head = head;
+    held_went_back = went_back;
     start = stop + 1;
   }
   if (held) {

@@ -128,9 +128,16 @@ class StreamDetector {
     }
     return std::nullopt;
   }
-  void ForgetCrash() {
+  // The crash was caught (the job went on): a device error it printed still counts.
+  void ForgetCrash() { crash_line_ = 0; }
+  // The job is over: nothing it printed is what a later end belongs to.
+  void ForgetFailures() {
     crash_line_ = 0;
     device_line_ = 0;
+  }
+  // When the device error PrintedFailure tells of was read.
+  std::optional<SteadyTime> device_error_at() const {
+    return device_line_ == 0 ? std::nullopt : std::optional<SteadyTime>(device_at_);
   }
   // The wrapped command's streams: it may be a launcher whose ranks share its output.
   void set_may_catch(bool may_catch) { may_catch_ = may_catch; }
@@ -189,6 +196,7 @@ class StreamDetector {
   bool writer_closed_ = false;
   std::uint64_t crash_line_ = 0;
   std::uint64_t device_line_ = 0;  // of the last device failure it printed (PrintedFailure)
+  SteadyTime device_at_{};         // when it was read
   int crash_writer_ = 0;  // the one writer when the crash was reported (0: none or several)
   bool may_catch_ = true;
   bool saw_writer_tags_ = false;  // a line began with a rank tag: several ranks write here

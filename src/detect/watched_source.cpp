@@ -344,7 +344,7 @@ void WatchedSource::JudgeWriterGone(StreamDetector& stream, source::TailedFile& 
     firings.back().writers = gone;  // gone, but the capture should know whom it lost
     outlet_.fired(firings, nullptr);
   }
-  stream.ForgetCrash();  // the job is over
+  stream.ForgetFailures();  // the job is over
 }
 
 bool WatchedSource::ExitedCleanly(const std::vector<source::WriterProcess>& gone) const {
@@ -433,7 +433,21 @@ void WatchedSource::OnWrapEnded(const source::ChildEnd& end, const std::string& 
     if (printed && (!failure || *printed == "crash")) {
       failure = printed;  // a crash, when one stream printed one
     }
-    stream->ForgetCrash();
+  }
+  if (failure && *failure != "crash") {
+    // A device error on one stream (stderr) while the job's bar moved on in another (stdout)
+    // after it: the job survived it, and its end is its own.
+    for (const auto& stream : wrap_streams_) {
+      const std::optional<SteadyTime> at = stream->device_error_at();
+      if (at && std::any_of(wrap_streams_.begin(), wrap_streams_.end(), [&](const auto& other) {
+            return other->progress().last_advance() > *at;
+          })) {
+        failure.reset();
+      }
+    }
+  }
+  for (auto& stream : wrap_streams_) {
+    stream->ForgetFailures();
   }
   std::vector<Event> events = ExitEvents(rules_.exit, end, who);
   if (failure) {

@@ -37,12 +37,14 @@ Resolution AckResolution(const std::string& id, const std::string& why, WallTime
           {}};
 }
 
-void AddRuleText(OpenIncident& incident, const std::string& rule, const std::string& text) {
+bool AddRuleText(OpenIncident& incident, const std::string& rule, const std::string& text) {
   const auto of_rule = std::count_if(incident.rule_texts.begin(), incident.rule_texts.end(),
                                      [&](const auto& fired) { return fired.first == rule; });
-  if (static_cast<std::size_t>(of_rule) < OpenIncident::kMaxTextsPerRule) {
-    incident.rule_texts.emplace_back(rule, text);
+  if (static_cast<std::size_t>(of_rule) >= OpenIncident::kMaxTextsPerRule) {
+    return false;
   }
+  incident.rule_texts.emplace_back(rule, text);
+  return true;
 }
 
 void IncidentLifecycle::Open(const detect::Incident& incident, SteadyTime now) {
@@ -186,8 +188,9 @@ std::vector<std::string> IncidentLifecycle::FiredAgain(std::string_view rule,
                   std::pair<std::string, std::string>(rule, text)) != incident.rule_texts.end()) {
       continue;
     }
-    AddRuleText(incident, std::string(rule), text);
-    kept.push_back(incident.id);
+    if (AddRuleText(incident, std::string(rule), text)) {
+      kept.push_back(incident.id);  // not past its cap: a record for each new text, no more
+    }
   }
   return kept;
 }

@@ -70,8 +70,9 @@ struct OpenIncident {
   std::vector<std::pair<std::string, std::string>> rule_texts;
 };
 
-// Keeps `text` of `rule` in `incident.rule_texts`, up to kMaxTextsPerRule of each rule.
-void AddRuleText(OpenIncident& incident, const std::string& rule, const std::string& text);
+// Keeps `text` of `rule` in `incident.rule_texts`, up to kMaxTextsPerRule of each rule; whether
+// it kept it.
+bool AddRuleText(OpenIncident& incident, const std::string& rule, const std::string& text);
 
 std::string StreamKey(std::string_view source, std::string_view stream);
 

@@ -74,6 +74,22 @@ TEST_F(LatestFileWriterTest, AFailureIsToldAndTheNextWriteTriesAgain) {
   EXPECT_EQ(Text(env_.fs(), "/state/offsets.json"), "2");
 }
 
+// Every pool thread held by work on a hung file system elsewhere: the offsets are written on
+// the loop once the pool is late, and the pool's older write, run at last, lands nothing.
+TEST_F(LatestFileWriterTest, AWriteThePoolHasNotRunForLongIsMadeOnTheLoop) {
+  writer_.Write("1");
+  env_.Advance(LatestFileWriter::kPoolLateAfter - std::chrono::seconds(1));
+  writer_.Write("2");
+  EXPECT_EQ(Text(env_.fs(), "/state/offsets.json"), "(none)") << "not late yet: it waits";
+  env_.Advance(std::chrono::seconds(1));
+  writer_.Write("3");
+  EXPECT_EQ(Text(env_.fs(), "/state/offsets.json"), "3");
+  EXPECT_EQ(outcomes_, std::vector<std::string>{"ok"});
+  env_.StepPool();  // "1", run at last
+  EXPECT_EQ(Text(env_.fs(), "/state/offsets.json"), "3");
+  EXPECT_EQ(env_.pool_waiting(), 0u) << "nothing waited after it";
+}
+
 TEST_F(LatestFileWriterTest, AbandonedItWritesNothingMoreNotEvenWhatThePoolHolds) {
   writer_.Write("mine");
   writer_.Abandon();  // the state_dir is another daemon's now

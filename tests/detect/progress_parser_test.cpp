@@ -221,6 +221,13 @@ TEST(SupersededBy, OnlyALaterWholeRefreshOfTheSameBarThatDidNotGoBack) {
   EXPECT_FALSE(SupersededBy(
       at45, "[rank2]: Epoch 1:  46%|####6     | 46/100 [00:09<00:11,  4.90it/s, loss=0.3]"));
   EXPECT_FALSE(SupersededBy(at45, "Validation:  46%|####6     | 46/100 [00:09<00:11,  4.9it/s]"));
+  // The writer prefix after blanks, or in colour: split as the key is (after the blanks, the
+  // codes stripped), never read as a desc whose numbers are alike.
+  EXPECT_FALSE(SupersededBy(" [rank3] Epoch 1:  45%|####5     | 45/100 [00:09<00:11,  4.9it/s]",
+                            " [rank2] Epoch 1:  46%|####6     | 46/100 [00:09<00:11,  4.9it/s]"));
+  EXPECT_FALSE(SupersededBy(
+      "\x1b[32m[rank3]\x1b[0m Epoch 1:  45%|####5     | 45/100 [00:09<00:11,  4.9it/s]",
+      "\x1b[32m[rank3]\x1b[0m Epoch 1:  46%|####6     | 46/100 [00:09<00:11,  4.9it/s]"));
   // A refresh still being written (no closing ']') supersedes nothing; neither does a line
   // that is no bar, nor a bar without a percentage.
   EXPECT_FALSE(SupersededBy(at45, "[rank3]: Epoch 1:  46%|####6     | 46/100 [00:09<00:1"));

@@ -106,6 +106,28 @@ void ExpectPosition(const TailPosition& got, const TailPosition& want) {
 
 using Lines = std::vector<std::string>;
 
+std::string Refresh(int epoch, int count) {
+  return "\rEpoch " + std::to_string(epoch) + ": " + std::to_string(count) + "%|#   | " +
+         std::to_string(count) + "/100 [00:01<00:09, 9.1it/s]";
+}
+
+// Of a line's refreshes of one bar only the last is parsed, but a restart of the bar within the
+// line is seen even when the new bar then passes the old count: its pace starts again.
+TEST(StreamDetector, ABarRestartedWithinOneLineIsSeenThoughItsRefreshesAreSkipped) {
+  auto stream = MakeStream(kOomRule);
+  Feeder feeder(*stream);
+  feeder.Feed(Refresh(1, 10) + "\n", kT0);
+  feeder.Feed(Refresh(1, 20) + Refresh(1, 40) + "\n", kT0 + seconds(2));
+  ASSERT_NE(stream->progress().Latest(), nullptr);
+  EXPECT_EQ(stream->progress().Latest()->pace.size(), 1u) << "40 at +2 s (10 made the bar)";
+  feeder.Feed(Refresh(1, 45) + Refresh(2, 0) + Refresh(2, 30) + Refresh(2, 60) + "\n",
+              kT0 + seconds(4));
+  const Bar* bar = stream->progress().Latest();
+  EXPECT_EQ(bar->count, 60);
+  ASSERT_EQ(bar->pace.size(), 1u) << "epoch 1's samples are not epoch 2's pace";
+  EXPECT_EQ(bar->pace.front().count, 0) << "the restart itself was parsed";
+}
+
 TEST(StreamDetector, PatternFiringCarriesItsLineIdentityAndResumePoint) {
   auto stream = MakeStream(kOomRule);
   Feeder feeder(*stream);

@@ -282,6 +282,49 @@ TEST_F(WatchedSourceTest, TheWrappedCommandsExitAfterItsDeviceErrorIsThatErrorsE
       << fired_[1];
 }
 
+// A device error on stderr while the bar moves on in stdout: the job survived it, and its exit
+// is its own.
+TEST_F(WatchedSourceTest, TheWrappedCommandsExitAfterADeviceErrorItsBarMovedOnFromIsItsOwn) {
+  ASSERT_TRUE(source_->StartWrap(env_, Outlet(), 5, 4242, "python3"));
+  source::LineBatch error;
+  error.text = "RuntimeError: CUDA error: uncorrectable ECC error encountered";
+  error.ends = {static_cast<std::uint32_t>(error.text.size())};
+  source_->OnWrapBatch(1, error);
+  ASSERT_EQ(fired_.size(), 1u);
+  env_.Advance(seconds(5));
+  for (const int count : {5, 6}) {
+    const std::string bar = Bar(count);
+    source::LineBatch progress;
+    progress.text = std::string_view(bar).substr(0, bar.size() - 1);  // a refresh, as a line
+    progress.ends = {static_cast<std::uint32_t>(progress.text.size())};
+    source_->OnWrapBatch(0, progress);
+    env_.Advance(seconds(1));
+  }
+  source_->OnWrapEnded(source::ChildEnd{0, SIGKILL}, "process 4242 (python3)");
+  ASSERT_EQ(fired_.size(), 2u) << ::testing::PrintToString(fired_);
+  EXPECT_EQ(kinds_[1], rules::RuleKind::kCrash) << fired_[1];
+}
+
+// A crash the job caught (its bar moved on), then a device error it died of: the death is the
+// device error's end (catching the crash forgets the crash, not the device error).
+TEST_F(WatchedSourceTest, AWritersDeathAfterACaughtCrashThenADeviceErrorIsThatErrorsEnd) {
+  StartWithOneWriterAtABar();
+  env_.files().Append("/logs/rank0.log", "\nCUDA out of memory\n" + Bar(5));
+  env_.RunUntilIdle();
+  env_.Advance(seconds(1));
+  env_.files().Append("/logs/rank0.log", Bar(6) + "\nuncorrectable ECC error\n" + Bar(6));
+  env_.RunUntilIdle();
+  ASSERT_EQ(kinds_.size(), 2u) << ::testing::PrintToString(fired_);
+  EXPECT_EQ(kinds_[1], rules::RuleKind::kDevice);
+  EXPECT_EQ(caught_.size(), 1u) << "the OOM was caught";
+  env_.live_pids.erase(4242);
+  source_->CheckWriters(env_.SteadyNow());
+  ASSERT_EQ(fired_.size(), 3u) << ::testing::PrintToString(fired_);
+  EXPECT_EQ(kinds_[2], rules::RuleKind::kWarning) << fired_[2];
+  EXPECT_NE(fired_[2].find("after the device error already reported"), std::string::npos)
+      << fired_[2];
+}
+
 // A device error the job went on after (its bar moved past it) is not what its death, later,
 // is the end of.
 TEST_F(WatchedSourceTest, AWritersDeathLongAfterADeviceErrorItWentOnFromIsItsOwn) {
