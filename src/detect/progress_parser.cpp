@@ -491,7 +491,7 @@ bool AlikeButForNumbers(std::string_view a, std::string_view b) {
 std::optional<RefreshHead> HeadOfRefresh(std::string_view segment) {
   const std::size_t bar = segment.find("%|");
   if (bar == npos || !TrimRight(segment, kBlanks).ends_with(']') ||
-      segment.find_first_of("\x1b\b") != npos) {
+      segment.find('\x1b') != npos || segment.find('\b') != npos) {
     return std::nullopt;  // terminal codes: ParseProgress strips them first, so parse it
   }
   std::size_t digits = bar;
