@@ -86,6 +86,17 @@ class FakeJobProcesses final : public JobProcesses {
   int rescans = 0;
 };
 
+// A line of the kernel log that a rule fired on.
+detect::Firing KernelLine(const std::string& rule, const std::string& text) {
+  detect::Firing firing;
+  firing.event.rule_id = rule;
+  firing.event.kind = rules::RuleKind::kHang;
+  firing.event.text = text;
+  firing.source = "kernel";
+  firing.stream = "kmsg";
+  return firing;
+}
+
 detect::Firing Crash(const std::string& rule, const std::string& text = "Traceback") {
   detect::Firing firing;
   firing.event.rule_id = rule;
@@ -137,6 +148,27 @@ class IncidentFlowTest : public ::testing::Test {
     flow_->OnFirings(firings, nullptr);
   }
   std::string incidents_file() const { return (dir_.path() / "incidents.jsonl").string(); }
+  // NFS server fs01 lost (its incident written), then fs02 a minute later, while the rule
+  // cools down: the incident's id.
+  std::string LoseTwoServersOneIncident() {
+    flow_->SetResolvingRules(ResolvingLines(NfsRules()));
+    Fire(KernelLine("storage.nfs_down", "nfs: server fs01 not responding, still trying"));
+    env_.Advance(milliseconds(2000));
+    EXPECT_EQ(sink_->recorded.size(), 1u);
+    const std::string id = sink_->recorded.empty() ? "" : sink_->recorded[0].id;
+    env_.Advance(milliseconds(60000));
+    Fire(KernelLine("storage.nfs_down", "nfs: server fs02 not responding, still trying"));
+    return id;
+  }
+  // fs01's OK leaves incident `id` open (fs02 is still away); fs02's resolves it.
+  void EndsWithBothServersOks(const std::string& id) {
+    Fire(KernelLine("storage.nfs_back", "nfs: server fs01 OK"));
+    EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 0)
+        << "fs02 is still away: " << ::testing::PrintToString(heard_);
+    Fire(KernelLine("storage.nfs_back", "nfs: server fs02 OK"));
+    EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 1)
+        << ::testing::PrintToString(heard_);
+  }
 
   ::trainwatch::testing::TempDir dir_;
   FakeEnv env_;
@@ -185,16 +217,6 @@ TEST_F(IncidentFlowTest, FiringsWithinTheSettleTimeJoinOneIncident) {
   EXPECT_EQ(heard_[1], "fired nccl.error: joined (2)");
 }
 
-detect::Firing KernelLine(const std::string& rule, const std::string& text) {
-  detect::Firing firing;
-  firing.event.rule_id = rule;
-  firing.event.kind = rules::RuleKind::kHang;
-  firing.event.text = text;
-  firing.source = "kernel";
-  firing.stream = "kmsg";
-  return firing;
-}
-
 // The server's OK told before its incident was written (within the settle time) resolves it
 // once written, and opens nothing.
 TEST_F(IncidentFlowTest, AnOkWithinTheSettleTimeResolvesTheIncidentOnceWritten) {
@@ -234,20 +256,9 @@ TEST_F(IncidentFlowTest, AServerDownAgainAfterItsOkWithinTheSettleTimeStaysOpen)
 // opens nothing, and the incident ends only when both are back.
 TEST_F(IncidentFlowTest, ASecondServerLostWhileTheRuleCoolsDownEndsOnlyWithItsOwnOk) {
   Start();
-  flow_->SetResolvingRules(ResolvingLines(NfsRules()));
-  Fire(KernelLine("storage.nfs_down", "nfs: server fs01 not responding, still trying"));
-  env_.Advance(milliseconds(2000));
-  ASSERT_EQ(sink_->recorded.size(), 1u);
-  const std::string id = sink_->recorded[0].id;
-  env_.Advance(milliseconds(60000));
-  Fire(KernelLine("storage.nfs_down", "nfs: server fs02 not responding, still trying"));
+  const std::string id = LoseTwoServersOneIncident();
   EXPECT_EQ(heard_.back(), "fired storage.nfs_down: cooling down");
-  Fire(KernelLine("storage.nfs_back", "nfs: server fs01 OK"));
-  EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 0)
-      << "fs02 is still away: " << ::testing::PrintToString(heard_);
-  Fire(KernelLine("storage.nfs_back", "nfs: server fs02 OK"));
-  EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 1)
-      << ::testing::PrintToString(heard_);
+  EndsWithBothServersOks(id);
   EXPECT_EQ(sink_->recorded.size(), 1u);
 }
 
@@ -255,13 +266,7 @@ TEST_F(IncidentFlowTest, ASecondServerLostWhileTheRuleCoolsDownEndsOnlyWithItsOw
 // incidents.jsonl (a follow-up record) and restored with the open incident.
 TEST_F(IncidentFlowTest, ASecondServerLostWhileTheRuleCoolsDownIsKeptAcrossARestart) {
   Start(/*with_log=*/true);
-  flow_->SetResolvingRules(ResolvingLines(NfsRules()));
-  Fire(KernelLine("storage.nfs_down", "nfs: server fs01 not responding, still trying"));
-  env_.Advance(milliseconds(2000));
-  ASSERT_EQ(sink_->recorded.size(), 1u);
-  const std::string id = sink_->recorded[0].id;
-  env_.Advance(milliseconds(60000));
-  Fire(KernelLine("storage.nfs_down", "nfs: server fs02 not responding, still trying"));
+  const std::string id = LoseTwoServersOneIncident();
   Result<ops::IncidentHistory> history =
       ops::IncidentLog(incidents_file(), env_.fs()).ReadHistory();
   ASSERT_TRUE(history);
@@ -270,12 +275,7 @@ TEST_F(IncidentFlowTest, ASecondServerLostWhileTheRuleCoolsDownIsKeptAcrossARest
   flow_.reset();
   Start(/*with_log=*/true);  // the daemon restarted
   flow_->SetResolvingRules(ResolvingLines(NfsRules()));
-  Fire(KernelLine("storage.nfs_back", "nfs: server fs01 OK"));
-  EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 0)
-      << "fs02 is still away: " << ::testing::PrintToString(heard_);
-  Fire(KernelLine("storage.nfs_back", "nfs: server fs02 OK"));
-  EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 1)
-      << ::testing::PrintToString(heard_);
+  EndsWithBothServersOks(id);
 }
 
 TEST_F(IncidentFlowTest, ATracebackStillBeingReadJoinsTheIncidentItsSettleWaitsForIt) {
