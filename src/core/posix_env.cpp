@@ -431,7 +431,13 @@ bool PosixEnv::ProcessExists(int pid) {
   }
   // Exited, waiting for a parent that is busy, stuck or (a container's init) never reaps: a
   // zombie writes no more, and a killed rank must not pass for a live, silent one.
-  return !IsZombie(pid, proc_root_);
+  if (IsZombie(pid, proc_root_)) {
+    // Our child that exited between the first look and this one is reaped as it would have
+    // been then (for another's, ECHILD).
+    ::waitpid(pid, &status, WNOHANG);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace trainwatch
