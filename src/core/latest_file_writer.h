@@ -45,7 +45,6 @@ class LatestFileWriter {
   // ends as it would).
   void Abandon();
   bool writing() const { return writing_; }
-  bool abandoned() const { return shared_->abandoned; }
   const std::string& path() const { return path_; }
 
  private:

@@ -126,8 +126,8 @@ std::string StripTerminalCodes(std::string_view s) {
 
 // ---- tqdm ------------------------------------------------------------------------------------
 
-// Where the writer prefix in front of a tqdm desc ends: after bracketed groups at the start
-// ("[rank3]: ", "(pid=63079)") and after the last ": " ("gpu250: Epoch 1").
+}  // namespace
+
 std::size_t WriterPrefixLength(std::string_view left) {
   std::size_t end = 0;
   while (end < left.size() && (left[end] == '[' || left[end] == '(' || left[end] == '<')) {
@@ -142,6 +142,8 @@ std::size_t WriterPrefixLength(std::string_view left) {
   const std::size_t colon = left.rfind(": ");
   return colon == npos || colon + 2 < end ? end : colon + 2;
 }
+
+namespace {
 
 // Appends `prefix`, with '#' for the digits of dates and times ("2024-01-02", "12:34:56,789":
 // runs of digits and ":-/.," holding a digit, one of ":-/", and a digit in a row). Other digits
@@ -463,66 +465,6 @@ std::optional<ProgressUpdate> ParseProgress(std::string_view segment) {
     return ParseClean(StripTerminalCodes(segment));
   }
   return ParseClean(segment);
-}
-
-namespace {
-
-// Whether two texts are alike but for the numbers in them: digit runs match any digit run.
-bool AlikeButForNumbers(std::string_view a, std::string_view b) {
-  std::size_t i = 0;
-  std::size_t j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (IsDigit(a[i]) && IsDigit(b[j])) {
-      while (i < a.size() && IsDigit(a[i])) {
-        ++i;
-      }
-      while (j < b.size() && IsDigit(b[j])) {
-        ++j;
-      }
-    } else if (a[i++] != b[j++]) {
-      return false;
-    }
-  }
-  return i == a.size() && j == b.size();
-}
-
-}  // namespace
-
-std::optional<RefreshHead> HeadOfRefresh(std::string_view segment) {
-  const std::size_t bar = segment.find("%|");
-  if (bar == npos || !TrimRight(segment, kBlanks).ends_with(']') ||
-      segment.find('\x1b') != npos || segment.find('\b') != npos) {
-    return std::nullopt;  // terminal codes: ParseProgress strips them first, so parse it
-  }
-  std::size_t digits = bar;
-  while (digits > 0 && IsDigit(segment[digits - 1])) {
-    --digits;
-  }
-  if (digits == bar || bar - digits > 3) {
-    return std::nullopt;
-  }
-  int percent = 0;
-  for (std::size_t i = digits; i < bar; ++i) {
-    percent = percent * 10 + (segment[i] - '0');
-  }
-  // As TqdmUpdate splits what stands before the percentage.
-  const std::string_view before = Trim(TrimRight(segment.substr(0, digits), " \t:"), kBlanks);
-  const std::size_t prefix = WriterPrefixLength(before);
-  return RefreshHead{before.substr(0, prefix), before.substr(prefix), percent};
-}
-
-bool SameBar(const RefreshHead& a, const RefreshHead& b) {
-  return a.prefix == b.prefix && AlikeButForNumbers(a.desc, b.desc);
-}
-
-bool Supersedes(const RefreshHead& later, const RefreshHead& earlier) {
-  return later.percent >= earlier.percent && SameBar(later, earlier);
-}
-
-bool SupersededBy(std::string_view earlier, std::string_view later) {
-  const std::optional<RefreshHead> first = HeadOfRefresh(earlier);
-  const std::optional<RefreshHead> next = first ? HeadOfRefresh(later) : std::nullopt;
-  return next && Supersedes(*next, *first);
 }
 
 bool IsPhaseMarker(std::string_view segment) {

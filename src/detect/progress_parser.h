@@ -38,26 +38,10 @@ struct ProgressUpdate {
 // input. Terminal codes (ANSI escapes, Keras' '\b' rewinds) are ignored.
 std::optional<ProgressUpdate> ParseProgress(std::string_view segment);
 
-// A whole tqdm refresh, as far as telling one bar's refreshes apart needs: the writer prefix
-// and desc before its percentage ("[rank3]: " and "Epoch 1" of "[rank3]: Epoch 1:  45%|████▌
-// | 45/100 [00:09<00:11, 4.9it/s]"), and the percentage. Cheap: one search for "%|".
-struct RefreshHead {
-  std::string_view prefix;
-  std::string_view desc;
-  int percent = 0;
-};
-// Nothing unless the segment is a whole refresh with a percentage (it ends with tqdm's ']').
-std::optional<RefreshHead> HeadOfRefresh(std::string_view segment);
-// Whether `later`, the next refresh on the same line, read at the same moment, makes parsing
-// `earlier` pointless: one bar (as its key says: the writer prefix as written, the desc's
-// numbers alike), and it did not go back (the percentage did not drop: a bar started again is
-// parsed, so the tracker sees it restart). A bar written to a file holds tens of refreshes a
-// line; only the last of such a run tells the tracker anything.
-bool Supersedes(const RefreshHead& later, const RefreshHead& earlier);
-// One bar, as its key says (the first half of Supersedes).
-bool SameBar(const RefreshHead& a, const RefreshHead& b);
-// Both at once, for two segments.
-bool SupersededBy(std::string_view earlier, std::string_view later);
+// Where the writer prefix in front of a tqdm desc ends: after bracketed groups at the start
+// ("[rank3]: ", "(pid=63079)") and after the last ": " ("gpu250: Epoch 1"). The part of a bar's
+// key that keeps its digits.
+std::size_t WriterPrefixLength(std::string_view left);
 
 // Whether a segment announces a phase in which the training bar rightly stands still: a
 // checkpoint save (HF Trainer's "Saving model checkpoint to", DeepSpeed's "Checkpoint

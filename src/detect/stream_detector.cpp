@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "detect/progress_parser.h"
+#include "detect/refresh_head.h"
 
 namespace trainwatch::detect {
 namespace {
@@ -263,10 +264,6 @@ bool StreamDetector::EndsMidBar() const {
 
 void StreamDetector::ParseProgress(std::string_view record, char separator, std::uint64_t line,
                                    SteadyTime now) {
-  // The segments of one record come at one moment: of a run of refreshes of one bar, only the
-  // last is parsed (detect::SupersededBy), the rest would only restate counts passed at the
-  // same instant. A bar written to a file holds tens of refreshes a line, most of a training
-  // log's bytes; parsing each was half the daemon's CPU under bench/daemon's load.
   const auto parse = [&](std::string_view segment) {
     if (std::optional<detect::ProgressUpdate> update = detect::ParseProgress(segment)) {
       progress_.OnUpdate(*update, line, segment, now);
@@ -274,6 +271,13 @@ void StreamDetector::ParseProgress(std::string_view record, char separator, std:
       progress_.OnPhase(now);
     }
   };
+  if (record.find(separator) == std::string_view::npos) {
+    parse(record);  // one segment, as most lines are
+    return;
+  }
+  // The segments of one record come at one moment: of a run of refreshes of one bar, only the
+  // last is parsed (detect/refresh_head.h), the rest would only restate counts passed at the
+  // same instant.
   std::optional<std::string_view> held;  // the segment before, not parsed yet
   std::optional<detect::RefreshHead> held_head;
   bool held_went_back = false;  // its bar dropped from the segment before it: a restart

@@ -423,30 +423,26 @@ void WatchedSource::OnWrapEnded(const source::ChildEnd& end, const std::string& 
   if (wrap_streams_.empty()) {
     return;
   }
-  std::optional<std::string_view> failure;  // that the command printed
+  // A bar on any of its streams that moved on after a device error on another (stdout's after
+  // stderr's): the job survived that error, and its end is its own.
+  SteadyTime last_advance{};
+  for (const auto& stream : wrap_streams_) {
+    last_advance = std::max(last_advance, stream->progress().last_advance());
+  }
+  std::optional<std::string_view> failure;  // that the command printed; a crash before all
   for (auto& stream : wrap_streams_) {
     std::vector<Firing> firings;
     stream->progress().EndJob();
     stream->CloseTracebacks(env_->WallNow(), firings);
     outlet_.fired(firings, stream.get());
-    const std::optional<std::string_view> printed = stream->PrintedFailure();
+    std::optional<std::string_view> printed = stream->PrintedFailure();
+    if (const std::optional<SteadyTime> device_at = stream->device_error_at();
+        printed && *printed != "crash" && device_at && *device_at < last_advance) {
+      printed.reset();
+    }
     if (printed && (!failure || *printed == "crash")) {
-      failure = printed;  // a crash, when one stream printed one
+      failure = printed;
     }
-  }
-  if (failure && *failure != "crash") {
-    // A device error on one stream (stderr) while the job's bar moved on in another (stdout)
-    // after it: the job survived it, and its end is its own.
-    for (const auto& stream : wrap_streams_) {
-      const std::optional<SteadyTime> at = stream->device_error_at();
-      if (at && std::any_of(wrap_streams_.begin(), wrap_streams_.end(), [&](const auto& other) {
-            return other->progress().last_advance() > *at;
-          })) {
-        failure.reset();
-      }
-    }
-  }
-  for (auto& stream : wrap_streams_) {
     stream->ForgetFailures();
   }
   std::vector<Event> events = ExitEvents(rules_.exit, end, who);

@@ -38,13 +38,19 @@ Resolution AckResolution(const std::string& id, const std::string& why, WallTime
 }
 
 bool AddRuleText(OpenIncident& incident, const std::string& rule, const std::string& text) {
-  const auto of_rule = std::count_if(incident.rule_texts.begin(), incident.rule_texts.end(),
-                                     [&](const auto& fired) { return fired.first == rule; });
-  if (static_cast<std::size_t>(of_rule) >= OpenIncident::kMaxTextsPerRule) {
-    return false;
+  std::size_t of_rule = 0;
+  for (const auto& [kept_rule, kept_text] : incident.rule_texts) {
+    if (kept_rule == rule && (++of_rule >= OpenIncident::kMaxTextsPerRule || kept_text == text)) {
+      return false;  // kept already, or its rule's cap is reached
+    }
   }
   incident.rule_texts.emplace_back(rule, text);
   return true;
+}
+
+bool FiredIn(const OpenIncident& incident, std::string_view rule, std::string_view source) {
+  return std::find(incident.rules.begin(), incident.rules.end(), rule) != incident.rules.end() &&
+         incident.sources.contains(source);
 }
 
 void IncidentLifecycle::Open(const detect::Incident& incident, SteadyTime now) {
@@ -171,10 +177,8 @@ void IncidentLifecycle::Resolve(std::size_t index, ResolvedBy by, std::string wh
 }
 
 bool IncidentLifecycle::Follows(std::string_view rule, std::string_view source) const {
-  return std::any_of(open_.begin(), open_.end(), [&](const OpenIncident& incident) {
-    return std::find(incident.rules.begin(), incident.rules.end(), rule) != incident.rules.end() &&
-           incident.sources.contains(source);
-  });
+  return std::any_of(open_.begin(), open_.end(),
+                     [&](const OpenIncident& incident) { return FiredIn(incident, rule, source); });
 }
 
 std::vector<std::string> IncidentLifecycle::FiredAgain(std::string_view rule,
@@ -182,14 +186,8 @@ std::vector<std::string> IncidentLifecycle::FiredAgain(std::string_view rule,
                                                        const std::string& text) {
   std::vector<std::string> kept;
   for (OpenIncident& incident : open_) {
-    if (std::find(incident.rules.begin(), incident.rules.end(), rule) == incident.rules.end() ||
-        !incident.sources.contains(source) ||
-        std::find(incident.rule_texts.begin(), incident.rule_texts.end(),
-                  std::pair<std::string, std::string>(rule, text)) != incident.rule_texts.end()) {
-      continue;
-    }
-    if (AddRuleText(incident, std::string(rule), text)) {
-      kept.push_back(incident.id);  // not past its cap: a record for each new text, no more
+    if (FiredIn(incident, rule, source) && AddRuleText(incident, std::string(rule), text)) {
+      kept.push_back(incident.id);  // a new text, not past its cap: a record for each, no more
     }
   }
   return kept;
@@ -202,8 +200,7 @@ std::size_t IncidentLifecycle::ResolveByLine(
   std::size_t resolved = 0;
   for (std::size_t i = open_.size(); i-- > 0;) {
     OpenIncident& incident = open_[i];
-    if (std::find(incident.rules.begin(), incident.rules.end(), rule) == incident.rules.end() ||
-        !incident.sources.contains(source)) {
+    if (!FiredIn(incident, rule, source)) {
       continue;
     }
     // Each failure of `rule` it holds ends with its own line: two servers lost within one

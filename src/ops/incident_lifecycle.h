@@ -70,9 +70,11 @@ struct OpenIncident {
   std::vector<std::pair<std::string, std::string>> rule_texts;
 };
 
-// Keeps `text` of `rule` in `incident.rule_texts`, up to kMaxTextsPerRule of each rule; whether
-// it kept it.
+// Keeps `text` of `rule` in `incident.rule_texts`, once, up to kMaxTextsPerRule of each rule;
+// whether it kept it (false: kept before, or the cap reached).
 bool AddRuleText(OpenIncident& incident, const std::string& rule, const std::string& text);
+// Whether `rule` fired in `incident` from `source`.
+bool FiredIn(const OpenIncident& incident, std::string_view rule, std::string_view source);
 
 std::string StreamKey(std::string_view source, std::string_view stream);
 

@@ -317,15 +317,10 @@ void FollowedUp(IncidentHistory& history, const json& record) {
     return;
   }
   const std::string rule = StringOr(record, "rule");
-  const std::string text =
-      record.contains("text") ? StringOr(record, "text") : StringOr(record, "summary");
-  if (std::find(it->rules.begin(), it->rules.end(), rule) == it->rules.end() ||
-      !it->sources.contains(StringOr(record, "source")) ||
-      std::find(it->rule_texts.begin(), it->rule_texts.end(), std::pair(rule, text)) !=
-          it->rule_texts.end()) {
-    return;
+  if (FiredIn(*it, rule, StringOr(record, "source"))) {
+    AddRuleText(*it, rule,
+                record.contains("text") ? StringOr(record, "text") : StringOr(record, "summary"));
   }
-  AddRuleText(*it, rule, text);
 }
 
 }  // namespace

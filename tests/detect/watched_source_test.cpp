@@ -93,6 +93,13 @@ class WatchedSourceTest : public ::testing::Test {
     env_.RunUntilIdle();
   }
   StreamDetector& OnlyStream() { return *source_->file_streams().begin()->second; }
+  // The wrapped command prints one line on stdout (0) or stderr (1).
+  void WrapPrints(std::size_t stream, std::string_view line) {
+    source::LineBatch batch;
+    batch.text = line;
+    batch.ends = {static_cast<std::uint32_t>(line.size())};
+    source_->OnWrapBatch(stream, batch);
+  }
   // Started, with /logs/rank0.log at a bar of 4/40 written by the live pid 4242.
   void StartWithOneWriterAtABar() {
     Start();
@@ -251,10 +258,7 @@ TEST_F(WatchedSourceTest, AWriterTheKernelLogSaysWasOomKilledIsACrashWhateverThe
 
 TEST_F(WatchedSourceTest, TheWrappedCommandsExitAfterItsCrashIsThatCrashsEnd) {
   ASSERT_TRUE(source_->StartWrap(env_, Outlet(), 5, 4242, "python3"));
-  source::LineBatch batch;
-  batch.text = "CUDA out of memory";
-  batch.ends = {static_cast<std::uint32_t>(batch.text.size())};
-  source_->OnWrapBatch(1, batch);
+  WrapPrints(1, "CUDA out of memory");
   ASSERT_EQ(fired_.size(), 1u);
   env_.Advance(seconds(3));  // a slow teardown: the crash's incident may be written by now
   source_->OnWrapEnded(source::ChildEnd{0, SIGKILL}, "process 4242 (python3)");
@@ -268,10 +272,7 @@ TEST_F(WatchedSourceTest, TheWrappedCommandsExitAfterItsCrashIsThatCrashsEnd) {
 // the exit opened an incident of its own.
 TEST_F(WatchedSourceTest, TheWrappedCommandsExitAfterItsDeviceErrorIsThatErrorsEnd) {
   ASSERT_TRUE(source_->StartWrap(env_, Outlet(), 5, 4242, "python3"));
-  source::LineBatch batch;
-  batch.text = "RuntimeError: CUDA error: uncorrectable ECC error encountered";
-  batch.ends = {static_cast<std::uint32_t>(batch.text.size())};
-  source_->OnWrapBatch(1, batch);
+  WrapPrints(1, "RuntimeError: CUDA error: uncorrectable ECC error encountered");
   ASSERT_EQ(fired_.size(), 1u);
   EXPECT_EQ(kinds_[0], rules::RuleKind::kDevice);
   env_.Advance(seconds(3));
@@ -286,18 +287,12 @@ TEST_F(WatchedSourceTest, TheWrappedCommandsExitAfterItsDeviceErrorIsThatErrorsE
 // is its own.
 TEST_F(WatchedSourceTest, TheWrappedCommandsExitAfterADeviceErrorItsBarMovedOnFromIsItsOwn) {
   ASSERT_TRUE(source_->StartWrap(env_, Outlet(), 5, 4242, "python3"));
-  source::LineBatch error;
-  error.text = "RuntimeError: CUDA error: uncorrectable ECC error encountered";
-  error.ends = {static_cast<std::uint32_t>(error.text.size())};
-  source_->OnWrapBatch(1, error);
+  WrapPrints(1, "RuntimeError: CUDA error: uncorrectable ECC error encountered");
   ASSERT_EQ(fired_.size(), 1u);
   env_.Advance(seconds(5));
   for (const int count : {5, 6}) {
     const std::string bar = Bar(count);
-    source::LineBatch progress;
-    progress.text = std::string_view(bar).substr(0, bar.size() - 1);  // a refresh, as a line
-    progress.ends = {static_cast<std::uint32_t>(progress.text.size())};
-    source_->OnWrapBatch(0, progress);
+    WrapPrints(0, std::string_view(bar).substr(0, bar.size() - 1));  // a refresh, as a line
     env_.Advance(seconds(1));
   }
   source_->OnWrapEnded(source::ChildEnd{0, SIGKILL}, "process 4242 (python3)");

@@ -148,26 +148,35 @@ class IncidentFlowTest : public ::testing::Test {
     flow_->OnFirings(firings, nullptr);
   }
   std::string incidents_file() const { return (dir_.path() / "incidents.jsonl").string(); }
+  // The kernel's NFS lines, as storage.nfs_not_responding and storage.nfs_server_ok see them.
+  void ServerDown(const std::string& server) {
+    Fire(KernelLine("storage.nfs_down", "nfs: server " + server + " not responding, still trying"));
+  }
+  void ServerBack(const std::string& server) {
+    Fire(KernelLine("storage.nfs_back", "nfs: server " + server + " OK"));
+  }
+  // How often incident `id` was heard resolved by a line.
+  std::ptrdiff_t ResolvedByLine(const std::string& id) const {
+    return std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line");
+  }
   // NFS server fs01 lost (its incident written), then fs02 a minute later, while the rule
   // cools down: the incident's id.
   std::string LoseTwoServersOneIncident() {
     flow_->SetResolvingRules(ResolvingLines(NfsRules()));
-    Fire(KernelLine("storage.nfs_down", "nfs: server fs01 not responding, still trying"));
+    ServerDown("fs01");
     env_.Advance(milliseconds(2000));
     EXPECT_EQ(sink_->recorded.size(), 1u);
     const std::string id = sink_->recorded.empty() ? "" : sink_->recorded[0].id;
     env_.Advance(milliseconds(60000));
-    Fire(KernelLine("storage.nfs_down", "nfs: server fs02 not responding, still trying"));
+    ServerDown("fs02");
     return id;
   }
   // fs01's OK leaves incident `id` open (fs02 is still away); fs02's resolves it.
   void EndsWithBothServersOks(const std::string& id) {
-    Fire(KernelLine("storage.nfs_back", "nfs: server fs01 OK"));
-    EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 0)
-        << "fs02 is still away: " << ::testing::PrintToString(heard_);
-    Fire(KernelLine("storage.nfs_back", "nfs: server fs02 OK"));
-    EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 1)
-        << ::testing::PrintToString(heard_);
+    ServerBack("fs01");
+    EXPECT_EQ(ResolvedByLine(id), 0) << "fs02 is still away: " << ::testing::PrintToString(heard_);
+    ServerBack("fs02");
+    EXPECT_EQ(ResolvedByLine(id), 1) << ::testing::PrintToString(heard_);
   }
 
   ::trainwatch::testing::TempDir dir_;
@@ -222,34 +231,31 @@ TEST_F(IncidentFlowTest, FiringsWithinTheSettleTimeJoinOneIncident) {
 TEST_F(IncidentFlowTest, AnOkWithinTheSettleTimeResolvesTheIncidentOnceWritten) {
   Start();
   flow_->SetResolvingRules(ResolvingLines(NfsRules()));
-  Fire(KernelLine("storage.nfs_down", "nfs: server fs01 not responding, still trying"));
+  ServerDown("fs01");
   env_.Advance(milliseconds(500));
-  Fire(KernelLine("storage.nfs_back", "nfs: server fs01 OK"));
+  ServerBack("fs01");
   env_.Advance(milliseconds(1500));
   ASSERT_EQ(sink_->recorded.size(), 1u);
   const std::string id = sink_->recorded[0].id;
   EXPECT_EQ(sink_->recorded[0].firings.size(), 1u) << "the OK joins nothing";
-  EXPECT_NE(std::find(heard_.begin(), heard_.end(), "resolved " + id + " by line"), heard_.end())
-      << ::testing::PrintToString(heard_);
+  EXPECT_EQ(ResolvedByLine(id), 1) << ::testing::PrintToString(heard_);
 }
 
 // Down, OK, down again, all within one settle time: the server is down when it is written.
 TEST_F(IncidentFlowTest, AServerDownAgainAfterItsOkWithinTheSettleTimeStaysOpen) {
   Start();
   flow_->SetResolvingRules(ResolvingLines(NfsRules()));
-  Fire(KernelLine("storage.nfs_down", "nfs: server fs01 not responding, still trying"));
+  ServerDown("fs01");
   env_.Advance(milliseconds(300));
-  Fire(KernelLine("storage.nfs_back", "nfs: server fs01 OK"));
+  ServerBack("fs01");
   env_.Advance(milliseconds(300));
-  Fire(KernelLine("storage.nfs_down", "nfs: server fs01 not responding, still trying"));
+  ServerDown("fs01");
   env_.Advance(milliseconds(1400));
   ASSERT_EQ(sink_->recorded.size(), 1u);
   const std::string id = sink_->recorded[0].id;
-  EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 0)
-      << ::testing::PrintToString(heard_);
-  Fire(KernelLine("storage.nfs_back", "nfs: server fs01 OK"));
-  EXPECT_EQ(std::count(heard_.begin(), heard_.end(), "resolved " + id + " by line"), 1)
-      << ::testing::PrintToString(heard_);
+  EXPECT_EQ(ResolvedByLine(id), 0) << ::testing::PrintToString(heard_);
+  ServerBack("fs01");
+  EXPECT_EQ(ResolvedByLine(id), 1) << ::testing::PrintToString(heard_);
 }
 
 // A second server lost after the first's incident was written cools down (the same rule): it
