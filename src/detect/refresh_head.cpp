@@ -6,20 +6,19 @@
 namespace trainwatch::detect {
 namespace {
 
-constexpr std::size_t npos = std::string_view::npos;
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+// Named for this file alone: a unity build puts it beside progress_parser.cpp's helpers.
+bool IsHeadDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Whether two texts are alike but for the numbers in them: digit runs match any digit run.
 bool AlikeButForNumbers(std::string_view a, std::string_view b) {
   std::size_t i = 0;
   std::size_t j = 0;
   while (i < a.size() && j < b.size()) {
-    if (IsDigit(a[i]) && IsDigit(b[j])) {
-      while (i < a.size() && IsDigit(a[i])) {
+    if (IsHeadDigit(a[i]) && IsHeadDigit(b[j])) {
+      while (i < a.size() && IsHeadDigit(a[i])) {
         ++i;
       }
-      while (j < b.size() && IsDigit(b[j])) {
+      while (j < b.size() && IsHeadDigit(b[j])) {
         ++j;
       }
     } else if (a[i++] != b[j++]) {
@@ -33,12 +32,13 @@ bool AlikeButForNumbers(std::string_view a, std::string_view b) {
 
 std::optional<RefreshHead> HeadOfRefresh(std::string_view segment) {
   const std::size_t bar = segment.find("%|");
-  if (bar == npos || !TrimRight(segment, " \t").ends_with(']') || segment.find('\x1b') != npos ||
-      segment.find('\b') != npos) {
+  if (bar == std::string_view::npos || !TrimRight(segment, " \t").ends_with(']') ||
+      segment.find('\x1b') != std::string_view::npos ||
+      segment.find('\b') != std::string_view::npos) {
     return std::nullopt;
   }
   std::size_t digits = bar;
-  while (digits > 0 && IsDigit(segment[digits - 1])) {
+  while (digits > 0 && IsHeadDigit(segment[digits - 1])) {
     --digits;
   }
   if (digits == bar || bar - digits > 3) {
